@@ -1,0 +1,13 @@
+find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)              # module mode: Debian ships no protobuf CMake config
+find_package(gRPC CONFIG REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED) # no version: the package has no version file
+find_package(GTest CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(simdjson CONFIG REQUIRED)
+find_package(yaml-cpp CONFIG REQUIRED)
+find_package(benchmark CONFIG REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)

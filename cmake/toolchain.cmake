@@ -1,0 +1,13 @@
+# Fast builds on 2 cores: ccache for compiles, mold (or lld) for links.
+find_program(CCACHE_PROGRAM ccache)
+if(CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  set(CMAKE_C_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+endif()
+find_program(MOLD_PROGRAM mold)
+find_program(LLD_PROGRAM ld.lld)
+if(MOLD_PROGRAM)
+  add_link_options(-fuse-ld=mold)
+elseif(LLD_PROGRAM)
+  add_link_options(-fuse-ld=lld)
+endif()

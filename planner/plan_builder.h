@@ -1,0 +1,31 @@
+// Accumulates one plan: actions in order, events, the minimum positive requeue (semantics §7.5).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
+
+namespace cloneset::planner {
+
+class PlanBuilder {
+ public:
+  pb::Action* AddAction() { return response_.add_actions(); }
+  void AddEvent(pb::EventType type, std::string_view reason, std::string_view message,
+                std::string_view involved_pod = {});
+  // Keeps the smallest strictly positive duration; non-positive durations are ignored.
+  void PushRequeue(absl::Duration after);
+  absl::Duration requeue() const { return requeue_; }
+  pb::PlanSummary* summary() { return response_.mutable_summary(); }
+  pb::PlanResponse* response() { return &response_; }
+
+  // Moves the accumulated response out, with requeue_after filled in.
+  pb::PlanResponse Finish() &&;
+
+ private:
+  pb::PlanResponse response_;
+  absl::Duration requeue_ = absl::ZeroDuration();
+};
+
+}  // namespace cloneset::planner

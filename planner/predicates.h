@@ -1,0 +1,35 @@
+// Pod predicates used by every stage (semantics §0.3). Pure functions of the pod, the spec and `now`.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/time/time.h"
+#include "planner/context.h"
+
+namespace cloneset::planner {
+
+absl::Time ToTime(const google::protobuf::Timestamp& ts);      // unset -> absl::InfinitePast()
+bool IsSet(const google::protobuf::Timestamp& ts);
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out);
+std::string FormatRfc3339(absl::Time t);                         // "2026-11-21T11:25:00Z"
+
+const pb::Condition* FindCondition(const pb::Pod& pod, std::string_view type);
+bool HasReadinessGate(const pb::Pod& pod, std::string_view condition_type);
+
+bool IsActive(const pb::Pod& pod);                               // active(p)
+bool IsK8sReady(const pb::Pod& pod);                             // k8sReady(p)
+bool IsRunningAvailable(const pb::Pod& pod, int32_t min_ready_seconds, absl::Time now);
+bool IsUpdateReady(const pb::Pod& pod, int32_t min_ready_seconds, absl::Time now);
+std::string_view LifecycleState(const pb::Pod& pod);             // lcState(p), "" if absent
+bool IsAvailable(const pb::Pod& pod, int32_t min_ready_seconds, absl::Time now);  // avail(p, m)
+bool IsControllerReady(const pb::Pod& pod, absl::Time now);      // ctrlReady(p) = avail(p, 0)
+bool IsSpecifiedDelete(const pb::Pod& pod, const ResolvedSpec& spec);  // specDel(p)
+std::string_view ShortHash(std::string_view revision);           // after the last '-'
+bool RevisionMatches(const pb::Pod& pod, std::string_view revision);   // revMatch(p, rev)
+std::string_view InstanceId(const pb::Pod& pod);
+std::string_view InstanceId(const pb::PersistentVolumeClaim& pvc);
+std::string_view Label(const pb::ObjectMeta& meta, std::string_view key);       // "" if absent
+std::string_view Annotation(const pb::ObjectMeta& meta, std::string_view key);  // "" if absent
+
+}  // namespace cloneset::planner

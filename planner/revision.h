@@ -1,0 +1,46 @@
+// ControllerRevisions (semantics §3): canonical data, hash and name, choosing current/update, history.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/context.h"
+#include "planner/plan_builder.h"
+
+namespace cloneset::planner {
+
+// {"spec":{"template":{"$patch":"replace",...}}} as compact JSON with keys sorted at every level and Go's
+// HTML escaping (\u003c \u003e \u0026).
+absl::StatusOr<std::string> RevisionData(std::string_view template_json);
+// The PodTemplateSpec JSON inside revision data (drops "$patch").
+absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json);
+
+uint32_t Fnv1Hash32(std::string_view data, uint32_t seed = 2166136261u);
+// Hash of revision data plus the decimal collision count, SafeEncodeString'd.
+std::string RevisionHash(std::string_view data_json, int32_t collision_count);
+// Deterministic hash of the volumeClaimTemplates ("" when there are none).
+std::string VolumeClaimTemplatesHash(const pb::CloneSetSpec& spec);
+
+// Sorted by (revision, creationTimestamp, name).
+std::vector<const pb::ControllerRevision*> SortRevisions(const pb::PlanRequest& request);
+
+struct RevisionChoice {
+  std::string current_revision;
+  std::string update_revision;
+  std::string current_template_json;
+  std::string update_template_json;
+  int32_t collision_count = 0;
+};
+
+// §3.4: chooses current and update revision; appends CreateRevision/UpdateRevision actions when needed.
+absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
+                                               const std::vector<const pb::ControllerRevision*>& sorted,
+                                               PlanBuilder& plan);
+
+// §3.6: deletes the oldest non-live revisions beyond revisionHistoryLimit.
+void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan);
+
+}  // namespace cloneset::planner

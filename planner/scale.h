@@ -1,0 +1,20 @@
+// Scale (semantics §4.2-§4.8): PVC cleanup, pod release, scale out, pre-delete, specified delete, scale in.
+#pragma once
+
+#include "absl/status/status.h"
+#include "planner/context.h"
+#include "planner/plan_builder.h"
+
+namespace cloneset::planner {
+
+// PVC cleanup (§4.8) and release of pods that no longer match the selector (§4.9). Runs before Scale.
+void PlanPvcCleanupAndRelease(const PlanContext& ctx, PlanBuilder& plan);
+
+struct ScaleOutcome {
+  bool scaling = false;  // the plan scaled, so Update must not run (§0.5)
+  absl::Status error;    // sets the FailedScale condition
+};
+
+ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan);
+
+}  // namespace cloneset::planner

@@ -1,0 +1,18 @@
+// Update (semantics §5): refresh every pod, then move pods to the target revision within the budgets.
+#pragma once
+
+#include "absl/status/status.h"
+#include "planner/context.h"
+#include "planner/plan_builder.h"
+
+namespace cloneset::planner {
+
+// Step 1 of §5.1 (refresh: in-place completion, grace periods, next batches, lifecycle transitions,
+// pod-template-hash). Always runs, even when Scale acted. Returns true when a pod was modified (then no pod is
+// updated in this plan).
+bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error);
+
+// Steps 2-6 of §5 (only when Scale did not act and refresh modified nothing). The error sets FailedUpdate.
+absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan);
+
+}  // namespace cloneset::planner

@@ -1,0 +1,21 @@
+// Defaulting and admission rules (semantics §2), plus the snapshot sanity checks Plan() needs.
+#pragma once
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "planner/context.h"
+
+namespace cloneset::planner {
+
+// Applies defaults in place (§1.1, §2.1; a missing selector is defaulted from the template labels).
+void ApplyDefaults(pb::CloneSet* clone_set);
+
+// Admission rules for create (old == nullptr) or update. Each error names its field.
+std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& clone_set, const pb::CloneSet* old,
+                                             const std::vector<const pb::Pod*>& pods);
+
+// INVALID_ARGUMENT naming the first bad field of a Plan request, OK otherwise.
+absl::Status ValidatePlanRequest(const pb::PlanRequest& request);
+
+}  // namespace cloneset::planner
