@@ -9,6 +9,8 @@
 
 namespace cloneset::planner {
 
+namespace pb = ::cloneset::planner::v1;
+
 class PlanBuilder {
  public:
   pb::Action* AddAction() { return response_.add_actions(); }
