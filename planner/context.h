@@ -75,6 +75,9 @@ struct PlanContext {
   absl::Time now;
   ResolvedSpec spec;
   std::string selector_string;  // canonical labels.Selector.String() form
+  // The effective selector: spec.selector, or the template's labels when the CloneSet has none (seed 000).
+  pb::LabelSelector selector;
+  bool selector_defaulted = false;  // spec.selector was missing and `selector` comes from the template labels
 
   // Claimed active pods (owned, selector matches, not terminating, not Succeeded/Failed), sorted by name.
   std::vector<const pb::Pod*> pods;
@@ -93,6 +96,7 @@ struct PlanContext {
   std::string current_template_json;
   std::string update_template_json;
   std::string update_vct_hash;
+  int32_t collision_count = 0;  // from ChooseRevisions (status.collisionCount)
 
   pb::FeatureGates gates;
 };
