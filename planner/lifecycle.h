@@ -20,6 +20,15 @@ const pb::LifecycleHook* PreNormalHook(const PlanContext& ctx);
 // `mark_pod_not_ready`, then one PatchPod of the state label and timestamp (skipped when already in `state`).
 // With `readd_handler` the handler's labels and finalizers ride along in the same patch.
 // Returns true if a PatchPod was appended.
+// Appends an empty PatchPod / PatchPodStatus for `pod` (name, uid, listed resource_version, purpose) and returns it.
+pb::PatchPod* AddPodPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan);
+pb::PatchPodStatus* AddPodStatusPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan);
+
+// The KruisePodReady write of markPodNotReady (§6.4) for a move to `state`; nothing when the pod lacks the
+// KruisePodReady readiness gate, the state has no not-ready key, or the condition already says so.
+// Returns true if a PatchPodStatus was appended.
+bool ApplyNotReadyPolicy(const PlanContext& ctx, const pb::Pod& pod, std::string_view state, PlanBuilder& plan);
+
 bool SetLifecycleState(const PlanContext& ctx, const pb::Pod& pod, std::string_view state, bool mark_pod_not_ready,
                        const pb::LifecycleHook* readd_handler, PlanBuilder& plan);
 

@@ -1,0 +1,430 @@
+#include "planner/update.h"
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "planner/inplace.h"
+#include "planner/lifecycle.h"
+#include "planner/predicates.h"
+#include "planner/scale_diff.h"
+#include "planner/update_order.h"
+
+namespace cloneset::planner {
+namespace {
+
+bool HasLifecycle(const PlanContext& ctx) { return ctx.clone_set->spec().has_lifecycle(); }
+
+std::string RevisionLabelValue(const PlanContext& ctx, const std::string& revision) {
+  return ctx.gates.clone_set_short_hash() ? std::string(ShortHash(revision)) : revision;
+}
+
+void SetRevisionLabels(const PlanContext& ctx, const std::string& revision, pb::PatchPod* patch) {
+  (*patch->mutable_set_labels())[kRevisionLabel] = RevisionLabelValue(ctx, revision);
+  (*patch->mutable_set_labels())[kPodTemplateHashLabel] = std::string(ShortHash(revision));
+}
+
+void RemoveGraceAnnotations(const pb::Pod& pod, pb::PatchPod* patch) {
+  for (const char* key : {kInPlaceGraceAnnotation, kLegacyInPlaceGraceAnnotation}) {
+    if (pod.metadata().annotations().contains(key)) patch->add_remove_annotations(key);
+  }
+}
+
+void ApplyBatchToPatch(const InPlaceBatch& batch, const pb::Pod& pod, pb::PatchPod* patch) {
+  for (const auto& [name, image] : batch.container_images) (*patch->mutable_container_images())[name] = image;
+  for (const auto& [k, v] : batch.set_labels) (*patch->mutable_set_labels())[k] = v;
+  for (const auto& [k, v] : batch.set_annotations) (*patch->mutable_set_annotations())[k] = v;
+  for (const std::string& k : batch.remove_labels) patch->add_remove_labels(k);
+  for (const std::string& k : batch.remove_annotations) patch->add_remove_annotations(k);
+  for (const std::string& f : batch.add_finalizers) patch->add_add_finalizers(f);
+  for (const std::string& f : batch.remove_finalizers) patch->add_remove_finalizers(f);
+  (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = FormatInPlaceState(batch.state);
+  if (pod.metadata().annotations().contains(kLegacyInPlaceStateAnnotation)) {
+    patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
+  }
+}
+
+pb::Condition InPlaceReadyCondition(const PlanContext& ctx, bool ready) {
+  pb::Condition condition;
+  condition.set_type(kInPlaceUpdateReadyCondition);
+  condition.set_status(ready ? "True" : "False");
+  if (!ready) condition.set_reason("StartInPlaceUpdate");
+  SetTimestamp(ctx.now, condition.mutable_last_transition_time());
+  return condition;
+}
+
+void MarkInPlaceReady(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& plan) {
+  *AddPodStatusPatch(pod, "in-place-update-ready", plan)->add_set_conditions() = InPlaceReadyCondition(ctx, true);
+}
+
+// A pending update whose target is no longer the update revision (a rollback or a newer template arrived during
+// the grace period) is undone: the pod gets back the labels of the revision it still runs (field notes §2 #3).
+void CancelGracePeriod(const PlanContext& ctx, const pb::Pod& pod, const InPlaceUpdateSpec& spec, PlanBuilder& plan) {
+  pb::PatchPod* patch = AddPodPatch(pod, "cancel-grace", plan);
+  RemoveGraceAnnotations(pod, patch);
+  SetRevisionLabels(ctx, spec.old_revision, patch);
+  for (const char* key : {kInPlaceStateAnnotation, kLegacyInPlaceStateAnnotation}) {
+    if (pod.metadata().annotations().contains(key)) patch->add_remove_annotations(key);
+  }
+  if (HasReadinessGate(pod, kInPlaceUpdateReadyCondition)) MarkInPlaceReady(ctx, pod, plan);
+  plan.AddEvent(pb::NORMAL, "CancelledUpdatePodInPlace",
+                absl::StrFormat("cancelled the pending in-place update of pod %s to revision %s during its grace "
+                                "period: the update revision is now %s",
+                                pod.metadata().name(), spec.revision, ctx.update_revision),
+                pod.metadata().name());
+}
+
+// §5.9 step 1. The pod has a grace annotation.
+void RefreshGrace(const PlanContext& ctx, const pb::Pod& pod, std::string_view grace_json, PlanBuilder& plan) {
+  absl::StatusOr<InPlaceUpdateSpec> spec = ParseGraceSpec(std::string(grace_json));
+  if (!spec.ok() || !RevisionMatches(pod, spec->revision)) {
+    if (!spec.ok()) {
+      plan.AddEvent(pb::WARNING, "FailedUpdatePodInPlace",
+                    absl::StrCat("dropped the unreadable grace annotation of pod ", pod.metadata().name(), ": ",
+                                 spec.status().message()),
+                    pod.metadata().name());
+    }
+    RemoveGraceAnnotations(pod, AddPodPatch(pod, "finish-grace", plan));
+    return;
+  }
+  if (spec->revision != ctx.update_revision && !spec->old_revision.empty()) {
+    CancelGracePeriod(ctx, pod, *spec, plan);
+    return;
+  }
+  absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(InPlaceStateAnnotation(pod)));
+  if (!state.ok()) return;  // upstream: silently no write
+  absl::Time started;
+  std::string parse_error;
+  if (!absl::ParseTime(absl::RFC3339_full, state->update_timestamp, &started, &parse_error)) started = ctx.now;
+  const absl::Duration remaining = absl::Seconds(spec->grace_seconds) - (ctx.now - started);
+  if (remaining > absl::ZeroDuration()) {
+    plan.PushRequeue(absl::Ceil(remaining, absl::Seconds(1)));
+    return;
+  }
+  const InPlaceBatch batch = ApplyInPlaceBatch(pod, *spec, *std::move(state), ctx.now, /*apply_metadata=*/true);
+  pb::PatchPod* patch = AddPodPatch(pod, "finish-grace", plan);
+  ApplyBatchToPatch(batch, pod, patch);
+  RemoveGraceAnnotations(pod, patch);
+}
+
+bool ContainersReady(const pb::Pod& pod, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    bool ready = false;
+    for (const pb::ContainerStatus& status : pod.container_statuses()) {
+      if (status.name() == name) ready = status.ready();
+    }
+    if (!ready) return false;
+  }
+  return true;
+}
+
+// §5.9: grace periods, next batches, InPlaceUpdateReady completion.
+void RefreshInPlace(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& plan) {
+  const std::string_view grace = InPlaceGraceAnnotation(pod);
+  if (!grace.empty()) {
+    RefreshGrace(ctx, pod, grace, plan);
+    return;
+  }
+  const std::string_view state_json = InPlaceStateAnnotation(pod);
+  if (!state_json.empty()) {
+    absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(state_json));
+    if (state.ok()) {
+      if (!ContainersUpdateCompleted(pod, *state)) return;
+      if (!state->next_container_images.empty() || !state->next_container_ref_metadata.empty()) {
+        if (!ContainersReady(pod, state->pre_check_containers_required_ready)) return;
+        InPlaceUpdateSpec next;
+        next.revision = state->revision;
+        next.container_images = state->next_container_images;
+        next.container_ref_metadata = state->next_container_ref_metadata;
+        const InPlaceBatch batch = ApplyInPlaceBatch(pod, next, *state, ctx.now, /*apply_metadata=*/false);
+        ApplyBatchToPatch(batch, pod, AddPodPatch(pod, "next-batch", plan));
+        return;
+      }
+    }
+  }
+  if (!HasReadinessGate(pod, kInPlaceUpdateReadyCondition)) return;
+  const pb::Condition* condition = FindCondition(pod, kInPlaceUpdateReadyCondition);
+  if (condition != nullptr && condition->status() == "True" && condition->reason().empty() &&
+      condition->message().empty()) {
+    return;
+  }
+  MarkInPlaceReady(ctx, pod, plan);
+}
+
+// §6.2 refresh rows. Returns true when a lifecycle PatchPod was appended.
+bool RefreshLifecycle(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& plan) {
+  const std::string_view state = LifecycleState(pod);
+  const pb::LifecycleHook* hook = InPlaceUpdateHook(ctx);
+  const bool mark = hook != nullptr && hook->mark_pod_not_ready();
+  // Upstream goes Updating -> Updated -> Normal when lifecycle is set without an inPlaceUpdate hook; Updated
+  // would leave at once (hook == nullptr), so we go straight to Normal and save a write (docs/compatibility.md).
+  const auto after_update = [&]() -> std::string_view {
+    return hook != nullptr && !IsAllHooked(hook, pod) ? kStateUpdated : kStateNormal;
+  };
+  std::string_view target;
+  if (state == kStatePreparingNormal) {
+    const pb::LifecycleHook* pre_normal = PreNormalHook(ctx);
+    if (pre_normal == nullptr ? !pod.node_name().empty() : IsAllHooked(pre_normal, pod)) target = kStateNormal;
+  } else if (state == kStatePreparingUpdate) {
+    if (RevisionMatches(pod, ctx.update_revision)) target = after_update();
+  } else if (state == kStateUpdating) {
+    if (InPlaceUpdateCompleted(pod)) target = after_update();
+  } else if (state == kStateUpdated) {
+    if (!HasLifecycle(ctx) || hook == nullptr || IsAllHooked(hook, pod)) target = kStateNormal;
+  }
+  if (target.empty()) return false;
+  // Leaving the update states for Normal also takes back the preUpdateHook not-ready key (upstream forgets it
+  // when a pod skips Updated).
+  if (mark && target == kStateNormal && state != kStatePreparingNormal) {
+    ApplyNotReadyPolicy(ctx, pod, kStateUpdated, plan);
+  }
+  return SetLifecycleState(ctx, pod, target, mark, nullptr, plan);
+}
+
+struct Candidate {
+  int index;
+  const pb::Pod* pod;
+};
+
+// §5.8 (with our write plan): status False, then one spec patch.
+void PerformInPlaceUpdate(const PlanContext& ctx, const pb::Pod& pod, const InPlaceUpdateSpec& spec,
+                          PlanBuilder& plan) {
+  if (HasReadinessGate(pod, kInPlaceUpdateReadyCondition)) {
+    pb::PatchPodStatus* status = AddPodStatusPatch(pod, "start-in-place-update", plan);
+    *status->add_set_conditions() = InPlaceReadyCondition(ctx, false);
+    const pb::Condition* ready = FindCondition(pod, "Ready");
+    const pb::Condition* containers_ready = FindCondition(pod, "ContainersReady");
+    if (ready != nullptr && ready->status() != "False" && containers_ready != nullptr &&
+        containers_ready->status() == "True") {
+      pb::Condition* not_ready = status->add_set_conditions();
+      not_ready->set_type("Ready");
+      not_ready->set_status("False");
+      not_ready->set_reason("ReadinessGatesNotReady");
+      not_ready->set_message("the status of pod readiness gate \"InPlaceUpdateReady\" is not \"True\"");
+      SetTimestamp(ctx.now, not_ready->mutable_last_transition_time());
+    }
+  }
+  pb::PatchPod* patch = AddPodPatch(pod, "in-place-update", plan);
+  SetRevisionLabels(ctx, spec.revision, patch);
+  if (HasLifecycle(ctx)) {
+    (*patch->mutable_set_labels())[kLifecycleStateLabel] = kStateUpdating;
+    (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = FormatRfc3339(ctx.now);
+  }
+  InPlaceUpdateState state;
+  state.revision = spec.revision;
+  state.update_timestamp = FormatRfc3339(ctx.now);
+  state.update_env_from_metadata = spec.update_env_from_metadata;
+  state.update_images = !spec.container_images.empty();
+  if (spec.grace_seconds <= 0) {
+    ApplyBatchToPatch(ApplyInPlaceBatch(pod, spec, std::move(state), ctx.now, /*apply_metadata=*/true), pod, patch);
+    RemoveGraceAnnotations(pod, patch);
+  } else {
+    (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = FormatInPlaceState(state);
+    (*patch->mutable_set_annotations())[kInPlaceGraceAnnotation] = FormatGraceSpec(spec);
+    if (pod.metadata().annotations().contains(kLegacyInPlaceStateAnnotation)) {
+      patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
+    }
+    plan.PushRequeue(absl::Seconds(spec.grace_seconds));
+  }
+  plan.AddEvent(pb::NORMAL, "SuccessfulUpdatePodInPlace",
+                absl::StrFormat("successfully update pod %s in-place(revision %s)", pod.metadata().name(),
+                                spec.revision),
+                pod.metadata().name());
+}
+
+std::vector<std::string> PodPvcNames(const PlanContext& ctx, const pb::Pod& pod) {
+  std::vector<std::string> names;
+  const std::string_view id = InstanceId(pod);
+  if (id.empty()) return names;
+  for (const pb::PersistentVolumeClaim* pvc : ctx.pvcs) {
+    if (InstanceId(*pvc) == id) names.push_back(pvc->metadata().name());
+  }
+  return names;
+}
+
+// ReCreate: delete now (instead of labelling specified-delete and waiting for a later Scale). A pod hooked by
+// preDelete gets PreparingDelete plus the specified-delete label, and Scale deletes it once unhooked.
+void RecreatePod(const PlanContext& ctx, const pb::Pod& pod, const std::string& target, PlanBuilder& plan) {
+  const pb::LifecycleHook* pre_delete = PreDeleteHook(ctx);
+  const std::string& name = pod.metadata().name();
+  if (IsHooked(pre_delete, pod)) {
+    if (SetLifecycleState(ctx, pod, kStatePreparingDelete, pre_delete->mark_pod_not_ready(), nullptr, plan)) {
+      (*plan.response()->mutable_actions(plan.response()->actions_size() - 1)->mutable_patch_pod()->mutable_set_labels())
+          [kSpecifiedDeleteLabel] = "true";
+    }
+    plan.AddEvent(pb::NORMAL, "SuccessfulUpdatePodReCreate",
+                  absl::StrFormat("successfully patch pod %s specified-delete for update(revision %s)", name, target),
+                  name);
+    return;
+  }
+  pb::Action* action = plan.AddAction();
+  action->set_stop_on_error(true);
+  pb::DeletePod* del = action->mutable_delete_pod();
+  del->set_name(name);
+  del->set_uid(pod.metadata().uid());
+  // Retain keeps the PVCs for the replacement (same data) unless the claim templates changed, which is exactly
+  // when the pod must be recreated to get the new claims.
+  const bool vct_changed = [&] {
+    const pb::ControllerRevision* old = PodRevision(ctx, pod);
+    if (old == nullptr) return false;
+    auto it = old->metadata().annotations().find(kVctHashAnnotation);
+    return it != old->metadata().annotations().end() && it->second != RevisionVctHash(ctx, target);
+  }();
+  if (!ctx.spec.retain_pvcs || vct_changed) {
+    for (std::string& pvc : PodPvcNames(ctx, pod)) del->add_pvc_names(std::move(pvc));
+  }
+  plan.AddEvent(pb::NORMAL, "SuccessfulUpdatePodReCreate",
+                absl::StrFormat("successfully delete pod %s for update(revision %s)", name, target), name);
+  plan.AddEvent(pb::NORMAL, "SuccessfulDelete", absl::StrCat("succeed to delete pod ", name), name);
+}
+
+// §5.6 for one selected pod. Returns an error for InPlaceOnly pods that cannot be updated in place.
+absl::Status UpdatePod(const PlanContext& ctx, const pb::Pod& pod, const std::string& target, PlanBuilder& plan,
+                       bool* updated) {
+  *updated = false;
+  const std::string& name = pod.metadata().name();
+  if (ctx.spec.policy != PodUpdatePolicy::kReCreate) {
+    std::string why_not;
+    std::optional<InPlaceUpdateSpec> spec = CalculateInPlaceUpdate(ctx, PodRevision(ctx, pod), target, &why_not);
+    if (spec.has_value()) {
+      const std::string_view state = LifecycleState(pod);
+      const pb::LifecycleHook* hook = InPlaceUpdateHook(ctx);
+      const bool mark = hook != nullptr && hook->mark_pod_not_ready();
+      if (state.empty() || state == kStatePreparingNormal || state == kStateNormal) {
+        if (IsHooked(hook, pod)) {
+          SetLifecycleState(ctx, pod, kStatePreparingUpdate, mark, nullptr, plan);
+          return absl::OkStatus();
+        }
+      } else if (state == kStateUpdated) {
+        if (hook != nullptr) SetLifecycleState(ctx, pod, kStatePreparingUpdate, mark, hook, plan);
+        return absl::OkStatus();
+      } else if (state == kStatePreparingUpdate) {
+        if (IsHooked(hook, pod)) {
+          plan.summary()->add_blocked_reasons(
+              absl::StrCat("pod ", name, " waits for its inPlaceUpdate hook to be removed"));
+          return absl::OkStatus();
+        }
+      } else if (state != kStateUpdating) {
+        return absl::FailedPreconditionError(
+            absl::StrFormat("not allowed to in-place update pod %s in state %s", name, state));
+      }
+      PerformInPlaceUpdate(ctx, pod, *spec, plan);
+      *updated = true;
+      return absl::OkStatus();
+    }
+    if (ctx.spec.policy == PodUpdatePolicy::kInPlaceOnly) {
+      const std::string message = absl::StrFormat(
+          "find Pod %s update strategy is InPlaceOnly but can not update in-place: %s", name, why_not);
+      plan.AddEvent(pb::WARNING, "FailedUpdatePodInPlace", message, name);
+      plan.summary()->add_blocked_reasons(message);
+      return absl::FailedPreconditionError(message);
+    }
+    plan.AddEvent(pb::NORMAL, "InPlaceUpdateNotPossible",
+                  absl::StrFormat("pod %s cannot be updated in place to revision %s (%s), so it is recreated", name,
+                                  target, why_not),
+                  name);
+  }
+  RecreatePod(ctx, pod, target, plan);
+  *updated = true;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error) {
+  if (error != nullptr) *error = absl::OkStatus();
+  bool modified = false;
+  for (const pb::Pod* pod : ctx.pods) {
+    RefreshInPlace(ctx, *pod, plan);
+    bool patched = RefreshLifecycle(ctx, *pod, plan);
+    if (!pod->metadata().labels().contains(kPodTemplateHashLabel)) {
+      const std::string hash(ShortHash(Label(pod->metadata(), kRevisionLabel)));
+      pb::PatchPod* patch = patched ? plan.response()->mutable_actions(plan.response()->actions_size() - 1)
+                                          ->mutable_patch_pod()
+                                    : AddPodPatch(*pod, "pod-template-hash", plan);
+      (*patch->mutable_set_labels())[kPodTemplateHashLabel] = hash;
+      patched = true;
+    }
+    modified = modified || patched;
+  }
+  return modified;
+}
+
+absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
+  pb::PlanSummary* summary = plan.summary();
+  if (!ctx.spec.rolling_update) {
+    summary->add_blocked_reasons("updateStrategy.type is OnDelete: pods move to the new revision when deleted");
+    return absl::OkStatus();
+  }
+  if (ctx.spec.paused) {
+    summary->add_blocked_reasons("updateStrategy.paused is true");
+    return absl::OkStatus();
+  }
+  const ScaleDiff diff = CalculateDiff(ctx, RevisionCheck::kUpdate);
+  summary->set_update_num(diff.update_num);
+  summary->set_update_max_unavailable(diff.update_num != 0 ? diff.update_max_unavailable : 0);
+  if (diff.update_num == 0) return absl::OkStatus();
+  const std::string& target = diff.update_num > 0 ? ctx.update_revision : ctx.current_revision;
+
+  // §5.3 candidates, in pod order.
+  std::vector<int> candidates;
+  int waiting_in_grace = 0;
+  for (int i = 0; i < static_cast<int>(ctx.pods.size()); ++i) {
+    const pb::Pod& pod = *ctx.pods[i];
+    const bool on_update = RevisionMatches(pod, ctx.update_revision);
+    if (diff.update_num > 0 ? on_update : !on_update) continue;
+    const std::string_view state = LifecycleState(pod);
+    if (state == kStatePreparingDelete) continue;
+    if (state != kStateUpdated && !InPlaceGraceAnnotation(pod).empty()) {
+      ++waiting_in_grace;
+      continue;
+    }
+    candidates.push_back(i);
+  }
+  std::vector<int> ordered =
+      SortUpdateCandidates(ctx.clone_set->spec().update_strategy(), ctx.pods, std::move(candidates));
+  if (ordered.size() > static_cast<size_t>(std::abs(diff.update_num))) ordered.resize(std::abs(diff.update_num));
+
+  // §5.5 limit.
+  int unavailable = 0;
+  int target_unavailable = 0;
+  for (const pb::Pod* pod : ctx.pods) {
+    if (IsAvailable(*pod, ctx.spec.min_ready_seconds, ctx.now)) continue;
+    ++unavailable;
+    if (RevisionMatches(*pod, target)) ++target_unavailable;
+  }
+  size_t can = 0;
+  for (int index : ordered) {
+    if (target_unavailable + static_cast<int>(can) >= diff.update_max_unavailable) break;
+    if (IsAvailable(*ctx.pods[index], ctx.spec.min_ready_seconds, ctx.now)) {
+      if (unavailable >= diff.update_max_unavailable) break;
+      ++unavailable;
+    }
+    ++can;
+  }
+  if (can < ordered.size()) {
+    summary->add_blocked_reasons(absl::StrFormat(
+        "maxUnavailable: %d of %d pods may update now (update budget %d, %d unavailable)", can, ordered.size(),
+        diff.update_max_unavailable, unavailable));
+  }
+  if (waiting_in_grace > 0) {
+    summary->add_blocked_reasons(absl::StrFormat("%d pods are in their in-place grace period", waiting_in_grace));
+  }
+
+  absl::Status first_error;
+  int updated_now = 0;
+  for (size_t i = 0; i < can; ++i) {
+    bool updated = false;
+    absl::Status status = UpdatePod(ctx, *ctx.pods[ordered[i]], target, plan, &updated);
+    if (updated) ++updated_now;
+    if (!status.ok() && first_error.ok()) first_error = status;
+  }
+  summary->set_updated_now(summary->updated_now() + updated_now);
+  return first_error;
+}
+
+}  // namespace cloneset::planner

@@ -1,0 +1,278 @@
+#include "planner/update_order.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "planner/predicates.h"
+
+namespace cloneset::planner {
+namespace {
+
+int PhaseOrdinal(const std::string& phase) {
+  if (phase == "Unknown") return 1;
+  if (phase == "Running") return 2;
+  return 0;  // Pending and anything unexpected
+}
+
+// k8s afterOrZero: a zero (unset) time counts as the latest.
+bool AfterOrZero(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+  if (!IsSet(a) || !IsSet(b)) return !IsSet(a);
+  return ToTime(a) > ToTime(b);
+}
+
+bool SameTime(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+  return a.seconds() == b.seconds() && a.nanos() == b.nanos();
+}
+
+int32_t MaxRestarts(const pb::Pod& pod) {
+  int32_t max = 0;
+  for (const pb::ContainerStatus& status : pod.container_statuses()) max = std::max(max, status.restart_count());
+  return max;
+}
+
+const google::protobuf::Timestamp& ReadyTime(const pb::Pod& pod) {
+  static const google::protobuf::Timestamp kZero;
+  const pb::Condition* ready = FindCondition(pod, "Ready");
+  return ready == nullptr ? kZero : ready->last_transition_time();
+}
+
+// k8s controller.ActivePods "Less": the pod that is least useful comes first.
+bool ActivePodsLess(const pb::Pod& a, const pb::Pod& b) {
+  if (a.node_name() != b.node_name() && (a.node_name().empty() || b.node_name().empty())) {
+    return a.node_name().empty();
+  }
+  if (PhaseOrdinal(a.phase()) != PhaseOrdinal(b.phase())) return PhaseOrdinal(a.phase()) < PhaseOrdinal(b.phase());
+  const bool ready_a = IsK8sReady(a);
+  const bool ready_b = IsK8sReady(b);
+  if (ready_a != ready_b) return !ready_a;
+  if (ready_a && ready_b && !SameTime(ReadyTime(a), ReadyTime(b))) return AfterOrZero(ReadyTime(a), ReadyTime(b));
+  if (MaxRestarts(a) != MaxRestarts(b)) return MaxRestarts(a) > MaxRestarts(b);
+  const auto& created_a = a.metadata().creation_timestamp();
+  const auto& created_b = b.metadata().creation_timestamp();
+  if (!SameTime(created_a, created_b)) return AfterOrZero(created_a, created_b);
+  return false;
+}
+
+bool RequirementMatches(const pb::LabelSelectorRequirement& req,
+                        const google::protobuf::Map<std::string, std::string>& labels, bool* valid) {
+  auto it = labels.find(req.key());
+  const bool present = it != labels.end();
+  const auto in_values = [&] {
+    return present && std::find(req.values().begin(), req.values().end(), it->second) != req.values().end();
+  };
+  if (req.operator_() == "In") {
+    if (req.values().empty()) *valid = false;
+    return in_values();
+  }
+  if (req.operator_() == "NotIn") {
+    if (req.values().empty()) *valid = false;
+    return !in_values();
+  }
+  if (req.operator_() == "Exists" || req.operator_() == "DoesNotExist") {
+    if (!req.values().empty()) *valid = false;
+    return req.operator_() == "Exists" ? present : !present;
+  }
+  *valid = false;
+  return false;
+}
+
+// Rounds half away from zero, like Go's math.Round.
+int RoundDiv(int numerator, int denominator) {
+  return static_cast<int>(std::round(static_cast<double>(numerator) / static_cast<double>(denominator)));
+}
+
+struct ScatterGroup {
+  int groups = 0;
+  int matched_size = 0;
+  int unmatched_size = 0;
+  int unmatched_remainder = 0;
+};
+
+ScatterGroup NewScatterGroup(int matched, int unmatched) {
+  ScatterGroup group;
+  group.groups = std::min(matched, unmatched);
+  group.matched_size = RoundDiv(matched, group.groups);
+  group.unmatched_size = RoundDiv(unmatched, group.groups);
+  return group;
+}
+
+ScatterGroup GroupByDensity(int total_matched, int total_unmatched, int update_matched, int update_unmatched) {
+  const ScatterGroup update_group = NewScatterGroup(update_matched, update_unmatched);
+  // float32 like upstream, so borderline ratios compare the same way.
+  if (static_cast<float>(total_unmatched) / static_cast<float>(total_matched) >=
+      static_cast<float>(update_unmatched) / static_cast<float>(update_matched)) {
+    return update_group;
+  }
+  const ScatterGroup total_group = NewScatterGroup(total_matched, total_unmatched);
+  ScatterGroup group;
+  group.matched_size = total_group.matched_size;
+  group.unmatched_size = total_group.unmatched_size;
+  group.groups = std::min(update_matched / group.matched_size, update_unmatched / group.unmatched_size);
+  group.unmatched_remainder = update_unmatched - group.groups * group.unmatched_size;
+  return group;
+}
+
+void Migrate(std::vector<int>& src, size_t& next, std::vector<int>& dst, int size) {
+  for (int i = 0; i < size && next < src.size(); ++i) dst.push_back(src[next++]);
+}
+
+std::string_view LabelOrEmpty(const pb::Pod& pod, const std::string& key) { return Label(pod.metadata(), key); }
+
+std::vector<int> ScatterByTerm(const pb::UpdateScatterTerm& term, const std::vector<const pb::Pod*>& pods,
+                               const std::vector<int>& candidates) {
+  std::vector<int> matched;
+  std::vector<int> unmatched;
+  for (int i : candidates) {
+    (LabelOrEmpty(*pods[i], term.key()) == term.value() ? matched : unmatched).push_back(i);
+  }
+  if (matched.size() <= 1 || unmatched.size() <= 1) return candidates;
+  int total_matched = 0;
+  int total_unmatched = 0;
+  for (const pb::Pod* pod : pods) {
+    if (pod == nullptr) continue;
+    (LabelOrEmpty(*pod, term.key()) == term.value() ? total_matched : total_unmatched)++;
+  }
+  const int last_matched = matched.back();
+  matched.pop_back();
+  --total_matched;
+
+  const ScatterGroup group = GroupByDensity(total_matched, total_unmatched, static_cast<int>(matched.size()),
+                                            static_cast<int>(unmatched.size()));
+  std::vector<int> out;
+  out.reserve(candidates.size());
+  size_t next_matched = 0;
+  size_t next_unmatched = 0;
+  Migrate(unmatched, next_unmatched, out, group.unmatched_remainder);
+  for (int g = 0; g < group.groups; ++g) {
+    Migrate(matched, next_matched, out, group.matched_size);
+    Migrate(unmatched, next_unmatched, out, group.unmatched_size);
+  }
+  out.insert(out.end(), matched.begin() + static_cast<std::ptrdiff_t>(next_matched), matched.end());
+  out.insert(out.end(), unmatched.begin() + static_cast<std::ptrdiff_t>(next_unmatched), unmatched.end());
+  out.push_back(last_matched);
+  return out;
+}
+
+}  // namespace
+
+bool SelectorMatches(const pb::LabelSelector& selector, const google::protobuf::Map<std::string, std::string>& labels,
+                     bool* valid) {
+  bool ok = true;
+  bool matches = true;
+  for (const auto& [key, value] : selector.match_labels()) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) matches = false;
+  }
+  for (const pb::LabelSelectorRequirement& req : selector.match_expressions()) {
+    if (!RequirementMatches(req, labels, &ok)) matches = false;
+  }
+  if (valid != nullptr) *valid = ok;
+  return ok && matches;
+}
+
+int64_t TrailingNumber(std::string_view value) {
+  size_t start = value.size();
+  while (start > 0 && value[start - 1] >= '0' && value[start - 1] <= '9') --start;
+  // Upstream parses with strconv.ParseInt; more than 18 digits would overflow, so keep the last 18.
+  if (value.size() - start > 18) start = value.size() - 18;
+  int64_t number = 0;
+  for (size_t i = start; i < value.size(); ++i) number = number * 10 + (value[i] - '0');
+  return number;
+}
+
+void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates) {
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](int a, int b) { return ActivePodsLess(*pods[a], *pods[b]); });
+}
+
+void SortByPriority(const pb::UpdatePriorityStrategy& priority, const std::vector<const pb::Pod*>& pods,
+                    std::vector<int>& candidates) {
+  if (priority.weight_priority_size() > 0) {
+    std::map<int, int64_t> score;
+    for (int i : candidates) {
+      int64_t total = 0;
+      for (const pb::UpdatePriorityWeightTerm& term : priority.weight_priority()) {
+        bool valid = true;
+        if (SelectorMatches(term.match_selector(), pods[i]->metadata().labels(), &valid) && valid) {
+          total += term.weight();
+        }
+      }
+      score[i] = total;
+    }
+    std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) { return score[a] > score[b]; });
+    return;
+  }
+  if (priority.order_priority_size() == 0) return;
+  struct Rank {
+    int level = -1;
+    int64_t value = 0;
+  };
+  std::map<int, Rank> rank;
+  for (int i : candidates) {
+    Rank r;
+    for (int level = 0; level < priority.order_priority_size(); ++level) {
+      const auto& labels = pods[i]->metadata().labels();
+      auto it = labels.find(priority.order_priority(level).ordered_key());
+      if (it == labels.end()) continue;
+      r.level = level;
+      r.value = TrailingNumber(it->second);
+      break;
+    }
+    rank[i] = r;
+  }
+  // Upstream parity: a pod with none of the keys has level -1 and therefore comes first.
+  std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+    if (rank[a].level != rank[b].level) return rank[a].level < rank[b].level;
+    return rank[a].value > rank[b].value;
+  });
+}
+
+std::vector<int> ScatterCandidates(const google::protobuf::RepeatedPtrField<pb::UpdateScatterTerm>& terms,
+                                   const std::vector<const pb::Pod*>& pods, std::vector<int> candidates) {
+  if (terms.empty() || candidates.size() <= 1) return candidates;
+  std::vector<pb::UpdateScatterTerm> ordered;
+  if (terms.size() == 1) {
+    ordered.push_back(terms[0]);
+  } else {
+    std::vector<int> counts;
+    for (const pb::UpdateScatterTerm& term : terms) {
+      int count = 0;
+      for (int i : candidates) {
+        const auto& labels = pods[i]->metadata().labels();
+        auto it = labels.find(term.key());
+        if (it != labels.end() && it->second == term.value()) ++count;
+      }
+      if (count == 0) continue;
+      // Duplicate terms are counted once, as upstream does.
+      auto dup = std::find_if(ordered.begin(), ordered.end(), [&](const pb::UpdateScatterTerm& t) {
+        return t.key() == term.key() && t.value() == term.value();
+      });
+      if (dup != ordered.end()) continue;
+      ordered.push_back(term);
+      counts.push_back(count);
+    }
+    std::vector<size_t> order(ordered.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return counts[a] > counts[b]; });
+    std::vector<pb::UpdateScatterTerm> sorted;
+    for (size_t i : order) sorted.push_back(ordered[i]);
+    ordered = std::move(sorted);
+  }
+  for (const pb::UpdateScatterTerm& term : ordered) candidates = ScatterByTerm(term, pods, candidates);
+  return candidates;
+}
+
+std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const std::vector<const pb::Pod*>& pods,
+                                      std::vector<int> candidates) {
+  SortByActivePodsOrder(pods, candidates);
+  if (strategy.has_priority_strategy()) SortByPriority(strategy.priority_strategy(), pods, candidates);
+  candidates = ScatterCandidates(strategy.scatter_strategy(), pods, std::move(candidates));
+  std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+    return LifecycleState(*pods[a]) == kStatePreparingUpdate && LifecycleState(*pods[b]) != kStatePreparingUpdate;
+  });
+  return candidates;
+}
+
+}  // namespace cloneset::planner
