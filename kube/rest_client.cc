@@ -1,0 +1,123 @@
+#include "kube/rest_client.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "kube/api_status.h"
+
+namespace cloneset::kube {
+namespace {
+
+std::string UrlEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view PatchContentType(PatchType type) {
+  switch (type) {
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
+  }
+  return "application/merge-patch+json";
+}
+
+std::string HttpResponse::Header(std::string_view lower_name) const {
+  auto it = headers.find(std::string(lower_name));
+  return it == headers.end() ? std::string() : it->second;
+}
+
+std::string WithListOptions(std::string_view path, const ListOptions& o) {
+  std::string out(path);
+  char sep = out.find('?') == std::string::npos ? '?' : '&';
+  auto add = [&](std::string_view key, std::string_view value) {
+    if (value.empty()) return;
+    out.push_back(sep);
+    out.append(key).append("=").append(UrlEncode(value));
+    sep = '&';
+  };
+  add("labelSelector", o.label_selector);
+  add("fieldSelector", o.field_selector);
+  add("resourceVersion", o.resource_version);
+  if (o.limit > 0) add("limit", absl::StrCat(o.limit));
+  add("continue", o.continue_token);
+  return out;
+}
+
+void CancelToken::Cancel() {
+  std::function<void()> abort;
+  {
+    absl::MutexLock l(&mu_);
+    cancelled_ = true;
+    abort = abort_;
+  }
+  if (abort) abort();
+}
+
+bool CancelToken::cancelled() const {
+  absl::MutexLock l(&mu_);
+  return cancelled_;
+}
+
+bool CancelToken::OnCancel(std::function<void()> abort) {
+  absl::MutexLock l(&mu_);
+  if (cancelled_) return false;
+  abort_ = std::move(abort);
+  return true;
+}
+
+void CancelToken::ClearOnCancel() {
+  absl::MutexLock l(&mu_);
+  abort_ = nullptr;
+}
+
+absl::StatusOr<std::string> RestClient::Call(std::string_view method, std::string_view path,
+                                             std::string_view body,
+                                             std::string_view content_type) {
+  auto resp = Do(method, path, body, content_type);
+  if (!resp.ok()) return resp.status();
+  if (resp->status < 200 || resp->status >= 300) {
+    return StatusFromHttp(resp->status, resp->body);
+  }
+  return std::move(resp->body);
+}
+
+absl::StatusOr<std::string> RestClient::Get(std::string_view path) {
+  return Call("GET", path, "", "");
+}
+absl::StatusOr<std::string> RestClient::List(std::string_view path, const ListOptions& opts) {
+  return Call("GET", WithListOptions(path, opts), "", "");
+}
+absl::StatusOr<std::string> RestClient::Create(std::string_view path, std::string_view body) {
+  return Call("POST", path, body, "application/json");
+}
+absl::StatusOr<std::string> RestClient::Update(std::string_view path, std::string_view body) {
+  return Call("PUT", path, body, "application/json");
+}
+absl::StatusOr<std::string> RestClient::Patch(std::string_view path, PatchType type,
+                                              std::string_view body) {
+  return Call("PATCH", path, body, PatchContentType(type));
+}
+absl::StatusOr<std::string> RestClient::Delete(std::string_view path, std::string_view body) {
+  return Call("DELETE", path, body, body.empty() ? "" : "application/json");
+}
+
+}  // namespace cloneset::kube
