@@ -150,7 +150,7 @@ func ExtractSeeds(file string) (docs []SeedDoc, skipped []string, err error) {
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	base := filepath.Base(file)
+	base := filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file)
 	emit := func(start int, block []string) {
 		for i, text := range splitDocs(strings.Join(block, "\n")) {
 			var m map[string]interface{}
@@ -167,6 +167,10 @@ func ExtractSeeds(file string) (docs []SeedDoc, skipped []string, err error) {
 				getMap(m, "spec", "template") != nil
 			docs = append(docs, SeedDoc{Where: fmt.Sprintf("%s:%d#%d", base, start, i), Doc: m, Complete: complete})
 		}
+	}
+	if !strings.HasSuffix(file, ".txt") { // a plain manifest file
+		emit(1, lines)
+		return docs, skipped, nil
 	}
 	for i := 0; i < len(lines); i++ {
 		switch {
@@ -207,8 +211,12 @@ func cmdSeeds(args []string) error {
 	}
 	var files []string
 	for _, dir := range fs.Args() {
-		m, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
-		files = append(files, m...)
+		filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() && (strings.HasSuffix(p, ".txt") || strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+				files = append(files, p)
+			}
+			return nil
+		})
 	}
 	sort.Strings(files)
 	failed, complete, partial := 0, 0, 0

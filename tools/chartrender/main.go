@@ -6,6 +6,8 @@
 //	chartrender check    -manifests FILE [-agent-sa NAME]             invariants over rendered manifests
 //	chartrender crd      -crd FILE [-version v1alpha1] [-partial] [-expect accept|reject] DOC...
 //	chartrender seeds    -crd FILE DIR                                every CloneSet in the seed texts must be accepted
+//	chartrender metrics  -contract FILE RULES_OR_DASHBOARD...         metric names used must be in the contract
+//	chartrender metrics  -contract FILE -exposition SCRAPE -component C  the binary exposes its contract metrics
 //
 // Built in GOPATH mode against Debian's golang-github-masterminds-sprig-dev and golang-gopkg-yaml.v3-dev.
 package main
@@ -40,6 +42,8 @@ func main() {
 		err = cmdCheck(os.Args[2:])
 	case "crd":
 		err = cmdCRD(os.Args[2:])
+	case "metrics":
+		err = cmdMetrics(os.Args[2:])
 	case "seeds":
 		err = cmdSeeds(os.Args[2:])
 	default:

@@ -302,6 +302,10 @@ func SetValue(values map[string]interface{}, expr string) error {
 		}
 		m = next
 	}
+	if v == nil { // Helm: --set key=null removes the key
+		delete(m, keys[len(keys)-1])
+		return nil
+	}
 	m[keys[len(keys)-1]] = v
 	return nil
 }

@@ -36,7 +36,7 @@ var knownKeywords = map[string]bool{
 	"x-kubernetes-int-or-string": true, "x-kubernetes-preserve-unknown-fields": true,
 	"x-kubernetes-validations": true, "x-kubernetes-list-type": true, "x-kubernetes-list-map-keys": true,
 	"x-kubernetes-map-type": true, "x-kubernetes-embedded-resource": true, "uniqueItems": true,
-	"minProperties": true, "maxProperties": true, "$id": true,
+	"minProperties": true, "maxProperties": true, "$id": true, "not": true,
 }
 
 // ParseSchema decodes JSON schema text.
@@ -195,6 +195,13 @@ func (v *Validator) check(s Schema, doc interface{}, path string, errs *[]string
 		*errs = append(*errs, fmt.Sprintf("%s: must equal %v", p, c))
 	}
 	v.checkScalar(s, doc, p, errs)
+	if not, ok := asSchema(s["not"]); ok {
+		var subErrs []string
+		v.check(not, doc, path, &subErrs)
+		if len(subErrs) == 0 {
+			*errs = append(*errs, fmt.Sprintf("%s: %v is not allowed", p, doc))
+		}
+	}
 	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
 		subs, ok := s[key].([]interface{})
 		if !ok {

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Chart/deploy checks, one ctest per case: chart_test.sh <case>. Exit 77 = skipped (ctest SKIP_RETURN_CODE).
+set -euo pipefail
+SRC="${CLONESET_SOURCE_DIR:?}"
+BUILD="${CLONESET_BUILD_DIR:?}"
+CR="${CHARTRENDER:?}"
+CHART="$SRC/charts/cloneset"
+CRD="$CHART/crds/clonesets.apps.kruise.io.yaml"
+DATA="$SRC/tests/chart/testdata"
+TMP="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null || fail "$1 not installed (./run deps installs it)"; }
+# count KIND FILE: number of top-level objects of a kind in rendered manifests.
+count() { grep -c "^kind: $1\$" "$2" || true; }
+expect_count() { local got; got=$(count "$1" "$3"); [ "$got" = "$2" ] || fail "want $2 $1 in $3, got $got"; }
+go_env() {
+  export GOPATH=/usr/share/gocode GO111MODULE=off GOPROXY=off GOFLAGS= GOCACHE="$BUILD/tools/chartrender/gocache"
+}
+
+case_build_renderer() {
+  need go; go_env
+  mkdir -p "$(dirname "$CR")"
+  (cd "$SRC/tools/chartrender" && go build -o "$CR" .)
+  "$CR" 2>&1 | grep -q usage || fail "renderer did not start"
+}
+
+case_renderer_unit() {
+  need go; go_env
+  (cd "$SRC/tools/chartrender" && go test -count=1 .)
+}
+
+case_render_default() {
+  "$CR" values -chart "$CHART"
+  "$CR" render -chart "$CHART" > "$TMP/out.yaml"
+  "$CR" check -manifests "$TMP/out.yaml"
+  expect_count Deployment 2 "$TMP/out.yaml"
+  expect_count DaemonSet 0 "$TMP/out.yaml"
+  expect_count PodDisruptionBudget 2 "$TMP/out.yaml"
+  expect_count Service 3 "$TMP/out.yaml"
+  expect_count NetworkPolicy 2 "$TMP/out.yaml"
+  expect_count ServiceAccount 2 "$TMP/out.yaml"
+  expect_count HorizontalPodAutoscaler 0 "$TMP/out.yaml"
+  expect_count ServiceMonitor 0 "$TMP/out.yaml"
+  grep -q '^  clusterIP: None$' "$TMP/out.yaml" || fail "no headless planner Service"
+  grep -q -- '- --planner_address=dns:///cloneset-planner-headless.cloneset-system.svc:7070$' "$TMP/out.yaml" \
+    || fail "executor does not resolve the headless planner Service"
+  grep -q -- '- --shards=1$' "$TMP/out.yaml" || fail "default shards"
+  "$CR" render -chart "$CHART" -notes > "$TMP/notes.txt"
+  grep -q 'rollout status deploy/cloneset-executor' "$TMP/notes.txt" || fail "NOTES.txt lacks the install check"
+  # Another release name and namespace change every name consistently.
+  "$CR" render -chart "$CHART" -name prod -namespace ops > "$TMP/prod.yaml"
+  "$CR" check -manifests "$TMP/prod.yaml"
+  grep -q 'dns:///prod-cloneset-planner-headless.ops.svc:7070' "$TMP/prod.yaml" || fail "release name not applied"
+}
+
+case_render_all_options() {
+  local values="$CHART/ci/all-options-values.yaml" out="$TMP/all.yaml"
+  "$CR" values -chart "$CHART" -f "$values"
+  "$CR" render -chart "$CHART" -f "$values" > "$out"
+  "$CR" check -manifests "$out"
+  expect_count Deployment 2 "$out"
+  expect_count DaemonSet 1 "$out"
+  expect_count HorizontalPodAutoscaler 1 "$out"
+  expect_count ServiceMonitor 3 "$out"
+  expect_count PodMonitor 1 "$out"
+  expect_count PrometheusRule 1 "$out"
+  expect_count Certificate 2 "$out"
+  expect_count NetworkPolicy 3 "$out"
+  expect_count ConfigMap 1 "$out"
+  [ "$(grep -c '^        - alert: ' "$out")" = "$(grep -c '^      - alert: ' "$SRC/deploy/prometheus/alerts.yaml")" ] \
+    || fail "PrometheusRule does not carry every alert"
+  grep -q '^  cloneset-controller-health.json: |-$' "$out" || fail "health dashboard missing from ConfigMap"
+  grep -q '^  cloneset-rollout-progress.json: |-$' "$out" || fail "rollout dashboard missing from ConfigMap"
+  grep -q '^    grafana_dashboard: "1"$' "$out" || fail "dashboard sidecar label missing"
+  for arg in --shards=8 --workers=16 --qps=50 --burst=100 --lease_namespace=cloneset-leases \
+             --expectation_timeout=3m --planner_tls_ca=/etc/cloneset/tls/ca.crt --tls_client_ca=/etc/cloneset/tls/ca.crt \
+             --max_concurrent_pulls=4; do
+    grep -q -- "- $arg\$" "$out" || fail "missing argument $arg"
+  done
+  grep -q 'path: /run/k3s/containerd/containerd.sock' "$out" || fail "CRI socket path not from values"
+  grep -q 'image: ghcr.io/cloneset-cpp/cloneset-executor@sha256:0123' "$out" && fail "global.imageRegistry ignored"
+  grep -q 'image: registry.example.com/mirror/cloneset-executor@sha256:0123456789abcdef' "$out" || fail "digest image"
+  grep -q 'image: registry.example.com/mirror/cloneset-planner:0.1.0-rc1' "$out" || fail "tagged image"
+  # The HPA owns the planner's replica count.
+  awk '/^# Source: cloneset\/templates\/planner.yaml/{p=1} /^# Source:/ && !/planner.yaml/{p=0} p' "$out" \
+    | grep -q '^  replicas:' && fail "planner Deployment sets replicas while the HPA is on"
+  "$CR" render -chart "$CHART" -f "$values" -notes | grep -q 'Secret cloneset-planner-tls' || fail "NOTES TLS"
+}
+
+# Each line: expected error substring <TAB> --set expressions.
+case_values_schema_rejects() {
+  local n=0 want sets
+  while IFS=$'\t' read -r want sets; do
+    [ -z "$want" ] && continue
+    local args=()
+    for s in $sets; do args+=(-set "$s"); done
+    if "$CR" values -chart "$CHART" "${args[@]}" > "$TMP/o" 2>&1; then fail "accepted: $sets"; fi
+    grep -qF -- "$want" "$TMP/o" || { cat "$TMP/o"; fail "rejection of '$sets' lacks '$want'"; }
+    n=$((n + 1))
+  done < "$DATA/bad-values.tsv"
+  echo "$n bad values rejected"
+  [ "$n" -ge 10 ] || fail "too few cases"
+  # And a template-level requirement (required) fails the render.
+  if "$CR" render -chart "$CHART" -set tls.enabled=true -set tls.certManager.enabled=true > "$TMP/o" 2>&1; then
+    fail "cert-manager without an issuer rendered"; fi
+  grep -q 'tls.certManager.issuerRef.name is required' "$TMP/o" || fail "required message"
+}
+
+case_invariants_reject_bad() {
+  local n=0 f
+  for f in "$DATA"/bad-manifests/*.yaml; do
+    if "$CR" check -manifests "$f" > "$TMP/o" 2>&1; then fail "$f passed the invariants"; fi
+    while read -r want; do
+      grep -qF -- "$want" "$TMP/o" || { cat "$TMP/o"; fail "$f: output lacks '$want'"; }
+    done < <(sed -n 's/^# expect-violation: //p' "$f")
+    grep -q '^# expect-violation: ' "$f" || fail "$f has no expectation"
+    n=$((n + 1))
+  done
+  echo "$n bad manifests rejected"
+  [ "$n" -ge 5 ] || fail "too few cases"
+}
+
+case_crd_schema() {
+  if [ ! -f "$CRD" ]; then echo "SKIP: $CRD not committed yet"; exit 77; fi
+  "$CR" crd -crd "$CRD" -expect accept "$DATA"/crd-valid/*.yaml
+  "$CR" crd -crd "$CRD" -expect reject "$DATA"/crd-invalid/*.yaml
+  local dirs=("$SRC/tests/data")
+  [ -d "${CLONESET_SEEDS_DIR:-}" ] && dirs+=("$CLONESET_SEEDS_DIR")
+  "$CR" seeds -crd "$CRD" -min-complete 3 "${dirs[@]}"
+}
+
+case_files_in_sync() {
+  cmp "$SRC/deploy/prometheus/alerts.yaml" "$CHART/files/alerts.yaml" \
+    || fail "charts/cloneset/files/alerts.yaml differs from deploy/prometheus/alerts.yaml (copy it)"
+  local f n=0
+  for f in "$SRC"/deploy/grafana/dashboards/*.json; do
+    cmp "$f" "$CHART/files/dashboards/$(basename "$f")" || fail "chart copy of $(basename "$f") differs"
+    n=$((n + 1))
+  done
+  [ "$(ls "$CHART"/files/dashboards/*.json | wc -l)" = "$n" ] || fail "chart has dashboards deploy/ lacks"
+  [ "$n" = 2 ] || fail "want 2 dashboards, got $n"
+}
+
+case_metrics_contract() {
+  local c="$SRC/deploy/metrics-contract.txt"
+  "$CR" metrics -contract "$c" "$SRC/deploy/prometheus/alerts.yaml" "$SRC"/deploy/grafana/dashboards/*.json
+  # The check must notice a metric that no binary exposes.
+  printf 'groups:\n- name: x\n  rules:\n  - alert: X\n    expr: sum by (le) (rate(cloneset_made_up_total{a="b"}[5m])) > 0\n' > "$TMP/bad.yaml"
+  if "$CR" metrics -contract "$c" "$TMP/bad.yaml" > "$TMP/o" 2>&1; then fail "unknown metric accepted"; fi
+  grep -q 'cloneset_made_up_total' "$TMP/o" || fail "unknown metric not named"
+}
+
+case_alerts_promtool() {
+  need promtool
+  (cd "$SRC/deploy/prometheus" && promtool check rules alerts.yaml && promtool test rules alerts_test.yaml)
+}
+
+case_compose_config() {
+  need docker-compose; need promtool
+  (cd "$SRC" && docker-compose -f docker-compose.yml config -q)
+  (cd "$SRC" && docker-compose -f docker-compose.yml config --services) | sort > "$TMP/services"
+  printf '%s\n' agent executor grafana k3s planner prometheus | diff - "$TMP/services" || fail "compose services"
+  promtool check config "$SRC/deploy/prometheus/prometheus.yml"
+}
+
+# start_metrics NAME ARGS...: start a binary, wait for "metrics on http://...", print the URL.
+start_metrics() {
+  local name=$1; shift
+  "$@" > "$TMP/$name.out" 2> "$TMP/$name.err" &
+  PIDS+=($!)
+  local i url=""
+  for i in $(seq 1 100); do
+    url=$(sed -n 's/.*metrics on \(http:\/\/[0-9.:]*\).*/\1/p' "$TMP/$name.err" | head -1)
+    [ -n "$url" ] && { echo "$url"; return 0; }
+    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$TMP/$name.err" >&2; fail "$name exited"; }
+    sleep 0.1
+  done
+  cat "$TMP/$name.err" >&2; fail "$name printed no metrics address"
+}
+
+case_metrics_binaries() {
+  local bin="$BUILD/bin" checked=0 url
+  if [ -x "$bin/cloneset-planner" ]; then
+    url=$(start_metrics planner "$bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0)
+    curl -fsS "$url/metrics" > "$TMP/planner.prom"
+    "$CR" metrics -contract "$SRC/deploy/metrics-contract.txt" -component planner -exposition "$TMP/planner.prom"
+    checked=$((checked + 1))
+  fi
+  if [ "$checked" = 0 ]; then echo "SKIP: no component binary built in $bin yet"; exit 77; fi
+}
+
+case="${1:?case}"; shift
+"case_$case" "$@"
+echo "PASS: $case"
