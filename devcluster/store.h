@@ -174,7 +174,7 @@ class Store {
 
   // ---- CRUD ---------------------------------------------------------------------------------
   // Sets uid, creationTimestamp, resourceVersion, generation 1; name from generateName + 5 random
-  // chars; defaults the namespace of namespaced kinds from ns when the object has none.
+  // chars. Namespaced kinds need metadata.namespace (the API server fills it from the URL).
   absl::StatusOr<nlohmann::json> Create(std::string_view resource, nlohmann::json object,
                                         const WriteOptions& options = {});
   absl::StatusOr<nlohmann::json> Get(std::string_view resource, std::string_view ns,
@@ -215,6 +215,9 @@ class Store {
   size_t ObjectCount(std::string_view resource) const;
   size_t WatcherCount(std::string_view resource) const;
   Clock* clock() const { return clock_; }
+  // Attaches the durability journal (after Restore). The namespaces the constructor creates are
+  // not journaled: the WAL snapshots the initial state instead.
+  void SetJournal(Journal* journal);
 
   // ---- durability -----------------------------------------------------------------------------
   // Loads objects (CRDs first, so their types exist) and the resource version counter; used by the

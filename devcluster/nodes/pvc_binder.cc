@@ -1,0 +1,110 @@
+#include "devcluster/nodes/pvc_binder.h"
+
+namespace cloneset::devcluster::nodes {
+namespace {
+
+std::string Str(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const nlohmann::json& Obj(const nlohmann::json& obj, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  if (!obj.is_object()) return kEmpty;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : kEmpty;
+}
+
+}  // namespace
+
+std::optional<std::string> DefaultStorageClass(const std::vector<nlohmann::json>& classes) {
+  std::optional<std::string> best;
+  std::string best_created;
+  for (const auto& sc : classes) {
+    const auto& meta = Obj(sc, "metadata");
+    const auto& ann = Obj(meta, "annotations");
+    if (Str(ann, "storageclass.kubernetes.io/is-default-class") != "true" &&
+        Str(ann, "storageclass.beta.kubernetes.io/is-default-class") != "true") {
+      continue;
+    }
+    std::string created = Str(meta, "creationTimestamp"), name = Str(meta, "name");
+    if (!best || created > best_created || (created == best_created && name < *best)) {
+      best = name;
+      best_created = created;
+    }
+  }
+  return best;
+}
+
+PvcDecision DecidePvc(const nlohmann::json& pvc, const std::vector<nlohmann::json>& classes,
+                      const std::optional<nlohmann::json>& existing_volume, const std::string& now) {
+  PvcDecision d;
+  const auto& meta = Obj(pvc, "metadata");
+  const auto& spec = Obj(pvc, "spec");
+  const nlohmann::json status = Obj(pvc, "status");
+  if (meta.contains("deletionTimestamp")) return d;
+
+  std::string cls;
+  bool has_class = spec.contains("storageClassName") && spec["storageClassName"].is_string();
+  if (has_class) {
+    cls = spec["storageClassName"].get<std::string>();
+  } else if (auto def = DefaultStorageClass(classes)) {
+    cls = *def;
+    d.class_to_record = cls;
+  }
+  const nlohmann::json* sc = nullptr;
+  for (const auto& c : classes) {
+    if (!cls.empty() && Str(Obj(c, "metadata"), "name") == cls) sc = &c;
+  }
+  if (sc == nullptr && Str(spec, "volumeName").empty()) {
+    nlohmann::json pending = status;
+    pending["phase"] = "Pending";
+    if (pending != status) d.claim_status = std::move(pending);
+    d.class_to_record.reset();
+    return d;
+  }
+
+  const std::string volume_name = Str(spec, "volumeName").empty() ? "pvc-" + Str(meta, "uid") : Str(spec, "volumeName");
+  nlohmann::json capacity = Obj(Obj(spec, "resources"), "requests").contains("storage")
+                                ? nlohmann::json{{"storage", spec["resources"]["requests"]["storage"]}}
+                                : nlohmann::json{{"storage", "1Gi"}};
+  nlohmann::json modes = spec.contains("accessModes") && spec["accessModes"].is_array()
+                             ? spec["accessModes"]
+                             : nlohmann::json::array({"ReadWriteOnce"});
+  if (!existing_volume && sc != nullptr) {
+    std::string reclaim = Str(*sc, "reclaimPolicy");
+    nlohmann::json pv = {
+        {"apiVersion", "v1"},
+        {"kind", "PersistentVolume"},
+        {"metadata",
+         {{"name", volume_name},
+          {"annotations", {{"pv.kubernetes.io/provisioned-by", Str(*sc, "provisioner")}}},
+          {"finalizers", nlohmann::json::array({"kubernetes.io/pv-protection"})}}},
+        {"spec",
+         {{"capacity", capacity},
+          {"accessModes", modes},
+          {"persistentVolumeReclaimPolicy", reclaim.empty() ? "Delete" : reclaim},
+          {"storageClassName", cls},
+          {"volumeMode", spec.contains("volumeMode") ? spec["volumeMode"] : nlohmann::json("Filesystem")},
+          {"hostPath", {{"path", "/var/lib/devcluster/volumes/" + volume_name}}},
+          {"claimRef",
+           {{"apiVersion", "v1"},
+            {"kind", "PersistentVolumeClaim"},
+            {"namespace", Str(meta, "namespace")},
+            {"name", Str(meta, "name")},
+            {"uid", Str(meta, "uid")}}}}},
+        {"status", {{"phase", "Bound"}}}};
+    d.volume = std::move(pv);
+  }
+  if (Str(spec, "volumeName").empty()) d.volume_name = volume_name;
+  nlohmann::json bound = status;
+  bound["phase"] = "Bound";
+  bound["accessModes"] = modes;
+  bound["capacity"] = existing_volume ? Obj(Obj(*existing_volume, "spec"), "capacity") : capacity;
+  if (bound != status) d.claim_status = std::move(bound);
+  (void)now;
+  return d;
+}
+
+}  // namespace cloneset::devcluster::nodes

@@ -1,0 +1,70 @@
+// The simulated kube-scheduler's decisions: which Ready node a pending pod goes to. Pure functions over a
+// compact node view the simulator keeps up to date from watch events (no listing per decision).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cloneset::devcluster::nodes {
+
+// What a pod asks for, summed over its containers (init containers: the max, as Kubernetes does).
+struct PodRequest {
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  // Scoring uses Kubernetes' non-zero defaults (100m, 200Mi) so pods without requests still spread.
+  int64_t score_cpu_milli = 0;
+  int64_t score_memory_bytes = 0;
+  std::vector<std::pair<std::string, std::string>> node_selector;
+};
+// Unparseable quantities count as zero: the API server validates them; the scheduler must not crash on them.
+PodRequest RequestOf(const nlohmann::json& pod);
+
+struct NodeSlot {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> labels;  // sorted by key
+  int64_t alloc_cpu_milli = 0;
+  int64_t alloc_memory_bytes = 0;
+  int64_t alloc_pods = 0;
+  int64_t req_cpu_milli = 0;
+  int64_t req_memory_bytes = 0;
+  int64_t score_cpu_milli = 0;
+  int64_t score_memory_bytes = 0;
+  int64_t pods = 0;
+  bool ready = true;
+  bool unschedulable = false;
+
+  void Add(const PodRequest& r, int sign) {
+    req_cpu_milli += sign * r.cpu_milli;
+    req_memory_bytes += sign * r.memory_bytes;
+    score_cpu_milli += sign * r.score_cpu_milli;
+    score_memory_bytes += sign * r.score_memory_bytes;
+    pods += sign;
+  }
+};
+
+struct Placement {
+  std::optional<size_t> node;  // index into the slots
+  std::string message;         // why not, in kube-scheduler's words ("0/3 nodes are available: ...")
+};
+
+// Least allocated after placement (mean of cpu and memory fractions), then fewest pods, then name.
+Placement PickNode(const PodRequest& request, const std::vector<NodeSlot>& nodes);
+
+// Writes the binding into `pod` (spec.nodeName + PodScheduled True). Returns false when nothing changed.
+bool ApplyBinding(nlohmann::json& pod, const std::string& node, const std::string& now_rfc3339);
+// Records PodScheduled False/Unschedulable with `message`. Returns false when nothing changed.
+bool ApplyUnschedulable(nlohmann::json& pod, const std::string& message, const std::string& now_rfc3339);
+
+// Sets (or replaces) a pod condition; lastTransitionTime changes only when status changes. Returns changed.
+bool SetPodCondition(nlohmann::json& status, const std::string& type, const std::string& value,
+                     const std::string& reason, const std::string& message, const std::string& now_rfc3339);
+
+std::string FormatTime(std::chrono::system_clock::time_point t);
+
+}  // namespace cloneset::devcluster::nodes

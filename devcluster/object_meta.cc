@@ -1,0 +1,235 @@
+#include "devcluster/object_meta.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+
+namespace cloneset::devcluster {
+namespace {
+
+std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char*> path) {
+  const nlohmann::json* cur = &obj;
+  for (const char* p : path) {
+    if (!cur->is_object()) return "";
+    auto it = cur->find(p);
+    if (it == cur->end()) return "";
+    cur = &*it;
+  }
+  if (cur->is_string()) return cur->get<std::string>();
+  if (cur->is_boolean()) return cur->get<bool>() ? "true" : "false";
+  if (cur->is_number()) return cur->dump();
+  return "";
+}
+
+}  // namespace
+
+std::string FormatTimestamp(Clock::TimePoint t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t), absl::UTCTimeZone());
+}
+
+bool ParseTimestamp(std::string_view text, Clock::TimePoint* out) {
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) return false;
+  *out = absl::ToChronoTime(t);
+  return true;
+}
+
+std::string NewUid(absl::BitGen& gen) {
+  uint64_t a = absl::Uniform<uint64_t>(gen), b = absl::Uniform<uint64_t>(gen);
+  a = (a & ~0xF000ULL) | 0x4000ULL;                 // version 4
+  b = (b & ~(0xC000ULL << 48)) | (0x8000ULL << 48);  // RFC 4122 variant
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", a >> 32, (a >> 16) & 0xFFFF, a & 0xFFFF, b >> 48,
+                         b & 0xFFFFFFFFFFFFULL);
+}
+
+std::string RandomSuffix(absl::BitGen& gen) {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kAlphabet[absl::Uniform<size_t>(gen, 0, sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+const std::vector<std::string>& SupportedFields(std::string_view resource) {
+  static const std::map<std::string, std::vector<std::string>, std::less<>> kFields = {
+      {"pods",
+       {"metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+        "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"}},
+      {"events",
+       {"metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
+        "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
+        "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent",
+        "source", "type"}},
+      {"nodes", {"metadata.name", "metadata.namespace", "spec.unschedulable"}},
+      {"namespaces", {"metadata.name", "metadata.namespace", "status.phase"}},
+      {"secrets", {"metadata.name", "metadata.namespace", "type"}},
+      {"persistentvolumeclaims", {"metadata.name", "metadata.namespace", "status.phase"}},
+      {"persistentvolumes", {"metadata.name", "metadata.namespace", "status.phase"}},
+  };
+  static const std::vector<std::string> kDefault = {"metadata.name", "metadata.namespace"};
+  auto it = kFields.find(resource);
+  return it == kFields.end() ? kDefault : it->second;
+}
+
+absl::Status CheckFieldSelector(const Selector& selector, std::string_view resource) {
+  const auto& fields = SupportedFields(resource);
+  for (const auto& r : selector.requirements())
+    if (std::find(fields.begin(), fields.end(), r.key) == fields.end())
+      return absl::FailedPreconditionError(
+          absl::StrCat("field label not supported: ", r.key, " (resource ", std::string(resource), ")"));
+  return absl::OkStatus();
+}
+
+ObjectPtr MakeStoredObject(const nlohmann::json& object, std::string_view resource) {
+  auto s = std::make_shared<StoredObject>();
+  s->json = object.dump();
+  const auto& meta = object.contains("metadata") ? object["metadata"] : nlohmann::json::object();
+  s->ns = StringAt(meta, {"namespace"});
+  s->name = StringAt(meta, {"name"});
+  s->uid = StringAt(meta, {"uid"});
+  std::string rv = StringAt(meta, {"resourceVersion"});
+  s->resource_version = rv.empty() ? 0 : std::strtoll(rv.c_str(), nullptr, 10);
+  if (meta.is_object()) {
+    if (auto it = meta.find("labels"); it != meta.end() && it->is_object())
+      for (const auto& [k, v] : it->items())
+        if (v.is_string()) s->labels.emplace_back(k, v.get<std::string>());
+    if (auto it = meta.find("ownerReferences"); it != meta.end() && it->is_array())
+      for (const auto& ref : *it)
+        if (ref.is_object() && ref.contains("uid") && ref["uid"].is_string()) s->owner_uids.push_back(ref["uid"]);
+    if (auto it = meta.find("finalizers"); it != meta.end() && it->is_array())
+      for (const auto& f : *it)
+        if (f.is_string()) s->finalizers.push_back(f);
+    s->deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
+  }
+  for (const std::string& f : SupportedFields(resource)) {
+    if (f == "metadata.name") s->fields.emplace_back(f, s->name);
+    else if (f == "metadata.namespace") s->fields.emplace_back(f, s->ns);
+    else if (f == "source") s->fields.emplace_back(f, StringAt(object, {"source", "component"}));
+    else {
+      std::vector<std::string> parts = absl::StrSplit(f, '.');
+      const nlohmann::json* cur = &object;
+      for (const auto& p : parts) {
+        if (!cur->is_object() || !cur->contains(p)) { cur = nullptr; break; }
+        cur = &(*cur)[p];
+      }
+      std::string v;
+      if (cur && cur->is_string()) v = cur->get<std::string>();
+      else if (cur && cur->is_boolean()) v = cur->get<bool>() ? "true" : "false";
+      else if (cur && !cur->is_null()) v = cur->dump();
+      if (f == "spec.unschedulable" && v.empty()) v = "false";
+      s->fields.emplace_back(f, v);
+    }
+  }
+  return s;
+}
+
+void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
+  auto default_ports = [](nlohmann::json& ports) {
+    if (!ports.is_array()) return;
+    for (auto& p : ports)
+      if (p.is_object() && !p.contains("protocol")) p["protocol"] = "TCP";
+  };
+  if (resource == "pods" && object.contains("spec") && object["spec"].is_object()) {
+    auto& spec = object["spec"];
+    if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
+    if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Always";
+    if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
+    for (const char* list : {"containers", "initContainers"}) {
+      if (!spec.contains(list) || !spec[list].is_array()) continue;
+      for (auto& c : spec[list]) {
+        if (!c.is_object()) continue;
+        if (c.contains("ports")) default_ports(c["ports"]);
+        if (!c.contains("imagePullPolicy") && c.contains("image") && c["image"].is_string()) {
+          std::string image = c["image"];
+          bool latest = image.find(':') == std::string::npos || absl::EndsWith(image, ":latest");
+          if (image.find('@') != std::string::npos) latest = false;
+          c["imagePullPolicy"] = latest ? "Always" : "IfNotPresent";
+        }
+      }
+    }
+  }
+  if (resource == "services" && object.contains("spec") && object["spec"].is_object()) {
+    auto& spec = object["spec"];
+    if (!spec.contains("type")) spec["type"] = "ClusterIP";
+    if (!spec.contains("sessionAffinity")) spec["sessionAffinity"] = "None";
+    if (spec.contains("ports") && spec["ports"].is_array()) {
+      default_ports(spec["ports"]);
+      for (auto& p : spec["ports"])
+        if (p.is_object() && !p.contains("targetPort") && p.contains("port")) p["targetPort"] = p["port"];
+    }
+  }
+  if (resource == "persistentvolumeclaims" && object.contains("spec") && object["spec"].is_object()) {
+    if (!object["spec"].contains("volumeMode")) object["spec"]["volumeMode"] = "Filesystem";
+  }
+}
+
+void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object) {
+  const std::string id = type.Id();
+  if (id == "pods" || id == "persistentvolumeclaims" || id == "persistentvolumes") {
+    object["status"] = {{"phase", "Pending"}};
+  } else if (id == "namespaces") {
+    object["status"] = {{"phase", "Active"}};
+  } else if (id == "services") {
+    object["status"] = {{"loadBalancer", nlohmann::json::object()}};
+  } else if (id == "customresourcedefinitions.apiextensions.k8s.io") {
+    nlohmann::json names = object.contains("spec") && object["spec"].is_object()
+                               ? object["spec"].value("names", nlohmann::json::object())
+                               : nlohmann::json::object();
+    object["status"] = {{"acceptedNames", names},
+                        {"conditions",
+                         {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"}},
+                          {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"}}}},
+                        {"storedVersions", nlohmann::json::array()}};
+  } else if (type.custom && type.has_status) {
+    object.erase("status");
+  }
+}
+
+bool SpecChanged(const nlohmann::json& before, const nlohmann::json& after) {
+  if (!before.is_object() || !after.is_object()) return before != after;
+  for (const auto& [k, v] : after.items()) {
+    if (k == "metadata" || k == "status" || k == "apiVersion" || k == "kind") continue;
+    auto it = before.find(k);
+    if (it == before.end() || *it != v) return true;
+  }
+  for (const auto& [k, v] : before.items()) {
+    if (k == "metadata" || k == "status" || k == "apiVersion" || k == "kind") continue;
+    if (!after.contains(k)) return true;
+  }
+  return false;
+}
+
+const nlohmann::json* LookupPath(const nlohmann::json& object, std::string_view path) {
+  if (!path.empty() && path[0] == '.') path.remove_prefix(1);
+  const nlohmann::json* cur = &object;
+  for (absl::string_view part : absl::StrSplit(absl::string_view(path.data(), path.size()), '.')) {
+    if (!cur->is_object()) return nullptr;
+    auto it = cur->find(std::string(part.data(), part.size()));
+    if (it == cur->end()) return nullptr;
+    cur = &*it;
+  }
+  return cur;
+}
+
+void SetPath(nlohmann::json& object, std::string_view path, nlohmann::json value) {
+  if (!path.empty() && path[0] == '.') path.remove_prefix(1);
+  nlohmann::json* cur = &object;
+  std::vector<std::string> parts = absl::StrSplit(absl::string_view(path.data(), path.size()), '.');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!cur->is_object()) *cur = nlohmann::json::object();
+    cur = &(*cur)[parts[i]];
+  }
+  if (!cur->is_object()) *cur = nlohmann::json::object();
+  (*cur)[parts.back()] = std::move(value);
+}
+
+std::string QualifiedName(const ResourceType& type, std::string_view name) {
+  return absl::StrCat(type.Id(), " \"", std::string(name), "\"");
+}
+
+}  // namespace cloneset::devcluster

@@ -1,0 +1,46 @@
+// Pure helpers of the store: indexing, defaulting, timestamps, names. No locking, no state.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/random/random.h"
+#include "devcluster/clock.h"
+#include "devcluster/resources.h"
+#include "devcluster/store.h"
+
+namespace cloneset::devcluster {
+
+// RFC 3339 UTC with second precision, as metadata timestamps are written: 2026-01-01T00:00:00Z.
+std::string FormatTimestamp(Clock::TimePoint t);
+// Parses FormatTimestamp's output (and fractional/offset variants). False when unparsable.
+bool ParseTimestamp(std::string_view text, Clock::TimePoint* out);
+
+std::string NewUid(absl::BitGen& gen);
+std::string RandomSuffix(absl::BitGen& gen);  // 5 chars as generateName uses
+
+// Selectable fields of a resource (metadata.name and metadata.namespace for all).
+const std::vector<std::string>& SupportedFields(std::string_view resource);
+// Checks a field selector only names supported fields (FailedPrecondition otherwise).
+absl::Status CheckFieldSelector(const Selector& selector, std::string_view resource);
+
+// Applies API defaults (pod container port protocol, grace period, service type...). Idempotent.
+void ApplyDefaults(std::string_view resource, nlohmann::json& object);
+// The status a newly created object starts with (nullopt = keep/drop per type, see store.cc).
+void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object);
+
+// True when anything other than metadata and status differs (a generation bump).
+bool SpecChanged(const nlohmann::json& before, const nlohmann::json& after);
+
+// Reads a dotted path like ".spec.replicas" ("status.replicas" also accepted). Null if absent.
+const nlohmann::json* LookupPath(const nlohmann::json& object, std::string_view path);
+// Sets a dotted path, creating intermediate objects.
+void SetPath(nlohmann::json& object, std::string_view path, nlohmann::json value);
+
+// "pods \"x\"" style qualified name used in error messages: <resource id> "<name>".
+std::string QualifiedName(const ResourceType& type, std::string_view name);
+
+}  // namespace cloneset::devcluster

@@ -1,0 +1,166 @@
+#include "devcluster/resources.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace cloneset::devcluster {
+namespace {
+
+ResourceType Core(std::string plural, std::string singular, std::string kind, bool namespaced,
+                  std::vector<std::string> short_names, bool status = false) {
+  ResourceType t;
+  t.version = "v1";
+  t.resource = std::move(plural);
+  t.singular = std::move(singular);
+  t.kind = std::move(kind);
+  t.namespaced = namespaced;
+  t.short_names = std::move(short_names);
+  t.has_status = status;
+  return t;
+}
+
+}  // namespace
+
+std::vector<ResourceType> BuiltinResourceTypes() {
+  std::vector<ResourceType> types = {
+      Core("namespaces", "namespace", "Namespace", false, {"ns"}, true),
+      Core("pods", "pod", "Pod", true, {"po"}, true),
+      Core("persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true, {"pvc"}, true),
+      Core("persistentvolumes", "persistentvolume", "PersistentVolume", false, {"pv"}, true),
+      Core("configmaps", "configmap", "ConfigMap", true, {"cm"}),
+      Core("secrets", "secret", "Secret", true, {}),
+      Core("services", "service", "Service", true, {"svc"}, true),
+      Core("events", "event", "Event", true, {"ev"}),
+      Core("nodes", "node", "Node", false, {"no"}, true),
+  };
+  types[1].categories = {"all"};
+  types[6].categories = {"all"};
+  ResourceType sc;
+  sc.group = "storage.k8s.io";
+  sc.version = "v1";
+  sc.resource = "storageclasses";
+  sc.singular = "storageclass";
+  sc.kind = "StorageClass";
+  sc.namespaced = false;
+  sc.short_names = {"sc"};
+  types.push_back(sc);
+  ResourceType cr;
+  cr.group = "apps";
+  cr.version = "v1";
+  cr.resource = "controllerrevisions";
+  cr.singular = "controllerrevision";
+  cr.kind = "ControllerRevision";
+  types.push_back(cr);
+  ResourceType lease;
+  lease.group = "coordination.k8s.io";
+  lease.version = "v1";
+  lease.resource = "leases";
+  lease.singular = "lease";
+  lease.kind = "Lease";
+  types.push_back(lease);
+  ResourceType crd;
+  crd.group = "apiextensions.k8s.io";
+  crd.version = "v1";
+  crd.resource = "customresourcedefinitions";
+  crd.singular = "customresourcedefinition";
+  crd.kind = "CustomResourceDefinition";
+  crd.namespaced = false;
+  crd.short_names = {"crd", "crds"};
+  crd.has_status = true;
+  types.push_back(crd);
+  return types;
+}
+
+absl::StatusOr<ResourceType> ResourceTypeFromCrd(const nlohmann::json& crd) {
+  auto field = [](absl::string_view path, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+  };
+  if (!crd.is_object() || !crd.contains("spec") || !crd["spec"].is_object())
+    return field("spec", "Required value");
+  const auto& spec = crd["spec"];
+  ResourceType t;
+  t.custom = true;
+  if (!spec.contains("group") || !spec["group"].is_string() || spec["group"].get<std::string>().empty())
+    return field("spec.group", "Required value");
+  t.group = spec["group"];
+  const auto names = spec.value("names", nlohmann::json::object());
+  if (!names.is_object() || !names.contains("plural") || !names["plural"].is_string())
+    return field("spec.names.plural", "Required value");
+  if (!names.contains("kind") || !names["kind"].is_string())
+    return field("spec.names.kind", "Required value");
+  t.resource = names["plural"];
+  t.kind = names["kind"];
+  t.singular = names.contains("singular") && names["singular"].is_string()
+                   ? names["singular"].get<std::string>()
+                   : absl::AsciiStrToLower(t.kind);
+  if (names.contains("shortNames") && names["shortNames"].is_array())
+    for (const auto& s : names["shortNames"])
+      if (s.is_string()) t.short_names.push_back(s);
+  if (names.contains("categories") && names["categories"].is_array())
+    for (const auto& s : names["categories"])
+      if (s.is_string()) t.categories.push_back(s);
+  std::string scope = spec.value("scope", "Namespaced");
+  if (scope != "Namespaced" && scope != "Cluster")
+    return field("spec.scope", "Unsupported value: must be Namespaced or Cluster");
+  t.namespaced = scope == "Namespaced";
+  if (!spec.contains("versions") || !spec["versions"].is_array() || spec["versions"].empty())
+    return field("spec.versions", "Required value");
+  const nlohmann::json* chosen = nullptr;
+  for (const auto& v : spec["versions"]) {
+    if (!v.is_object() || !v.contains("name") || !v["name"].is_string())
+      return field("spec.versions[].name", "Required value");
+    if (!v.value("served", true)) continue;
+    if (!chosen || v.value("storage", false)) chosen = &v;
+  }
+  if (!chosen) return field("spec.versions", "Invalid value: no served version");
+  t.version = (*chosen)["name"];
+  if (chosen->contains("subresources") && (*chosen)["subresources"].is_object()) {
+    const auto& sub = (*chosen)["subresources"];
+    t.has_status = sub.contains("status");
+    if (sub.contains("scale") && sub["scale"].is_object()) {
+      t.has_scale = true;
+      const auto& sc = sub["scale"];
+      t.scale_spec_path = sc.value("specReplicasPath", ".spec.replicas");
+      t.scale_status_path = sc.value("statusReplicasPath", ".status.replicas");
+      t.scale_selector_path = sc.value("labelSelectorPath", "");
+    }
+  }
+  if (chosen->contains("additionalPrinterColumns") && (*chosen)["additionalPrinterColumns"].is_array()) {
+    for (const auto& c : (*chosen)["additionalPrinterColumns"]) {
+      if (!c.is_object()) continue;
+      PrinterColumn col;
+      col.name = c.value("name", "");
+      col.type = c.value("type", "string");
+      col.json_path = c.value("jsonPath", "");
+      col.priority = c.value("priority", 0);
+      col.description = c.value("description", "");
+      if (col.name.empty() || col.json_path.empty())
+        return field("spec.versions[].additionalPrinterColumns", "name and jsonPath are required");
+      t.printer_columns.push_back(std::move(col));
+    }
+  }
+  return t;
+}
+
+std::string ValidateDns1123Label(const std::string& name) {
+  static const std::regex re("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  if (name.size() > 63) return "must be no more than 63 characters";
+  if (!std::regex_match(name, re))
+    return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+           "and must start and end with an alphanumeric character";
+  return "";
+}
+
+std::string ValidateDns1123Subdomain(const std::string& name) {
+  static const std::regex re("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  if (name.size() > 253) return "must be no more than 253 characters";
+  if (!std::regex_match(name, re))
+    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+           "or '.', and must start and end with an alphanumeric character";
+  return "";
+}
+
+}  // namespace cloneset::devcluster

@@ -1,0 +1,810 @@
+#include "devcluster/store.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "devcluster/object_meta.h"
+
+namespace cloneset::devcluster {
+
+const char* EventTypeName(EventType t) {
+  switch (t) {
+    case EventType::kAdded: return "ADDED";
+    case EventType::kModified: return "MODIFIED";
+    case EventType::kDeleted: return "DELETED";
+    case EventType::kBookmark: return "BOOKMARK";
+    case EventType::kError: return "ERROR";
+  }
+  return "ERROR";
+}
+
+namespace {
+
+struct HistoryEvent {
+  EventType type;
+  int64_t rv;
+  ObjectPtr object;
+  ObjectPtr previous;  // MODIFIED only: to report selector transitions
+};
+
+class WatcherImpl;
+
+struct TypeState {
+  ResourceType type;
+  std::map<std::string, ObjectPtr> objects;  // "ns/name" (cluster scope: "/name")
+  std::deque<HistoryEvent> history;
+  int64_t floor_rv = 0;  // events with rv <= floor_rv are no longer available
+  std::condition_variable cv;
+  std::set<WatcherImpl*> watchers;
+  bool removed = false;
+};
+
+std::string Key(std::string_view ns, std::string_view name) { return std::string(ns) + "/" + std::string(name); }
+
+std::string ConflictMessage(const ResourceType& t, std::string_view name) {
+  return absl::StrCat("Operation cannot be fulfilled on ", QualifiedName(t, name),
+                      ": the object has been modified; please apply your changes to the latest version "
+                      "and try again");
+}
+
+}  // namespace
+
+struct Store::State {
+  mutable std::mutex mu;
+  int64_t rv = 0;
+  int64_t types_generation = 0;
+  std::map<std::string, std::shared_ptr<TypeState>, std::less<>> types;
+  std::unordered_map<std::string, std::pair<std::string, std::string>> by_uid;  // uid -> (type id, key)
+  std::unordered_map<std::string, std::set<std::pair<std::string, std::string>>> dependents;  // owner uid
+  absl::BitGen gen;
+  Clock* clock = nullptr;
+  StoreOptions options;
+
+  std::shared_ptr<TypeState> FindLocked(std::string_view id) const {
+    auto it = types.find(id);
+    return it == types.end() ? nullptr : it->second;
+  }
+  absl::StatusOr<std::shared_ptr<TypeState>> TypeOr404(std::string_view id) const {
+    auto t = FindLocked(id);
+    if (!t) return absl::NotFoundError(absl::StrCat("the server could not find the requested resource (", std::string(id), ")"));
+    return t;
+  }
+  void RegisterLocked(const ResourceType& type) {
+    auto& slot = types[type.Id()];
+    if (!slot) slot = std::make_shared<TypeState>();
+    slot->type = type;
+    ++types_generation;
+  }
+  void IndexLocked(const std::string& id, const std::string& key, const ObjectPtr& obj, const ObjectPtr& old);
+  absl::Status CommitLocked(TypeState& ts, EventType type, nlohmann::json& object);
+  void RemoveLocked(TypeState& ts, const std::string key, int depth);
+  void CollectDependentsLocked(const std::string& owner_uid, int depth);
+  void CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth);
+  absl::StatusOr<nlohmann::json> DeleteLocked(TypeState& ts, const std::string& key, const DeleteOptions& opts,
+                                              int depth);
+  absl::StatusOr<nlohmann::json> WriteLocked(TypeState& ts, nlohmann::json incoming, bool status,
+                                             const WriteOptions& options);
+  void OnCrdChangeLocked(const ObjectPtr& obj, bool deleted);
+};
+
+namespace {
+
+class WatcherImpl final : public Watcher {
+ public:
+  WatcherImpl(Store::State* st, std::shared_ptr<TypeState> ts, const WatchOptions& o, Selector labels,
+              Selector fields)
+      : st_(st), ts_(std::move(ts)), ns_(o.ns), labels_(std::move(labels)), fields_(std::move(fields)),
+        bookmarks_(o.allow_bookmarks) {}
+  ~WatcherImpl() override {
+    std::lock_guard<std::mutex> l(st_->mu);
+    ts_->watchers.erase(this);
+  }
+
+  // Called with st_->mu held at creation.
+  void InitLocked(const WatchOptions& o) {
+    ts_->watchers.insert(this);
+    if (!o.resource_version || *o.resource_version == 0) {
+      for (const auto& [key, obj] : ts_->objects)
+        if (Match(obj)) pending_.push_back({EventType::kAdded, obj->resource_version, obj, {}});
+      last_rv_ = st_->rv;
+    } else {
+      last_rv_ = *o.resource_version;
+    }
+  }
+
+  bool Next(WatchEvent* event, std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> l(st_->mu);
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (!pending_.empty()) {
+        *event = std::move(pending_.front());
+        pending_.pop_front();
+        return true;
+      }
+      if (stopped_ || failed_ || ts_->removed) return false;
+      if (last_rv_ < ts_->floor_rv) {
+        failed_ = true;
+        event->type = EventType::kError;
+        event->resource_version = 0;
+        event->object = nullptr;
+        event->error = absl::OutOfRangeError(absl::StrCat("too old resource version: ", last_rv_, " (",
+                                                          ts_->floor_rv + 1, ")"));
+        return true;
+      }
+      auto& h = ts_->history;
+      auto it = std::upper_bound(h.begin(), h.end(), last_rv_,
+                                 [](int64_t rv, const HistoryEvent& e) { return rv < e.rv; });
+      for (; it != h.end(); ++it) {
+        last_rv_ = it->rv;
+        if (Translate(*it, event)) return true;
+      }
+      if (last_rv_ < st_->rv) last_rv_ = st_->rv;  // all events up to st_->rv are in history
+      if (ts_->cv.wait_until(l, deadline) == std::cv_status::timeout) {
+        if (!pending_.empty() || ts_->history.empty() || ts_->history.back().rv > last_rv_) continue;
+        if (bookmarks_ && !stopped_) {
+          event->type = EventType::kBookmark;
+          event->resource_version = last_rv_;
+          event->object = nullptr;
+          return true;
+        }
+        return false;
+      }
+    }
+  }
+
+  void Stop() override {
+    std::lock_guard<std::mutex> l(st_->mu);
+    stopped_ = true;
+    ts_->cv.notify_all();
+  }
+
+ private:
+  bool Match(const ObjectPtr& o) const {
+    if (!o) return false;
+    if (!ns_.empty() && o->ns != ns_) return false;
+    return labels_.Matches(o->labels) && fields_.Matches(o->fields);
+  }
+  bool Translate(const HistoryEvent& e, WatchEvent* out) {
+    bool now = Match(e.object);
+    EventType type = e.type;
+    if (e.type == EventType::kModified) {
+      bool before = Match(e.previous);
+      if (!now && !before) return false;
+      if (now && !before) type = EventType::kAdded;
+      if (!now && before) type = EventType::kDeleted;
+    } else if (!now) {
+      return false;
+    }
+    out->type = type;
+    out->resource_version = e.rv;
+    out->object = e.object;
+    out->error = absl::OkStatus();
+    return true;
+  }
+
+  Store::State* st_;
+  std::shared_ptr<TypeState> ts_;
+  std::string ns_;
+  Selector labels_, fields_;
+  bool bookmarks_;
+  int64_t last_rv_ = 0;
+  std::deque<WatchEvent> pending_;
+  bool stopped_ = false;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+void Store::State::IndexLocked(const std::string& id, const std::string& key, const ObjectPtr& obj,
+                               const ObjectPtr& old) {
+  if (old) {
+    for (const auto& o : old->owner_uids) {
+      auto it = dependents.find(o);
+      if (it != dependents.end()) {
+        it->second.erase({id, key});
+        if (it->second.empty()) dependents.erase(it);
+      }
+    }
+    if (!obj) by_uid.erase(old->uid);
+  }
+  if (obj) {
+    by_uid[obj->uid] = {id, key};
+    for (const auto& o : obj->owner_uids) dependents[o].insert({id, key});
+  }
+}
+
+absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann::json& object) {
+  const std::string id = ts.type.Id();
+  int64_t rv = ++this->rv;
+  object["metadata"]["resourceVersion"] = std::to_string(rv);
+  ObjectPtr obj = MakeStoredObject(object, id);
+  const std::string key = Key(obj->ns, obj->name);
+  ObjectPtr old;
+  if (auto it = ts.objects.find(key); it != ts.objects.end()) old = it->second;
+  if (options.journal) {
+    absl::Status s = options.journal->Append({type == EventType::kDeleted, id, obj, rv});
+    if (!s.ok()) return absl::InternalError(absl::StrCat("write-ahead log: ", s.message()));
+  }
+  if (type == EventType::kDeleted) {
+    ts.objects.erase(key);
+    IndexLocked(id, key, nullptr, old);
+  } else {
+    ts.objects[key] = obj;
+    IndexLocked(id, key, obj, old);
+  }
+  ts.history.push_back({type, rv, obj, type == EventType::kModified ? old : nullptr});
+  while (ts.history.size() > options.watch_history) {
+    ts.floor_rv = ts.history.front().rv;
+    ts.history.pop_front();
+  }
+  ts.cv.notify_all();
+  if (id == kCustomResourceDefinitions) OnCrdChangeLocked(obj, type == EventType::kDeleted);
+  return absl::OkStatus();
+}
+
+void Store::State::OnCrdChangeLocked(const ObjectPtr& obj, bool deleted) {
+  auto parsed = ResourceTypeFromCrd(obj->Parse());
+  if (!parsed.ok()) return;
+  if (deleted) {
+    auto it = types.find(parsed->Id());
+    if (it == types.end() || !it->second->type.custom) return;
+    auto ts = it->second;
+    for (const auto& [key, o] : ts->objects) IndexLocked(ts->type.Id(), key, nullptr, o);
+    ts->removed = true;
+    ts->cv.notify_all();
+    types.erase(it);
+    ++types_generation;
+    return;
+  }
+  RegisterLocked(*parsed);
+}
+
+void Store::State::RemoveLocked(TypeState& ts, const std::string key, int depth) {
+  auto it = ts.objects.find(key);
+  if (it == ts.objects.end()) return;
+  ObjectPtr last = it->second;
+  nlohmann::json j = last->Parse();
+  if (!CommitLocked(ts, EventType::kDeleted, j).ok()) return;
+  if (depth > 64) return;  // ownership cycles: stop cascading
+  CheckForegroundOwnersLocked(last, depth + 1);
+  CollectDependentsLocked(last->uid, depth + 1);
+}
+
+// Background garbage collection: a dependent whose owners are all gone is deleted; one that still
+// has a live owner only loses the dangling reference.
+void Store::State::CollectDependentsLocked(const std::string& owner_uid, int depth) {
+  auto it = dependents.find(owner_uid);
+  if (it == dependents.end()) return;
+  auto deps = it->second;  // copy: removal mutates the index
+  for (const auto& [id, key] : deps) {
+    auto ts = FindLocked(id);
+    if (!ts) continue;
+    auto oit = ts->objects.find(key);
+    if (oit == ts->objects.end()) continue;
+    ObjectPtr dep = oit->second;
+    bool other_owner_alive = std::any_of(dep->owner_uids.begin(), dep->owner_uids.end(), [&](const std::string& u) {
+      return u != owner_uid && by_uid.count(u);
+    });
+    if (other_owner_alive) {
+      nlohmann::json j = dep->Parse();
+      auto& refs = j["metadata"]["ownerReferences"];
+      refs.erase(std::remove_if(refs.begin(), refs.end(),
+                                [&](const nlohmann::json& r) { return r.value("uid", "") == owner_uid; }),
+                 refs.end());
+      (void)CommitLocked(*ts, EventType::kModified, j);
+    } else if (!dep->deleting) {
+      (void)DeleteLocked(*ts, key, DeleteOptions{}, depth);
+    }
+  }
+}
+
+// Foreground deletion: an owner waiting with the foregroundDeletion finalizer goes once its last
+// dependent is gone.
+void Store::State::CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth) {
+  for (const std::string& owner : removed->owner_uids) {
+    auto u = by_uid.find(owner);
+    if (u == by_uid.end() || dependents.count(owner)) continue;
+    const std::pair<std::string, std::string> where = u->second;  // Commit may rehash by_uid
+    auto ts = FindLocked(where.first);
+    if (!ts) continue;
+    auto oit = ts->objects.find(where.second);
+    if (oit == ts->objects.end()) continue;
+    const auto& fins = oit->second->finalizers;
+    if (std::find(fins.begin(), fins.end(), "foregroundDeletion") == fins.end()) continue;
+    nlohmann::json j = oit->second->Parse();
+    auto& f = j["metadata"]["finalizers"];
+    f.erase(std::remove(f.begin(), f.end(), nlohmann::json("foregroundDeletion")), f.end());
+    if (f.empty()) {
+      j["metadata"].erase("finalizers");
+      (void)CommitLocked(*ts, EventType::kModified, j);
+      RemoveLocked(*ts, where.second, depth);
+    } else {
+      (void)CommitLocked(*ts, EventType::kModified, j);
+    }
+  }
+}
+
+}  // namespace cloneset::devcluster
+
+namespace cloneset::devcluster {
+namespace {
+
+absl::Status ValidateMeta(const nlohmann::json& meta) {
+  for (const char* field : {"labels", "annotations"}) {
+    auto it = meta.find(field);
+    if (it == meta.end() || it->is_null()) continue;
+    if (!it->is_object())
+      return absl::InvalidArgumentError(absl::StrCat("metadata.", field, ": Invalid value: must be a map of strings"));
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_string())
+        return absl::InvalidArgumentError(
+            absl::StrCat("metadata.", field, "[", k, "]: Invalid value: ", v.dump(), ": must be a string"));
+      if (k.empty() || k.size() > 317)
+        return absl::InvalidArgumentError(absl::StrCat("metadata.", field, ": Invalid value: \"", k, "\": invalid key"));
+    }
+  }
+  for (const char* field : {"finalizers", "ownerReferences"}) {
+    auto it = meta.find(field);
+    if (it != meta.end() && !it->is_null() && !it->is_array())
+      return absl::InvalidArgumentError(absl::StrCat("metadata.", field, ": Invalid value: must be a list"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann::json incoming, bool status,
+                                                         const WriteOptions& options) {
+  if (!incoming.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
+  if (!incoming.contains("metadata") || !incoming["metadata"].is_object())
+    return absl::InvalidArgumentError("metadata: Required value");
+  auto& meta = incoming["metadata"];
+  if (!meta.contains("name") || !meta["name"].is_string())
+    return absl::InvalidArgumentError("metadata.name: Required value");
+  std::string name = meta["name"];
+  std::string ns = ts.type.namespaced && meta.contains("namespace") && meta["namespace"].is_string()
+                       ? meta["namespace"].get<std::string>()
+                       : "";
+  const std::string key = Key(ns, name);
+  auto it = ts.objects.find(key);
+  if (it == ts.objects.end()) return absl::NotFoundError(absl::StrCat(QualifiedName(ts.type, name), " not found"));
+  ObjectPtr old = it->second;
+  if (auto rv = meta.find("resourceVersion");
+      rv != meta.end() && rv->is_string() && !rv->get<std::string>().empty() &&
+      rv->get<std::string>() != std::to_string(old->resource_version))
+    return absl::AbortedError(ConflictMessage(ts.type, name));
+  if (auto uid = meta.find("uid"); uid != meta.end() && uid->is_string() && !uid->get<std::string>().empty() &&
+                                   uid->get<std::string>() != old->uid)
+    return absl::AbortedError(absl::StrCat("Precondition failed: UID in precondition: ", uid->get<std::string>(),
+                                           ", UID in object meta: ", old->uid));
+  if (absl::Status s = ValidateMeta(meta); !s.ok()) return s;
+  nlohmann::json prev = old->Parse();
+  nlohmann::json next;
+  if (status) {
+    next = prev;
+    if (incoming.contains("status")) next["status"] = incoming["status"];
+    else next.erase("status");
+  } else {
+    next = std::move(incoming);
+    auto& nm = next["metadata"];
+    const auto& om = prev["metadata"];
+    for (const char* f : {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds",
+                          "namespace", "name", "resourceVersion"}) {
+      if (om.contains(f)) nm[f] = om[f];
+      else nm.erase(f);
+    }
+    if (ts.type.has_status) {
+      if (prev.contains("status")) next["status"] = prev["status"];
+      else next.erase("status");
+    }
+    // Fields the API server owns once set.
+    for (const char* path : {".spec.clusterIP", ".spec.nodeName", ".spec.volumeName"})
+      if (const auto* v = LookupPath(prev, path); v && !LookupPath(next, path)) SetPath(next, path, *v);
+    ApplyDefaults(ts.type.Id(), next);
+    next["metadata"]["generation"] =
+        prev["metadata"].value("generation", int64_t{1}) + (SpecChanged(prev, next) ? 1 : 0);
+  }
+  next["apiVersion"] = ts.type.ApiVersion();
+  next["kind"] = ts.type.kind;
+  if (next["metadata"].contains("finalizers") && next["metadata"]["finalizers"].empty())
+    next["metadata"].erase("finalizers");
+  if (ts.type.Id() == kCustomResourceDefinitions) {
+    if (auto t = ResourceTypeFromCrd(next); !t.ok()) return t.status();
+  }
+  if (next == prev) return prev;  // no-op: no new resourceVersion, no event
+  if (options.dry_run) return next;
+  bool finalize = old->deleting && (!next["metadata"].contains("finalizers"));
+  if (absl::Status s = CommitLocked(ts, EventType::kModified, next); !s.ok()) return s;
+  if (finalize) RemoveLocked(ts, key, 0);
+  return next;
+}
+
+absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const std::string& key,
+                                                          const DeleteOptions& opts, int depth) {
+  auto it = ts.objects.find(key);
+  if (it == ts.objects.end()) {
+    std::string name = key.substr(key.find('/') + 1);
+    return absl::NotFoundError(absl::StrCat(QualifiedName(ts.type, name), " not found"));
+  }
+  ObjectPtr old = it->second;
+  if (opts.precondition_uid && *opts.precondition_uid != old->uid)
+    return absl::AbortedError(absl::StrCat("Precondition failed: UID in precondition: ", *opts.precondition_uid,
+                                           ", UID in object meta: ", old->uid));
+  if (opts.precondition_resource_version &&
+      *opts.precondition_resource_version != std::to_string(old->resource_version))
+    return absl::AbortedError(ConflictMessage(ts.type, old->name));
+  nlohmann::json j = old->Parse();
+  if (opts.dry_run) return j;
+  const std::string id = ts.type.Id();
+  auto now = clock->Now();
+  if (id == kPods) {
+    int64_t grace = opts.grace_period_seconds.value_or(
+        j["spec"].is_object() ? j["spec"].value("terminationGracePeriodSeconds", int64_t{30}) : 30);
+    std::string phase = j.contains("status") && j["status"].is_object() ? j["status"].value("phase", "") : "";
+    bool scheduled = j["spec"].is_object() && !j["spec"].value("nodeName", "").empty();
+    if (grace > 0 && scheduled && phase != "Succeeded" && phase != "Failed") {
+      int64_t current = j["metadata"].value("deletionGracePeriodSeconds", int64_t{-1});
+      if (old->deleting && current >= 0 && current <= grace) return j;
+      j["metadata"]["deletionTimestamp"] = FormatTimestamp(now + std::chrono::seconds(grace));
+      j["metadata"]["deletionGracePeriodSeconds"] = grace;
+      if (absl::Status s = CommitLocked(ts, EventType::kModified, j); !s.ok()) return s;
+      return j;
+    }
+  }
+  if (opts.propagation == Propagation::kOrphan) {
+    if (auto d = dependents.find(old->uid); d != dependents.end()) {
+      auto deps = d->second;
+      for (const auto& [did, dkey] : deps) {
+        auto dts = FindLocked(did);
+        if (!dts || !dts->objects.count(dkey)) continue;
+        nlohmann::json dj = dts->objects[dkey]->Parse();
+        auto& refs = dj["metadata"]["ownerReferences"];
+        refs.erase(std::remove_if(refs.begin(), refs.end(),
+                                  [&](const nlohmann::json& r) { return r.value("uid", "") == old->uid; }),
+                   refs.end());
+        if (refs.empty()) dj["metadata"].erase("ownerReferences");
+        (void)CommitLocked(*dts, EventType::kModified, dj);
+      }
+    }
+  }
+  if (opts.propagation == Propagation::kForeground && dependents.count(old->uid)) {
+    if (!old->deleting) {
+      j["metadata"]["deletionTimestamp"] = FormatTimestamp(now);
+      j["metadata"]["deletionGracePeriodSeconds"] = 0;
+      auto& f = j["metadata"]["finalizers"];
+      if (!f.is_array()) f = nlohmann::json::array();
+      f.push_back("foregroundDeletion");
+      if (absl::Status s = CommitLocked(ts, EventType::kModified, j); !s.ok()) return s;
+    }
+    auto deps = dependents[old->uid];
+    for (const auto& [did, dkey] : deps) {
+      auto dts = FindLocked(did);
+      if (!dts) continue;
+      auto dit = dts->objects.find(dkey);
+      if (dit == dts->objects.end() || dit->second->deleting) continue;
+      (void)DeleteLocked(*dts, dkey, DeleteOptions{}, depth + 1);
+    }
+    auto now_it = ts.objects.find(key);
+    return now_it == ts.objects.end() ? j : now_it->second->Parse();
+  }
+  if (!old->finalizers.empty()) {
+    if (!old->deleting) {
+      j["metadata"]["deletionTimestamp"] = FormatTimestamp(now);
+      j["metadata"]["deletionGracePeriodSeconds"] = 0;
+      if (absl::Status s = CommitLocked(ts, EventType::kModified, j); !s.ok()) return s;
+    }
+    return j;
+  }
+  if (id == kNamespaces) {
+    for (auto& [tid, tts] : types) {
+      if (!tts->type.namespaced) continue;
+      std::vector<std::string> keys;
+      std::string prefix = old->name + "/";
+      for (auto oit = tts->objects.lower_bound(prefix); oit != tts->objects.end() && oit->first.rfind(prefix, 0) == 0;
+           ++oit)
+        keys.push_back(oit->first);
+      for (const auto& k : keys) RemoveLocked(*tts, k, depth + 1);
+    }
+  }
+  RemoveLocked(ts, key, depth);
+  return j;
+}
+
+Store::Store(Clock* clock, StoreOptions options)
+    : clock_(clock), options_(options), state_(std::make_unique<State>()) {
+  state_->clock = clock;
+  state_->options = options;
+  state_->options.journal = nullptr;  // bootstrap objects are not journaled (see SetJournal)
+  for (const auto& t : BuiltinResourceTypes()) state_->RegisterLocked(t);
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"})
+    (void)Create(kNamespaces, {{"metadata", {{"name", ns}}}});
+  state_->options.journal = options.journal;
+}
+
+Store::~Store() = default;
+
+void Store::SetJournal(Journal* journal) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  state_->options.journal = journal;
+}
+
+std::optional<ResourceType> Store::FindType(std::string_view id) const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto t = state_->FindLocked(id);
+  if (!t) return std::nullopt;
+  return t->type;
+}
+
+std::vector<ResourceType> Store::Types() const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  std::vector<ResourceType> out;
+  for (const auto& [id, t] : state_->types) out.push_back(t->type);
+  return out;
+}
+
+int64_t Store::TypesGeneration() const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  return state_->types_generation;
+}
+
+absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann::json object,
+                                             const WriteOptions& options) {
+  if (!object.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts_or = state_->TypeOr404(resource);
+  if (!ts_or.ok()) return ts_or.status();
+  TypeState& ts = **ts_or;
+  const ResourceType& type = ts.type;
+  auto& meta = object["metadata"];
+  if (meta.is_null()) meta = nlohmann::json::object();
+  if (!meta.is_object()) return absl::InvalidArgumentError("metadata: Invalid value: must be an object");
+  if (object.contains("apiVersion") && object["apiVersion"] != type.ApiVersion())
+    return absl::FailedPreconditionError(absl::StrCat("the API version in the data (", object["apiVersion"].dump(),
+                                                      ") does not match the expected API version (",
+                                                      type.ApiVersion(), ")"));
+  if (object.contains("kind") && object["kind"] != type.kind)
+    return absl::FailedPreconditionError(absl::StrCat("the kind in the data (", object["kind"].dump(),
+                                                      ") does not match the expected kind (", type.kind, ")"));
+  object["apiVersion"] = type.ApiVersion();
+  object["kind"] = type.kind;
+  std::string ns;
+  if (type.namespaced) {
+    if (!meta.contains("namespace") || !meta["namespace"].is_string() || meta["namespace"].get<std::string>().empty())
+      return absl::InvalidArgumentError("metadata.namespace: Required value");
+    ns = meta["namespace"];
+    auto nts = state_->FindLocked(kNamespaces);
+    if (!nts->objects.count(Key("", ns)))
+      return absl::NotFoundError(absl::StrCat("namespaces \"", ns, "\" not found"));
+  } else {
+    meta.erase("namespace");
+  }
+  std::string name = meta.contains("name") && meta["name"].is_string() ? meta["name"].get<std::string>() : "";
+  if (name.empty()) {
+    if (!meta.contains("generateName") || !meta["generateName"].is_string() ||
+        meta["generateName"].get<std::string>().empty())
+      return absl::InvalidArgumentError("metadata.name: Required value: name or generateName is required");
+    std::string prefix = meta["generateName"];
+    do name = prefix + RandomSuffix(state_->gen);
+    while (ts.objects.count(Key(ns, name)));
+    meta["name"] = name;
+  }
+  std::string why = type.Id() == kNamespaces ? ValidateDns1123Label(name) : ValidateDns1123Subdomain(name);
+  if (!why.empty()) return absl::InvalidArgumentError(absl::StrCat("metadata.name: Invalid value: \"", name, "\": ", why));
+  if (absl::Status s = ValidateMeta(meta); !s.ok()) return s;
+  if (type.Id() == kCustomResourceDefinitions) {
+    auto t = ResourceTypeFromCrd(object);
+    if (!t.ok()) return t.status();
+    if (name != t->resource + "." + t->group)
+      return absl::InvalidArgumentError(absl::StrCat("metadata.name: Invalid value: \"", name,
+                                                     "\": must be spec.names.plural+\".\"+spec.group"));
+    if (auto existing = state_->FindLocked(t->Id()); existing && !existing->type.custom)
+      return absl::InvalidArgumentError(absl::StrCat("spec.group: Invalid value: \"", t->group, "\": conflicts with a built-in resource"));
+  }
+  if (ts.objects.count(Key(ns, name)))
+    return absl::AlreadyExistsError(absl::StrCat(QualifiedName(type, name), " already exists"));
+  meta["uid"] = NewUid(state_->gen);
+  meta["creationTimestamp"] = FormatTimestamp(clock_->Now());
+  meta["generation"] = 1;
+  for (const char* f : {"deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"}) meta.erase(f);
+  if (meta.contains("finalizers") && meta["finalizers"].empty()) meta.erase("finalizers");
+  ResetStatusOnCreate(type, object);
+  ApplyDefaults(type.Id(), object);
+  if (options.dry_run) return object;
+  if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object); !s.ok()) return s;
+  return object;
+}
+
+absl::StatusOr<ObjectPtr> Store::GetStored(std::string_view resource, std::string_view ns,
+                                           std::string_view name) const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  auto it = (*ts)->objects.find(Key((*ts)->type.namespaced ? ns : "", name));
+  if (it == (*ts)->objects.end())
+    return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
+  return it->second;
+}
+
+absl::StatusOr<nlohmann::json> Store::Get(std::string_view resource, std::string_view ns,
+                                          std::string_view name) const {
+  auto obj = GetStored(resource, ns, name);
+  if (!obj.ok()) return obj.status();
+  return (*obj)->Parse();
+}
+
+absl::StatusOr<nlohmann::json> Store::Update(std::string_view resource, nlohmann::json object,
+                                             const WriteOptions& options) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  return state_->WriteLocked(**ts, std::move(object), false, options);
+}
+
+absl::StatusOr<nlohmann::json> Store::UpdateStatus(std::string_view resource, nlohmann::json object,
+                                                   const WriteOptions& options) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  return state_->WriteLocked(**ts, std::move(object), true, options);
+}
+
+absl::StatusOr<nlohmann::json> Store::Mutate(std::string_view resource, std::string_view ns, std::string_view name,
+                                             bool status,
+                                             const std::function<absl::Status(nlohmann::json&)>& mutate,
+                                             const WriteOptions& options) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  std::string key = Key((*ts)->type.namespaced ? ns : "", name);
+  auto it = (*ts)->objects.find(key);
+  if (it == (*ts)->objects.end())
+    return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
+  nlohmann::json j = it->second->Parse();
+  if (absl::Status s = mutate(j); !s.ok()) return s;
+  if (!j.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
+  if (!j["metadata"].is_object()) j["metadata"] = nlohmann::json::object();
+  j["metadata"]["name"] = it->second->name;
+  if ((*ts)->type.namespaced) j["metadata"]["namespace"] = it->second->ns;
+  return state_->WriteLocked(**ts, std::move(j), status, options);
+}
+
+absl::StatusOr<nlohmann::json> Store::Delete(std::string_view resource, std::string_view ns, std::string_view name,
+                                             const DeleteOptions& options) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  return state_->DeleteLocked(**ts, Key((*ts)->type.namespaced ? ns : "", name), options, 0);
+}
+
+absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, std::string_view name) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  std::string key = Key((*ts)->type.namespaced ? ns : "", name);
+  if (!(*ts)->objects.count(key))
+    return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
+  state_->RemoveLocked(**ts, key, 0);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ListResult> Store::List(std::string_view resource, const ListOptions& options) const {
+  auto labels = Selector::ParseLabels(options.label_selector);
+  if (!labels.ok()) return absl::FailedPreconditionError(labels.status().message());
+  auto fields = Selector::ParseFields(options.field_selector);
+  if (!fields.ok()) return absl::FailedPreconditionError(fields.status().message());
+  if (absl::Status s = CheckFieldSelector(*fields, resource); !s.ok()) return s;
+  std::string start;
+  if (!options.continue_token.empty() && !absl::WebSafeBase64Unescape(options.continue_token, &start))
+    return absl::FailedPreconditionError("invalid continue token");
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  ListResult result;
+  result.resource_version = state_->rv;
+  const auto& objects = (*ts)->objects;
+  std::string prefix = options.ns.empty() || !(*ts)->type.namespaced ? "" : options.ns + "/";
+  auto it = start.empty() ? objects.lower_bound(prefix) : objects.upper_bound(start);
+  for (; it != objects.end(); ++it) {
+    if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
+    const ObjectPtr& o = it->second;
+    if (!labels->Matches(o->labels) || !fields->Matches(o->fields)) continue;
+    if (options.limit > 0 && static_cast<int64_t>(result.items.size()) >= options.limit) {
+      if (result.continue_token.empty()) result.continue_token = absl::WebSafeBase64Escape(result.items.back() ? Key(result.items.back()->ns, result.items.back()->name) : "");
+      ++result.remaining;
+      continue;
+    }
+    result.items.push_back(o);
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<nlohmann::json>> Store::ListObjects(std::string_view resource,
+                                                               const ListOptions& options) const {
+  auto list = List(resource, options);
+  if (!list.ok()) return list.status();
+  std::vector<nlohmann::json> out;
+  out.reserve(list->items.size());
+  for (const auto& o : list->items) out.push_back(o->Parse());
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Watcher>> Store::Watch(std::string_view resource, const WatchOptions& options) {
+  auto labels = Selector::ParseLabels(options.label_selector);
+  if (!labels.ok()) return absl::FailedPreconditionError(labels.status().message());
+  auto fields = Selector::ParseFields(options.field_selector);
+  if (!fields.ok()) return absl::FailedPreconditionError(fields.status().message());
+  if (absl::Status s = CheckFieldSelector(*fields, resource); !s.ok()) return s;
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto ts = state_->TypeOr404(resource);
+  if (!ts.ok()) return ts.status();
+  WatchOptions o = options;
+  if (!(*ts)->type.namespaced) o.ns.clear();
+  auto w = std::make_unique<WatcherImpl>(state_.get(), *ts, o, std::move(*labels), std::move(*fields));
+  w->InitLocked(o);
+  return std::unique_ptr<Watcher>(std::move(w));
+}
+
+int64_t Store::CurrentResourceVersion() const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  return state_->rv;
+}
+
+size_t Store::ObjectCount(std::string_view resource) const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto t = state_->FindLocked(resource);
+  return t ? t->objects.size() : 0;
+}
+
+size_t Store::WatcherCount(std::string_view resource) const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto t = state_->FindLocked(resource);
+  return t ? t->watchers.size() : 0;
+}
+
+absl::Status Store::Restore(const std::vector<JournalRecord>& records, int64_t resource_version) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  for (auto& [id, ts] : state_->types) ts->objects.clear();
+  state_->by_uid.clear();
+  state_->dependents.clear();
+  auto load = [&](const JournalRecord& r) {
+    auto ts = state_->FindLocked(r.resource);
+    if (!ts || !r.object) return;
+    std::string key = Key(r.object->ns, r.object->name);
+    ObjectPtr old = ts->objects.count(key) ? ts->objects[key] : nullptr;
+    if (r.deleted) {
+      ts->objects.erase(key);
+      state_->IndexLocked(r.resource, key, nullptr, old);
+    } else {
+      ts->objects[key] = r.object;
+      state_->IndexLocked(r.resource, key, r.object, old);
+    }
+  };
+  for (const auto& r : records)
+    if (r.resource == kCustomResourceDefinitions) load(r);
+  for (const auto& [key, obj] : state_->FindLocked(kCustomResourceDefinitions)->objects) {
+    auto t = ResourceTypeFromCrd(obj->Parse());
+    if (t.ok()) state_->RegisterLocked(*t);
+  }
+  for (const auto& r : records)
+    if (r.resource != kCustomResourceDefinitions) load(r);
+  state_->rv = std::max(state_->rv, resource_version);
+  for (auto& [id, ts] : state_->types) {
+    ts->history.clear();
+    ts->floor_rv = state_->rv;
+  }
+  return absl::OkStatus();
+}
+
+void Store::ForEach(const std::function<void(const std::string&, const ObjectPtr&)>& fn) const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  for (const auto& [id, ts] : state_->types)
+    for (const auto& [key, obj] : ts->objects) fn(id, obj);
+}
+
+}  // namespace cloneset::devcluster
