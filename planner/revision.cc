@@ -1,0 +1,375 @@
+#include "planner/revision.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace cloneset::planner {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+constexpr size_t kMaxRevisionPrefix = 223;  // 253 - len("-") - 29 (room for the hash), as upstream
+constexpr int kMaxCollisionRetries = 64;
+
+// Go's encoding/json float64 rendering: shortest round-trip digits, 'f' format for 1e-6 <= |v| < 1e21, else 'e'
+// with a one-digit negative exponent written without its leading zero ("1e-7", but "1e+21").
+void AppendGoNumber(double v, std::string& out) {
+  char buf[64];
+  const double abs = std::fabs(v);
+  const bool exp_format = abs != 0 && (abs < 1e-6 || abs >= 1e21);
+  auto res = std::to_chars(buf, buf + sizeof(buf), v,
+                           exp_format ? std::chars_format::scientific : std::chars_format::fixed);
+  std::string s(buf, res.ptr);
+  if (exp_format) {
+    const size_t n = s.size();
+    if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') s.erase(n - 2, 1);
+  }
+  out += s;
+}
+
+// Go's encoding/json string rendering with HTML escaping (the default of json.Marshal).
+void AppendGoString(const std::string& s, std::string& out) {
+  out += '"';
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; continue;
+        case '\\': out += "\\\\"; continue;
+        case '\b': out += "\\b"; continue;
+        case '\f': out += "\\f"; continue;
+        case '\n': out += "\\n"; continue;
+        case '\r': out += "\\r"; continue;
+        case '\t': out += "\\t"; continue;
+        default: break;
+      }
+      if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+        out += "\\u00";
+        out += kHexDigits[c >> 4];
+        out += kHexDigits[c & 0xF];
+      } else {
+        out += static_cast<char>(c);
+      }
+      continue;
+    }
+    // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) break JavaScript string literals; Go escapes them.
+    if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+      out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+      i += 2;
+      continue;
+    }
+    out += static_cast<char>(c);
+  }
+  out += '"';
+}
+
+// nlohmann's object type is a std::map, so keys come out in byte order, like Go's sorted map keys.
+void AppendGoJson(const Json& j, std::string& out) {
+  switch (j.type()) {
+    case Json::value_t::null: out += "null"; return;
+    case Json::value_t::boolean: out += j.get<bool>() ? "true" : "false"; return;
+    case Json::value_t::number_integer: AppendGoNumber(static_cast<double>(j.get<int64_t>()), out); return;
+    case Json::value_t::number_unsigned: AppendGoNumber(static_cast<double>(j.get<uint64_t>()), out); return;
+    case Json::value_t::number_float: AppendGoNumber(j.get<double>(), out); return;
+    case Json::value_t::string: AppendGoString(j.get_ref<const std::string&>(), out); return;
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& e : j) {
+        if (!first) out += ',';
+        first = false;
+        AppendGoJson(e, out);
+      }
+      out += ']';
+      return;
+    }
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [k, v] : j.items()) {
+        if (!first) out += ',';
+        first = false;
+        AppendGoString(k, out);
+        out += ':';
+        AppendGoJson(v, out);
+      }
+      out += '}';
+      return;
+    }
+    default: out += "null"; return;  // binary/discarded never come out of the parser
+  }
+}
+
+absl::StatusOr<Json> ParseObject(std::string_view text, std::string_view field) {
+  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(std::string(field), ": not valid JSON"));
+  if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(std::string(field), ": must be a JSON object"));
+  return j;
+}
+
+std::string SafeEncode(std::string_view decimal) {
+  static constexpr char kAlphanums[] = "bcdfghjklmnpqrstvwxz2456789";
+  std::string out;
+  out.reserve(decimal.size());
+  for (char c : decimal) out += kAlphanums[static_cast<unsigned char>(c) % 27];
+  return out;
+}
+
+const std::string* MapValue(const google::protobuf::Map<std::string, std::string>& m, const std::string& key) {
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RevisionData(std::string_view template_json) {
+  absl::StatusOr<Json> tmpl = ParseObject(template_json, "spec.template");
+  if (!tmpl.ok()) return tmpl.status();
+  (*tmpl)["$patch"] = "replace";
+  Json data = Json::object();
+  data["spec"]["template"] = std::move(*tmpl);
+  std::string out;
+  AppendGoJson(data, out);
+  return out;
+}
+
+absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json) {
+  absl::StatusOr<Json> data = ParseObject(data_json, "revision data");
+  if (!data.ok()) return data.status();
+  auto spec = data->find("spec");
+  if (spec == data->end() || !spec->is_object()) return absl::InvalidArgumentError("revision data: no spec");
+  auto tmpl = spec->find("template");
+  if (tmpl == spec->end() || !tmpl->is_object()) {
+    return absl::InvalidArgumentError("revision data: no spec.template");
+  }
+  Json t = *tmpl;
+  t.erase("$patch");
+  std::string out;
+  AppendGoJson(t, out);
+  return out;
+}
+
+uint32_t Fnv1Hash32(std::string_view data, uint32_t seed) {
+  uint32_t h = seed;
+  for (char c : data) {
+    h *= 16777619u;
+    h ^= static_cast<unsigned char>(c);
+  }
+  return h;
+}
+
+std::string RevisionHash(std::string_view data_json, int32_t collision_count) {
+  uint32_t h = Fnv1Hash32(data_json);
+  h = Fnv1Hash32(absl::StrCat(collision_count), h);
+  return SafeEncode(absl::StrCat(h));
+}
+
+// Upstream hashes go-spew's rendering of the JSON bytes; that is only ever compared with values from the same
+// implementation, so we hash the canonical JSON directly with FNV-1a (docs/compatibility.md).
+std::string VolumeClaimTemplatesHash(const pb::CloneSetSpec& spec) {
+  if (spec.volume_claim_templates_json().empty()) return "";
+  std::vector<std::pair<std::string, Json>> vcts;
+  for (const auto& text : spec.volume_claim_templates_json()) {
+    Json j = Json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;  // validation rejects these before we get here
+    Json reduced = Json::object();
+    std::string name;
+    if (auto m = j.find("metadata"); m != j.end() && m->is_object()) {
+      if (auto n = m->find("name"); n != m->end() && n->is_string()) name = n->get<std::string>();
+    }
+    reduced["metadata"]["name"] = name;
+    reduced["spec"] = j.contains("spec") ? j["spec"] : Json::object();
+    vcts.emplace_back(name, std::move(reduced));
+  }
+  std::stable_sort(vcts.begin(), vcts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  Json list = Json::array();
+  for (auto& [_, j] : vcts) list.push_back(std::move(j));
+  std::string canonical;
+  AppendGoJson(list, canonical);
+  uint32_t h = 2166136261u;
+  for (char c : canonical) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  return absl::StrCat(h);
+}
+
+std::vector<const pb::ControllerRevision*> SortRevisions(const pb::PlanRequest& request) {
+  const std::string& uid = request.clone_set().metadata().uid();
+  std::vector<const pb::ControllerRevision*> out;
+  for (const auto& rev : request.revisions()) {
+    bool foreign = false;
+    for (const auto& ref : rev.metadata().owner_references()) {
+      if (ref.controller() && ref.uid() != uid) foreign = true;
+    }
+    if (!foreign) out.push_back(&rev);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const pb::ControllerRevision* a, const pb::ControllerRevision* b) {
+    const auto& ta = a->metadata().creation_timestamp();
+    const auto& tb = b->metadata().creation_timestamp();
+    return std::make_tuple(a->revision(), ta.seconds(), ta.nanos(), std::cref(a->metadata().name())) <
+           std::make_tuple(b->revision(), tb.seconds(), tb.nanos(), std::cref(b->metadata().name()));
+  });
+  return out;
+}
+
+namespace {
+
+std::string RevisionName(std::string_view clone_set_name, std::string_view hash) {
+  return absl::StrCat(std::string(clone_set_name.substr(0, kMaxRevisionPrefix)), "-", std::string(hash));
+}
+
+std::string ControllerRevisionJson(const pb::CloneSet& cs, const std::string& name, const std::string& hash,
+                                   const std::string& data_json, int64_t revision, const std::string& vct_hash) {
+  Json labels = Json::object();
+  if (absl::StatusOr<std::string> tmpl = TemplateFromRevisionData(data_json); tmpl.ok()) {
+    Json t = Json::parse(*tmpl, nullptr, false);
+    if (auto m = t.find("metadata"); m != t.end() && m->is_object()) {
+      if (auto l = m->find("labels"); l != m->end() && l->is_object()) labels = *l;
+    }
+  }
+  labels[kRevisionHashLabel] = hash;
+  Json annotations = Json::object();
+  for (const auto& [k, v] : cs.metadata().annotations()) annotations[k] = v;
+  annotations[kVctHashAnnotation] = vct_hash;
+  Json rev = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "ControllerRevision"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", cs.metadata().namespace_()},
+        {"labels", labels},
+        {"annotations", annotations},
+        {"ownerReferences", Json::array({{{"apiVersion", "apps.kruise.io/v1alpha1"},
+                                          {"kind", "CloneSet"},
+                                          {"name", cs.metadata().name()},
+                                          {"uid", cs.metadata().uid()},
+                                          {"controller", true},
+                                          {"blockOwnerDeletion", true}}})}}},
+      {"revision", revision},
+  };
+  std::string out;
+  AppendGoJson(rev, out);
+  // The data goes in verbatim: the API server keeps a RawExtension's bytes, and revisions compare by bytes.
+  out.pop_back();
+  absl::StrAppend(&out, ",\"data\":", data_json, "}");
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
+                                               const std::vector<const pb::ControllerRevision*>& sorted,
+                                               PlanBuilder& plan) {
+  const pb::CloneSet& cs = request.clone_set();
+  absl::StatusOr<std::string> data = RevisionData(cs.spec().template_json());
+  if (!data.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("clone_set.spec.template_json: ", data.status().message()));
+  }
+  RevisionChoice choice;
+  choice.collision_count = cs.status().collision_count();
+  const std::string vct_hash = VolumeClaimTemplatesHash(cs.spec());
+  const int64_t next_number = sorted.empty() ? 1 : sorted.back()->revision() + 1;
+
+  const pb::ControllerRevision* last_equal = nullptr;
+  for (const auto* rev : sorted) {
+    if (rev->data_json() == *data) last_equal = rev;
+  }
+  std::string update_data;
+  if (last_equal != nullptr && last_equal == sorted.back()) {
+    choice.update_revision = last_equal->metadata().name();
+    update_data = last_equal->data_json();
+  } else if (last_equal != nullptr) {
+    // Rolling back to an older template: renumber that revision so it becomes the latest again.
+    pb::UpdateRevision* upd = plan.AddAction()->mutable_update_revision();
+    plan.response()->mutable_actions()->rbegin()->set_stop_on_error(true);
+    upd->set_name(last_equal->metadata().name());
+    upd->set_resource_version(last_equal->metadata().resource_version());
+    upd->set_revision(next_number);
+    const std::string* have = MapValue(last_equal->metadata().annotations(), kVctHashAnnotation);
+    if (have == nullptr || *have != vct_hash) (*upd->mutable_set_annotations())[kVctHashAnnotation] = vct_hash;
+    choice.update_revision = last_equal->metadata().name();
+    update_data = last_equal->data_json();
+  } else {
+    // A new revision. A name taken by a revision with other data (in the snapshot) is a hash collision.
+    std::string hash, name;
+    for (int attempt = 0;; ++attempt) {
+      hash = RevisionHash(*data, choice.collision_count);
+      name = RevisionName(cs.metadata().name(), hash);
+      bool taken = false;
+      for (const auto& rev : request.revisions()) {
+        if (rev.metadata().name() == name) taken = true;
+      }
+      if (!taken) break;
+      if (attempt >= kMaxCollisionRetries) {
+        return absl::FailedPreconditionError(absl::StrCat("too many revision hash collisions for ", name));
+      }
+      ++choice.collision_count;
+    }
+    pb::Action* action = plan.AddAction();
+    action->set_stop_on_error(true);
+    action->mutable_create_revision()->set_revision_json(
+        ControllerRevisionJson(cs, name, hash, *data, next_number, vct_hash));
+    choice.update_revision = name;
+    update_data = *data;
+  }
+
+  std::string current_data = update_data;
+  choice.current_revision = choice.update_revision;
+  for (const auto* rev : sorted) {
+    if (!cs.status().current_revision().empty() && rev->metadata().name() == cs.status().current_revision()) {
+      choice.current_revision = rev->metadata().name();
+      current_data = rev->data_json();
+    }
+  }
+  absl::StatusOr<std::string> update_template = TemplateFromRevisionData(update_data);
+  if (!update_template.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("revisions[", choice.update_revision, "].data_json: ", update_template.status().message()));
+  }
+  absl::StatusOr<std::string> current_template = TemplateFromRevisionData(current_data);
+  if (!current_template.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("revisions[", choice.current_revision,
+                                                   "].data_json: ", current_template.status().message()));
+  }
+  choice.update_template_json = *std::move(update_template);
+  choice.current_template_json = *std::move(current_template);
+  return choice;
+}
+
+void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
+  std::vector<const pb::ControllerRevision*> dead;
+  for (const auto* rev : ctx.revisions) {
+    const std::string& name = rev->metadata().name();
+    if (name == ctx.current_revision || name == ctx.update_revision) continue;
+    bool live = false;
+    for (const auto* pod : ctx.pods) {
+      auto it = pod->metadata().labels().find(kRevisionLabel);
+      if (it == pod->metadata().labels().end()) continue;
+      const std::string& label = it->second;
+      const auto short_of = [](std::string_view s) {
+        const size_t dash = s.rfind('-');
+        return dash == std::string_view::npos ? s : s.substr(dash + 1);
+      };
+      if (label == name || short_of(label) == short_of(name)) {
+        live = true;
+        break;
+      }
+    }
+    if (!live) dead.push_back(rev);
+  }
+  const int64_t limit = std::max<int64_t>(ctx.spec.revision_history_limit, 0);
+  const int64_t excess = static_cast<int64_t>(dead.size()) - limit;
+  for (int64_t i = 0; i < excess; ++i) {
+    plan.AddAction()->mutable_delete_revision()->set_name(dead[i]->metadata().name());
+  }
+}
+
+}  // namespace cloneset::planner
