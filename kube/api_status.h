@@ -25,8 +25,7 @@ std::optional<int> HttpCode(const absl::Status& s);
 // The Kubernetes reason (e.g. "Conflict", "Expired", "AlreadyExists").
 std::string K8sReason(const absl::Status& s);
 
-inline bool IsNotFound(const absl::Status& s) { return absl::IsNotFound(s); }
-inline bool IsAlreadyExists(const absl::Status& s) { return absl::IsAlreadyExists(s); }
+// NotFound and AlreadyExists: absl::IsNotFound / absl::IsAlreadyExists.
 bool IsConflict(const absl::Status& s);  // 409 with a reason other than AlreadyExists
 bool IsGone(const absl::Status& s);      // 410, or a watch ERROR with code 410
 

@@ -418,6 +418,7 @@ void FakeApiServer::State::HandleWatch(const Route& r, const httplib::Request& r
     int64_t bookmark_generation = 0;
     bool done = false;
     std::chrono::steady_clock::time_point deadline;
+    std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
   };
   auto cur = std::make_shared<Cursor>();
   {
@@ -480,6 +481,10 @@ void FakeApiServer::State::HandleWatch(const Route& r, const httplib::Request& r
         const bool end = cur->done || stopping || cur->generation != watch_generation ||
                          std::chrono::steady_clock::now() >= cur->deadline;
         l.unlock();
+        const auto now = std::chrono::steady_clock::now();
+        // An idle newline now and then notices clients that went away.
+        if (out.empty() && now - cur->last_write > std::chrono::milliseconds(500)) out.push_back("\n");
+        if (!out.empty()) cur->last_write = now;
         for (auto& line : out) {
           if (!sink.write(line.data(), line.size())) return false;
         }
