@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -50,7 +51,7 @@ Duration ImagePolicy::PullTimeFor(std::string_view image) const {
   std::string given(image);
   std::string norm = NormalizeImage(image);
   for (const auto& rule : pull_times) {
-    if (std::regex_match(given, rule.regex) || std::regex_match(norm, rule.regex)) return rule.duration;
+    if (std::regex_search(given, rule.regex) || std::regex_search(norm, rule.regex)) return rule.duration;
   }
   return default_pull_time;
 }
@@ -58,14 +59,14 @@ Duration ImagePolicy::PullTimeFor(std::string_view image) const {
 bool ImagePolicy::PullFails(std::string_view image) const {
   if (!fail_pulls) return false;
   std::string given(image);
-  return std::regex_match(given, *fail_pulls) || std::regex_match(NormalizeImage(image), *fail_pulls);
+  return std::regex_search(given, *fail_pulls) || std::regex_search(NormalizeImage(image), *fail_pulls);
 }
 
 absl::StatusOr<std::vector<PullTimeRule>> ParsePullTimeRules(std::string_view spec, std::string_view flag_name) {
   std::vector<PullTimeRule> rules;
   for (absl::string_view entry_view : absl::StrSplit(absl::string_view(spec.data(), spec.size()), ',',
                                                      absl::SkipWhitespace())) {
-    std::string entry(entry_view);
+    std::string entry(absl::StripAsciiWhitespace(entry_view));
     auto eq = entry.rfind('=');
     if (eq == std::string_view::npos || eq == 0) {
       return absl::InvalidArgumentError(

@@ -40,7 +40,8 @@ std::string Sha256Hex(std::string_view data);
 // Deterministic image id: "sha256:" + hex sha256 of the normalised reference. A changed image always changes id.
 std::string ImageIdFor(std::string_view image);
 
-// Pull time per image: the first rule whose regex fully matches the (normalised or given) reference wins.
+// Pull time per image: the first rule whose regex is found in the given or the normalised reference wins
+// (unanchored, like grep; anchor with ^...$).
 struct PullTimeRule {
   std::string pattern;
   std::regex regex;
@@ -49,7 +50,7 @@ struct PullTimeRule {
 struct ImagePolicy {
   std::vector<PullTimeRule> pull_times;
   Duration default_pull_time = std::chrono::milliseconds(0);
-  std::optional<std::regex> fail_pulls;  // images matching fail with NotFound (ErrImagePull)
+  std::optional<std::regex> fail_pulls;  // images matching (unanchored) fail with NotFound (ErrImagePull)
   std::string fail_pattern;
 
   Duration PullTimeFor(std::string_view image) const;

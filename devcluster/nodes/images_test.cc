@@ -42,7 +42,9 @@ TEST(Images, ParsePullTimeRules) {
   ASSERT_EQ(rules->size(), 2u);
   EXPECT_EQ(rules->at(0).duration, seconds(2));
   EXPECT_EQ(rules->at(1).duration, seconds(90));
-  ImagePolicy policy{.pull_times = *rules, .default_pull_time = milliseconds(100)};
+  ImagePolicy policy;
+  policy.pull_times = *rules;
+  policy.default_pull_time = milliseconds(100);
   EXPECT_EQ(policy.PullTimeFor("nginx:1"), seconds(2));
   EXPECT_EQ(policy.PullTimeFor("docker.io/library/nginx:1"), seconds(2));
   EXPECT_EQ(policy.PullTimeFor("repo/big-model:v3"), seconds(90));
@@ -58,7 +60,8 @@ TEST(Images, ParsePullTimeRules) {
 TEST(Images, PullsCompleteLazilyAndTrackConcurrency) {
   prometheus::Registry registry;
   CriMetrics metrics(&registry);
-  ImagePolicy policy{.default_pull_time = seconds(2)};
+  ImagePolicy policy;
+  policy.default_pull_time = seconds(2);
   policy.fail_pulls = std::regex(".*broken.*");
   policy.fail_pattern = ".*broken.*";
   ImageStore store("devcluster-node-0", &policy, &metrics);

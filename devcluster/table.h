@@ -1,0 +1,33 @@
+// Server-side printing (meta.k8s.io/v1 Table) as kubectl requests with Accept: ...;as=Table.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "devcluster/clock.h"
+#include "devcluster/resources.h"
+
+namespace cloneset::devcluster {
+
+// apimachinery's duration.HumanDuration: "45s", "3m2s", "25m", "4h5m", "20h", "3d4h", "12d", "2y40d".
+std::string HumanDuration(std::chrono::seconds d);
+
+// Evaluates a CRD printer-column JSONPath (".spec.replicas", ".spec.template.spec.containers[*].image").
+// Multiple results are joined with ','. Null when nothing matches.
+nlohmann::json EvaluateJsonPath(const nlohmann::json& object, const std::string& path);
+
+// Column definitions for a type (built-in printers or the CRD's additionalPrinterColumns).
+nlohmann::json TableColumns(const ResourceType& type);
+// One row: cells plus rows[].object = PartialObjectMetadata (or the full object when
+// include_object), so kubectl's -L / --show-labels work.
+nlohmann::json TableRow(const ResourceType& type, const nlohmann::json& object, Clock::TimePoint now,
+                        bool include_object);
+// A Table of objects; resource_version/continue go into the Table's metadata.
+nlohmann::json BuildTable(const ResourceType& type, const std::vector<nlohmann::json>& objects,
+                          Clock::TimePoint now, const std::string& resource_version,
+                          const std::string& continue_token, bool include_object, bool include_columns = true);
+
+}  // namespace cloneset::devcluster
