@@ -92,7 +92,9 @@ func (c *CRD) Lint() []string {
 		}
 		var cols []string
 		for _, col := range getList(v, "additionalPrinterColumns") {
-			cols = append(cols, getStr(col, "name"))
+			if p, _ := get(col, "priority").(int); p == 0 { // -o wide columns are extra
+				cols = append(cols, getStr(col, "name"))
+			}
 		}
 		if got := strings.Join(cols, ","); got != "DESIRED,UPDATED,UPDATED_READY,UPDATED_AVAILABLE,READY,TOTAL,AGE" {
 			errs = append(errs, vn+": printer columns are "+got)
@@ -133,7 +135,7 @@ func structural(s Schema, path string, errs *[]string) {
 type SeedDoc struct {
 	Where    string
 	Doc      map[string]interface{}
-	Complete bool // has metadata.name, spec.selector and spec.template: must be admitted in full
+	Complete bool // has metadata.name and spec.template: must be admitted in full
 }
 
 // ExtractSeeds finds YAML in fenced blocks and bare snippets starting at a column-0 "apiVersion:".
@@ -163,8 +165,8 @@ func ExtractSeeds(file string) (docs []SeedDoc, skipped []string, err error) {
 			if m["kind"] != "CloneSet" {
 				continue
 			}
-			complete := getStr(m, "metadata", "name") != "" && getMap(m, "spec", "selector") != nil &&
-				getMap(m, "spec", "template") != nil
+			// spec.selector may be omitted: it then defaults to the template labels (seed 000 relies on it).
+			complete := getStr(m, "metadata", "name") != "" && getMap(m, "spec", "template") != nil
 			docs = append(docs, SeedDoc{Where: fmt.Sprintf("%s:%d#%d", base, start, i), Doc: m, Complete: complete})
 		}
 	}
@@ -183,10 +185,16 @@ func ExtractSeeds(file string) (docs []SeedDoc, skipped []string, err error) {
 			i = j
 		case strings.HasPrefix(lines[i], "apiVersion:"):
 			j := i + 1
-			for j < len(lines) && strings.TrimSpace(lines[j]) != "" {
+			block := []string{lines[i]}
+			// A bare snippet ends at a blank line or at prose (a line starting with a non-ASCII character such as "•").
+			for j < len(lines) && strings.TrimSpace(lines[j]) != "" && strings.TrimSpace(lines[j])[0] < 0x80 {
+				if strings.HasPrefix(lines[j], "apiVersion:") { // two snippets printed without "---"
+					block = append(block, "---")
+				}
+				block = append(block, lines[j])
 				j++
 			}
-			emit(i+1, lines[i:j])
+			emit(i+1, block)
 			i = j
 		}
 	}

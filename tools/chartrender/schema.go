@@ -156,7 +156,7 @@ func (v *Validator) check(s Schema, doc interface{}, path string, errs *[]string
 		}
 	}
 	p := orRoot(path)
-	if doc == nil && s["nullable"] == true {
+	if doc == nil && (s["nullable"] == true || v.IgnoreRequired) { // a snippet's "spec:  # ..." elides the value
 		return
 	}
 	if s["x-kubernetes-int-or-string"] == true {
