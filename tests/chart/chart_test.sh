@@ -171,30 +171,50 @@ case_compose_config() {
   promtool check config "$SRC/deploy/prometheus/prometheus.yml"
 }
 
-# start_metrics NAME ARGS...: start a binary, wait for "metrics on http://...", print the URL.
-start_metrics() {
-  local name=$1; shift
+# start_and_wait NAME PATTERN ARGS...: start a binary in the background and print the first URL its
+# stderr announces after PATTERN ("metrics on" / "listening on"), e.g. http://127.0.0.1:41234.
+start_and_wait() {
+  local name=$1 pattern=$2; shift 2
   "$@" > "$TMP/$name.out" 2> "$TMP/$name.err" &
   PIDS+=($!)
-  local i url=""
-  for i in $(seq 1 100); do
-    url=$(sed -n 's/.*metrics on \(http:\/\/[0-9.:]*\).*/\1/p' "$TMP/$name.err" | head -1)
+  local pid=$! i url=""
+  for i in $(seq 1 150); do
+    url=$(sed -n "s/.*$pattern \(https\{0,1\}:\/\/[0-9.:]*\).*/\1/p" "$TMP/$name.err" | head -1)
     [ -n "$url" ] && { echo "$url"; return 0; }
-    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$TMP/$name.err" >&2; fail "$name exited"; }
+    kill -0 "$pid" 2>/dev/null || { cat "$TMP/$name.err" >&2; fail "$name exited"; }
     sleep 0.1
   done
-  cat "$TMP/$name.err" >&2; fail "$name printed no metrics address"
+  cat "$TMP/$name.err" >&2; fail "$name announced no '$pattern' address"
 }
 
+scrape_and_compare() { # COMPONENT URL
+  curl -fsSk "$2/metrics" > "$TMP/$1.prom" || fail "scraping $1 at $2/metrics"
+  "$CR" metrics -contract "$SRC/deploy/metrics-contract.txt" -component "$1" -exposition "$TMP/$1.prom"
+  if command -v promtool >/dev/null; then promtool check metrics < "$TMP/$1.prom" || fail "$1 exposition lint"; fi
+}
+
+# Scrape every component binary that is built and compare with deploy/metrics-contract.txt.
 case_metrics_binaries() {
-  local bin="$BUILD/bin" checked=0 url
+  local bin="$BUILD/bin" checked=() url planner_grpc="" api=""
   if [ -x "$bin/cloneset-planner" ]; then
-    url=$(start_metrics planner "$bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0)
-    curl -fsS "$url/metrics" > "$TMP/planner.prom"
-    "$CR" metrics -contract "$SRC/deploy/metrics-contract.txt" -component planner -exposition "$TMP/planner.prom"
-    checked=$((checked + 1))
+    url=$(start_and_wait planner "metrics on" "$bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0)
+    planner_grpc=$(sed -n 's/.*listening on [a-z]*:\/\/\([0-9.:]*\).*/\1/p' "$TMP/planner.err" | head -1)
+    scrape_and_compare planner "$url"; checked+=(planner)
   fi
-  if [ "$checked" = 0 ]; then echo "SKIP: no component binary built in $bin yet"; exit 77; fi
+  if [ -x "$bin/cloneset-devcluster" ]; then
+    mkdir -p "$TMP/dc"
+    api=$(start_and_wait devcluster "listening on" "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \
+      --data-dir="$TMP/dc" --kubeconfig="$TMP/dc/kubeconfig" --insecure-http)
+    scrape_and_compare devcluster "$api"; checked+=(devcluster)
+  fi
+  if [ -x "$bin/cloneset-executor" ] && [ -n "$api" ] && [ -n "$planner_grpc" ]; then
+    url=$(start_and_wait executor "metrics on" "$bin/cloneset-executor" --kubeconfig="$TMP/dc/kubeconfig" \
+      --planner_address="dns:///$planner_grpc" --lease_namespace=default --metrics_listen=127.0.0.1:0 \
+      --health_listen=127.0.0.1:0)
+    scrape_and_compare executor "$url"; checked+=(executor)
+  fi
+  if [ "${#checked[@]}" = 0 ]; then echo "SKIP: no component binary built in $bin yet"; exit 77; fi
+  echo "compared with the contract: ${checked[*]}"
 }
 
 case="${1:?case}"; shift
