@@ -217,6 +217,29 @@ case_metrics_binaries() {
   echo "compared with the contract: ${checked[*]}"
 }
 
+# Apply the CRD, the rendered chart and the extracted seed manifests to the embedded cluster with kubectl.
+case_kubectl_apply() {
+  local bin="$BUILD/bin"
+  [ -x "$bin/cloneset-devcluster" ] || { echo "SKIP: cloneset-devcluster not built yet"; exit 77; }
+  [ -f "$CRD" ] || { echo "SKIP: $CRD not committed yet"; exit 77; }
+  need kubectl
+  mkdir -p "$TMP/dc"
+  start_and_wait devcluster "listening on" "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \
+    --data-dir="$TMP/dc" --kubeconfig="$TMP/dc/kubeconfig" --insecure-http > /dev/null
+  export KUBECONFIG="$TMP/dc/kubeconfig"
+  kubectl apply -f "$CRD"
+  local i
+  for i in $(seq 1 50); do kubectl get clone -A > /dev/null 2>&1 && break; sleep 0.2; done
+  kubectl get clone -A > /dev/null || fail "CloneSet resource not served after applying the CRD"
+  kubectl create namespace cloneset-system
+  "$CR" render -chart "$CHART" > "$TMP/default.yaml"
+  kubectl apply -f "$TMP/default.yaml"
+  local n=0 f
+  for f in "$SRC"/tests/data/*/*.yaml; do kubectl apply -f "$f"; n=$((n + 1)); done
+  echo "applied $n seed manifests"
+  kubectl get clone -A -o name | grep -q . || fail "no CloneSet stored"
+}
+
 case="${1:?case}"; shift
 "case_$case" "$@"
 echo "PASS: $case"
