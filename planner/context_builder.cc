@@ -49,6 +49,34 @@ struct Requirement {
 
 }  // namespace
 
+static int JsonDepth(std::string_view text) {
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+absl::Status CheckJsonDepth(std::string_view text, std::string_view field) {
+  if (JsonDepth(text) <= kMaxJsonDepth) return absl::OkStatus();
+  return Invalid(field, absl::StrCat("is nested deeper than ", kMaxJsonDepth, " levels"));
+}
+
 absl::StatusOr<bool> IsV1beta1(const pb::CloneSet& clone_set) {
   const std::string& v = clone_set.api_version();
   if (v.empty() || v == kApiV1alpha1) return false;

@@ -18,6 +18,10 @@ inline constexpr char kApiV1beta1[] = "apps.kruise.io/v1beta1";
 
 using LabelMap = google::protobuf::Map<std::string, std::string>;
 
+// Deeper JSON documents are rejected before any recursive JSON code (diff, canonicalisation) sees them.
+inline constexpr int kMaxJsonDepth = 64;
+absl::Status CheckJsonDepth(std::string_view text, std::string_view field);
+
 // True for v1beta1; false for v1alpha1 or an empty apiVersion; INVALID_ARGUMENT ("apiVersion: ...") otherwise.
 absl::StatusOr<bool> IsV1beta1(const pb::CloneSet& clone_set);
 
