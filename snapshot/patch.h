@@ -1,0 +1,47 @@
+// Plan actions that mutate existing objects, turned into concrete Kubernetes API requests. The executor prefixes
+// `path` with the server URL; it is the full path below the API root, e.g. /api/v1/namespaces/ns/pods/p/status.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "cloneset/planner/v1/planner.pb.h"
+
+namespace cloneset::snapshot {
+
+namespace pb = ::cloneset::planner::v1;
+
+inline constexpr char kStrategicMergePatch[] = "application/strategic-merge-patch+json";
+inline constexpr char kMergePatch[] = "application/merge-patch+json";
+
+struct ApiRequest {
+  std::string method;        // "PATCH"
+  std::string path;          // /api/v1/namespaces/<ns>/pods/<name>
+  std::string path_suffix;   // the part after the namespace: pods/<name>
+  std::string content_type;  // kStrategicMergePatch or kMergePatch
+  std::string body;          // compact JSON
+};
+
+// Pod metadata/spec: strategic merge patch. Removed labels/annotations are null; finalizers are added through
+// the merge list and removed with $deleteFromPrimitiveList; containers merge by name carrying only name+image;
+// owner references are removed with {"$patch":"delete","uid":...}; metadata.resourceVersion is the precondition.
+ApiRequest PodPatchRequest(std::string_view namespace_, const pb::PatchPod& patch);
+// Pod status conditions: strategic merge patch on pods/<name>/status (conditions merge by type).
+ApiRequest PodStatusPatchRequest(std::string_view namespace_, const pb::PatchPodStatus& patch);
+// apps/v1 ControllerRevision labels/annotations/revision: merge patch with the resourceVersion precondition.
+ApiRequest RevisionPatchRequest(std::string_view namespace_, const pb::UpdateRevision& update);
+// The CloneSet itself: the planner's merge patch, plus metadata.resourceVersion when given. `api_version` is the
+// CloneSet's ("apps.kruise.io/v1alpha1" when empty). Fails when merge_patch_json is not a JSON object.
+absl::StatusOr<ApiRequest> CloneSetPatchRequest(std::string_view namespace_, std::string_view cloneset_name,
+                                                std::string_view api_version, const pb::PatchCloneSet& patch);
+// The status subresource write: merge patch {"status": StatusToJson(status)} on clonesets/<name>/status.
+ApiRequest CloneSetStatusRequest(std::string_view namespace_, std::string_view cloneset_name,
+                                 std::string_view api_version, const pb::CloneSetStatus& status);
+
+// Dispatches on the action kind: PatchPod, PatchPodStatus, UpdateRevision and PatchCloneSet. Other kinds are not
+// patches and get INVALID_ARGUMENT.
+absl::StatusOr<ApiRequest> ActionToPatch(const pb::Action& action, std::string_view namespace_,
+                                         std::string_view cloneset_name, std::string_view api_version);
+
+}  // namespace cloneset::snapshot

@@ -1,0 +1,122 @@
+#include "snapshot/patch.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace cloneset::snapshot {
+namespace {
+
+TEST(PodPatchRequest, EveryMutationInOneStrategicMergePatch) {
+  pb::PatchPod p;
+  p.set_name("cs-abcde");
+  p.set_uid("u");
+  p.set_resource_version("77");
+  (*p.mutable_set_labels())["lifecycle.apps.kruise.io/state"] = "Updating";
+  (*p.mutable_set_labels())["b"] = "2";
+  p.add_remove_labels("apps.kruise.io/specified-delete");
+  (*p.mutable_set_annotations())["apps.kruise.io/inplace-update-state"] = R"({"revision":"cs-2"})";
+  p.add_remove_annotations("inplace-update-state");
+  p.add_add_finalizers("hook/a");
+  p.add_remove_finalizers("hook/b");
+  (*p.mutable_container_images())["sidecar"] = "envoy:2";
+  (*p.mutable_container_images())["main"] = "nginx:1.26";
+  p.add_remove_owner_uids("cs-uid");
+  const ApiRequest req = PodPatchRequest("ns", p);
+  EXPECT_EQ(req.method, "PATCH");
+  EXPECT_EQ(req.path, "/api/v1/namespaces/ns/pods/cs-abcde");
+  EXPECT_EQ(req.path_suffix, "pods/cs-abcde");
+  EXPECT_EQ(req.content_type, "application/strategic-merge-patch+json");
+  EXPECT_EQ(req.body,
+            R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["hook/b"],)"
+            R"("annotations":{"apps.kruise.io/inplace-update-state":"{\"revision\":\"cs-2\"}","inplace-update-state":null},)"
+            R"("finalizers":["hook/a"],"labels":{"apps.kruise.io/specified-delete":null,"b":"2",)"
+            R"("lifecycle.apps.kruise.io/state":"Updating"},"ownerReferences":[{"$patch":"delete","uid":"cs-uid"}],)"
+            R"("resourceVersion":"77"},"spec":{"containers":[{"image":"nginx:1.26","name":"main"},)"
+            R"({"image":"envoy:2","name":"sidecar"}]}})");
+}
+
+TEST(PodPatchRequest, OnlyWhatIsGiven) {
+  pb::PatchPod p;
+  p.set_name("cs-x");
+  (*p.mutable_set_labels())["a"] = "1";
+  const std::string body = PodPatchRequest("default", p).body;
+  EXPECT_EQ(body, std::string(R"({"metadata":{"labels":{"a":"1"}}})"));
+}
+
+TEST(PodStatusPatchRequest, ConditionsMergeByType) {
+  pb::PatchPodStatus p;
+  p.set_name("cs-x");
+  p.set_resource_version("9");
+  pb::Condition* c = p.add_set_conditions();
+  c->set_type("InPlaceUpdateReady");
+  c->set_status("False");
+  c->set_reason("StartInPlaceUpdate");
+  c->mutable_last_transition_time()->set_seconds(1800000000);
+  const ApiRequest req = PodStatusPatchRequest("ns", p);
+  EXPECT_EQ(req.path, "/api/v1/namespaces/ns/pods/cs-x/status");
+  EXPECT_EQ(req.content_type, kStrategicMergePatch);
+  EXPECT_EQ(req.body,
+            R"({"metadata":{"resourceVersion":"9"},"status":{"conditions":[{"lastTransitionTime":"2027-01-15T08:00:00Z",)"
+            R"("reason":"StartInPlaceUpdate","status":"False","type":"InPlaceUpdateReady"}]}})");
+}
+
+TEST(RevisionPatchRequest, MergePatchWithPrecondition) {
+  pb::UpdateRevision u;
+  u.set_name("cs-7f9");
+  u.set_resource_version("3");
+  u.set_revision(5);
+  (*u.mutable_set_labels())["apps.kruise.io/pre-predownload-created"] = "true";
+  const ApiRequest req = RevisionPatchRequest("ns", u);
+  EXPECT_EQ(req.path, "/apis/apps/v1/namespaces/ns/controllerrevisions/cs-7f9");
+  EXPECT_EQ(req.content_type, "application/merge-patch+json");
+  EXPECT_EQ(req.body,
+            R"({"metadata":{"labels":{"apps.kruise.io/pre-predownload-created":"true"},"resourceVersion":"3"},)"
+            R"("revision":5})");
+}
+
+TEST(CloneSetPatchRequest, AddsResourceVersion) {
+  pb::PatchCloneSet p;
+  p.set_merge_patch_json(R"({"spec":{"selector":{"matchLabels":{"app":"v"}}}})");
+  p.set_resource_version("12");
+  auto req = CloneSetPatchRequest("ns", "video-transcoder", "", p);
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->path, "/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/video-transcoder");
+  EXPECT_EQ(req->content_type, kMergePatch);
+  EXPECT_EQ(req->body, R"({"metadata":{"resourceVersion":"12"},"spec":{"selector":{"matchLabels":{"app":"v"}}}})");
+}
+
+TEST(CloneSetPatchRequest, RejectsBadPatch) {
+  pb::PatchCloneSet p;
+  p.set_merge_patch_json("[1]");
+  EXPECT_EQ(std::string(CloneSetPatchRequest("ns", "cs", "", p).status().message()),
+            "patch_clone_set.merge_patch_json: expected a JSON object");
+  p.set_merge_patch_json("{");
+  EXPECT_EQ(std::string(CloneSetPatchRequest("ns", "cs", "", p).status().message()),
+            "patch_clone_set.merge_patch_json: malformed JSON at byte 2");
+}
+
+TEST(CloneSetStatusRequest, StatusSubresource) {
+  pb::CloneSetStatus st;
+  st.set_replicas(2);
+  const ApiRequest req = CloneSetStatusRequest("ns", "cs", "apps.kruise.io/v1beta1", st);
+  EXPECT_EQ(req.path, "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/cs/status");
+  EXPECT_EQ(req.body.substr(0, 46), R"({"status":{"observedGeneration":0,"replicas":2)");
+}
+
+TEST(ActionToPatch, DispatchesByKind) {
+  pb::Action a;
+  a.mutable_patch_pod()->set_name("p1");
+  EXPECT_EQ(ActionToPatch(a, "ns", "cs", "")->path, "/api/v1/namespaces/ns/pods/p1");
+  a.mutable_patch_pod_status()->set_name("p2");
+  EXPECT_EQ(ActionToPatch(a, "ns", "cs", "")->path, "/api/v1/namespaces/ns/pods/p2/status");
+  a.mutable_update_revision()->set_name("r1");
+  EXPECT_EQ(ActionToPatch(a, "ns", "cs", "")->path, "/apis/apps/v1/namespaces/ns/controllerrevisions/r1");
+  a.mutable_patch_clone_set()->set_merge_patch_json("{}");
+  EXPECT_EQ(ActionToPatch(a, "ns", "cs", "")->path, "/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs");
+  a.mutable_delete_pod()->set_name("p1");
+  EXPECT_EQ(ActionToPatch(a, "ns", "cs", "").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace cloneset::snapshot
