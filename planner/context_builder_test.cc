@@ -1,0 +1,233 @@
+#include "planner/context_builder.h"
+
+#include <functional>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "planner/predicates.h"
+
+namespace cloneset::planner {
+namespace {
+
+constexpr char kTemplate[] =
+    R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"nginx:1.25"}]}})";
+
+pb::CloneSet Base(int32_t replicas) {
+  pb::CloneSet cs;
+  cs.mutable_metadata()->set_name("demo");
+  cs.mutable_metadata()->set_uid("uid-1");
+  cs.mutable_spec()->set_replicas(replicas);
+  cs.mutable_spec()->set_template_json(kTemplate);
+  return cs;
+}
+
+pb::UpdateStrategy& Us(pb::CloneSet& cs) { return *cs.mutable_spec()->mutable_update_strategy(); }
+
+struct SpecCase {
+  std::string name;
+  int32_t replicas;
+  std::function<void(pb::CloneSet&)> mutate;
+  // partition, maxSurge, maxUnavailable, expectedUpdated
+  std::vector<int32_t> want;
+  bool want_rolling = true;
+};
+
+class ResolveSpecTest : public ::testing::TestWithParam<SpecCase> {};
+
+TEST_P(ResolveSpecTest, Resolves) {
+  pb::CloneSet cs = Base(GetParam().replicas);
+  GetParam().mutate(cs);
+  absl::StatusOr<ResolvedSpec> r = ResolveSpec(cs, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((std::vector<int32_t>{r->partition, r->max_surge, r->max_unavailable, r->expected_updated_replicas}),
+            GetParam().want);
+  EXPECT_EQ(r->rolling_update, GetParam().want_rolling);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rounding, ResolveSpecTest,
+    ::testing::Values(
+        SpecCase{"defaults_20pct_of_10_up", 10, [](pb::CloneSet&) {}, {0, 0, 2, 10}},
+        SpecCase{"defaults_20pct_of_4_rounds_up_without_surge", 4, [](pb::CloneSet&) {}, {0, 0, 1, 4}},
+        SpecCase{"surge_makes_unavailable_round_down", 4,
+                 [](pb::CloneSet& cs) { Us(cs).mutable_max_surge()->set_int_value(1); }, {0, 1, 0, 4}},
+        SpecCase{"surge_percent_rounds_up", 10, [](pb::CloneSet& cs) { Us(cs).mutable_max_surge()->set_str_value("25%"); },
+                 {0, 3, 2, 10}},
+        SpecCase{"paused_forces_surge_zero_and_rounds_up", 4,
+                 [](pb::CloneSet& cs) {
+                   Us(cs).mutable_max_surge()->set_int_value(2);
+                   Us(cs).set_paused(true);
+                 },
+                 {0, 0, 1, 4}},
+        SpecCase{"partition_percent", 5, [](pb::CloneSet& cs) { Us(cs).mutable_partition()->set_str_value("50%"); },
+                 {3, 0, 1, 2}},
+        SpecCase{"partition_clamped", 5, [](pb::CloneSet& cs) { Us(cs).mutable_partition()->set_int_value(10); },
+                 {5, 0, 1, 0}},
+        SpecCase{"fractional_max_unavailable", 8,
+                 [](pb::CloneSet& cs) { Us(cs).mutable_max_unavailable()->set_str_value("12.5%"); }, {0, 0, 1, 8}},
+        SpecCase{"on_delete_rounds_20pct_down", 4,
+                 [](pb::CloneSet& cs) {
+                   cs.set_api_version(kApiV1beta1);
+                   Us(cs).set_type("OnDelete");
+                   Us(cs).mutable_partition()->set_int_value(2);
+                   Us(cs).mutable_max_surge()->set_int_value(2);
+                 },
+                 {0, 0, 0, 4}, false},
+        SpecCase{"on_delete_10", 10, [](pb::CloneSet& cs) { Us(cs).set_type("OnDelete"); }, {0, 0, 2, 10}, false}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ResolveSpecTest, VersionDefaultsAndFlags) {
+  pb::CloneSet cs = Base(3);
+  cs.mutable_spec()->clear_replicas();
+  absl::StatusOr<ResolvedSpec> alpha = ResolveSpec(cs, {});
+  ASSERT_TRUE(alpha.ok());
+  EXPECT_EQ(alpha->replicas, 1);
+  EXPECT_TRUE(alpha->pvc_reuse);
+  EXPECT_EQ(alpha->revision_history_limit, 10);
+  EXPECT_EQ(alpha->scale_max_unavailable, INT32_MAX);
+  EXPECT_FALSE(alpha->has_progress_deadline);
+  cs.set_api_version(kApiV1beta1);
+  cs.mutable_spec()->mutable_scale_strategy()->set_pvc_retention_policy("Retain");
+  cs.mutable_spec()->mutable_scale_strategy()->mutable_max_unavailable()->set_str_value("50%");
+  cs.mutable_spec()->set_progress_deadline_seconds(600);
+  Us(cs).set_type("InPlaceIfPossible");
+  pb::FeatureGates gates;
+  gates.set_scaling_exclude_preparing_delete(true);
+  absl::StatusOr<ResolvedSpec> beta = ResolveSpec(cs, gates);
+  ASSERT_TRUE(beta.ok());
+  EXPECT_FALSE(beta->pvc_reuse);
+  EXPECT_TRUE(beta->retain_pvcs);
+  EXPECT_EQ(beta->scale_max_unavailable, 1);
+  EXPECT_TRUE(beta->has_progress_deadline);
+  EXPECT_TRUE(beta->exclude_preparing_delete);
+  EXPECT_EQ(beta->policy, PodUpdatePolicy::kInPlaceIfPossible);
+  cs.mutable_spec()->set_progress_deadline_seconds(INT32_MAX);
+  EXPECT_FALSE(ResolveSpec(cs, {})->has_progress_deadline);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+pb::LabelSelector Sel(std::map<std::string, std::string> labels,
+                      std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> exprs = {}) {
+  pb::LabelSelector s;
+  for (const auto& [k, v] : labels) (*s.mutable_match_labels())[k] = v;
+  for (const auto& [k, op, values] : exprs) {
+    auto* e = s.add_match_expressions();
+    e->set_key(k);
+    e->set_operator_(op);
+    for (const auto& v : values) e->add_values(v);
+  }
+  return s;
+}
+
+TEST(SelectorTest, CanonicalString) {
+  EXPECT_EQ(SelectorString(Sel({{"app", "sample"}})), "app=sample");
+  EXPECT_EQ(SelectorString(Sel({{"tier", "web"}, {"app", "sample"}})), "app=sample,tier=web");
+  EXPECT_EQ(SelectorString(Sel({{"app", "x"}}, {{"zone", "In", {"b", "a"}}, {"env", "NotIn", {"prod"}},
+                                                {"canary", "Exists", {}}, {"legacy", "DoesNotExist", {}}})),
+            "app=x,canary,env notin (prod),!legacy,zone in (a,b)");
+  EXPECT_EQ(SelectorString(Sel({})), "");
+}
+
+TEST(SelectorTest, Matches) {
+  LabelMap labels;
+  labels["app"] = "x";
+  labels["zone"] = "a";
+  EXPECT_TRUE(SelectorMatches(Sel({{"app", "x"}}), labels));
+  EXPECT_FALSE(SelectorMatches(Sel({{"app", "y"}}), labels));
+  EXPECT_TRUE(SelectorMatches(Sel({}, {{"zone", "In", {"a", "b"}}}), labels));
+  EXPECT_FALSE(SelectorMatches(Sel({}, {{"zone", "NotIn", {"a"}}}), labels));
+  EXPECT_TRUE(SelectorMatches(Sel({}, {{"tier", "NotIn", {"a"}}}), labels));
+  EXPECT_TRUE(SelectorMatches(Sel({}, {{"app", "Exists", {}}}), labels));
+  EXPECT_FALSE(SelectorMatches(Sel({}, {{"app", "DoesNotExist", {}}}), labels));
+  EXPECT_FALSE(SelectorMatches(Sel({}, {{"app", "Bogus", {}}}), labels));
+}
+
+TEST(SelectorTest, EffectiveSelectorDefaultsFromTemplate) {
+  pb::CloneSet cs = Base(1);
+  bool defaulted = false;
+  absl::StatusOr<pb::LabelSelector> s = EffectiveSelector(cs, &defaulted);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(defaulted);
+  EXPECT_EQ(SelectorString(*s), "app=demo");
+  (*cs.mutable_spec()->mutable_selector()->mutable_match_labels())["app"] = "demo";
+  s = EffectiveSelector(cs, &defaulted);
+  EXPECT_FALSE(defaulted);
+  cs.mutable_spec()->clear_selector();
+  cs.mutable_spec()->set_template_json(R"({"spec":{}})");
+  EXPECT_EQ(EffectiveSelector(cs, &defaulted).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+pb::Pod Pod(const std::string& name, const std::string& owner, const std::string& app, bool controller = true) {
+  pb::Pod p;
+  p.mutable_metadata()->set_name(name);
+  (*p.mutable_metadata()->mutable_labels())["app"] = app;
+  auto* ref = p.mutable_metadata()->add_owner_references();
+  ref->set_uid(owner);
+  ref->set_controller(controller);
+  p.set_phase("Running");
+  return p;
+}
+
+std::vector<std::string> Names(const std::vector<const pb::Pod*>& pods) {
+  std::vector<std::string> out;
+  for (const pb::Pod* p : pods) out.push_back(p->metadata().name());
+  return out;
+}
+
+TEST(BuildContextTest, SplitsAndSortsPodsAndPvcs) {
+  pb::PlanRequest req;
+  *req.mutable_clone_set() = Base(3);
+  req.mutable_now()->set_seconds(1800000000);
+  *req.add_pods() = Pod("demo-c", "uid-1", "demo");
+  *req.add_pods() = Pod("demo-a", "uid-1", "demo");
+  *req.add_pods() = Pod("demo-x", "uid-1", "other");  // no longer selected: released
+  *req.add_pods() = Pod("demo-f", "uid-1", "demo");
+  req.mutable_pods(3)->set_phase("Failed");
+  *req.add_pods() = Pod("demo-d", "uid-1", "demo");
+  req.mutable_pods(4)->mutable_metadata()->mutable_deletion_timestamp()->set_seconds(5);
+  *req.add_pods() = Pod("demo-z", "uid-2", "demo");                // another CloneSet's pod
+  *req.add_pods() = Pod("demo-b", "uid-1", "demo", false);         // owned, not controller: ours
+  pb::PersistentVolumeClaim* keep = req.add_pvcs();
+  keep->mutable_metadata()->set_name("data-demo-b");
+  keep->mutable_metadata()->add_owner_references()->set_uid("uid-1");
+  pb::PersistentVolumeClaim* first = req.add_pvcs();
+  first->mutable_metadata()->set_name("data-demo-a");
+  first->mutable_metadata()->add_owner_references()->set_uid("uid-1");
+  pb::PersistentVolumeClaim* dying = req.add_pvcs();
+  dying->mutable_metadata()->set_name("data-demo-c");
+  dying->mutable_metadata()->add_owner_references()->set_uid("uid-1");
+  dying->mutable_metadata()->mutable_deletion_timestamp()->set_seconds(9);
+  pb::PersistentVolumeClaim* foreign = req.add_pvcs();
+  foreign->mutable_metadata()->set_name("data-other");
+  foreign->mutable_metadata()->add_owner_references()->set_uid("uid-9");
+
+  PlanBuilder plan;
+  absl::StatusOr<PlanContext> ctx = BuildContext(req, plan);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ(Names(ctx->pods), (std::vector<std::string>{"demo-a", "demo-b", "demo-c"}));
+  EXPECT_EQ(Names(ctx->inactive_pods), (std::vector<std::string>{"demo-d", "demo-f"}));
+  EXPECT_EQ(Names(ctx->released_pods), (std::vector<std::string>{"demo-x"}));
+  ASSERT_EQ(ctx->pvcs.size(), 2u);
+  EXPECT_EQ(ctx->pvcs[0]->metadata().name(), "data-demo-a");
+  EXPECT_EQ(ctx->pvcs[1]->metadata().name(), "data-demo-b");
+  EXPECT_TRUE(ctx->selector_defaulted);
+  EXPECT_EQ(ctx->selector_string, "app=demo");
+  EXPECT_EQ(ctx->now, absl::FromUnixSeconds(1800000000));
+  // No revisions yet: the update revision is created by this plan and is also the current one.
+  EXPECT_FALSE(ctx->update_revision.empty());
+  EXPECT_EQ(ctx->current_revision, ctx->update_revision);
+  ASSERT_EQ(plan.response()->actions_size(), 1);
+  EXPECT_TRUE(plan.response()->actions(0).has_create_revision());
+}
+
+TEST(JsonDepthTest, Limits) {
+  EXPECT_TRUE(CheckJsonDepth(std::string(64, '[') + std::string(64, ']'), "f").ok());
+  EXPECT_FALSE(CheckJsonDepth(std::string(65, '['), "f").ok());
+  EXPECT_TRUE(CheckJsonDepth(R"({"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"["})", "f").ok());
+}
+
+}  // namespace
+}  // namespace cloneset::planner
