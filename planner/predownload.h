@@ -6,6 +6,12 @@
 
 namespace cloneset::planner {
 
+// On when feature_gates.pre_download_image_for_in_place_update is set, or when the CloneSet carries the
+// annotation apps.kruise.io/image-predownload-parallelism (docs/compatibility.md).
+bool PreDownloadEnabled(const PlanContext& ctx);
+
+// Creates one ImagePullJob per changed container of an in-place rollout (or marks the revision ignored), and
+// deletes the jobs in request.image_pull_jobs once the rollout is complete.
 void PlanImagePreDownload(const PlanContext& ctx, PlanBuilder& plan);
 
 }  // namespace cloneset::planner

@@ -1,0 +1,268 @@
+#include "planner/update_order.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "planner/testing/fixtures.h"
+
+namespace cloneset::planner {
+namespace {
+
+using ::cloneset::planner::testing::Now;
+using ::cloneset::planner::testing::PodBuilder;
+using ::testing::ElementsAreArray;
+
+std::vector<const pb::Pod*> Pointers(const std::vector<pb::Pod>& pods) {
+  std::vector<const pb::Pod*> out;
+  for (const pb::Pod& p : pods) out.push_back(&p);
+  return out;
+}
+
+std::vector<int> All(size_t n) {
+  std::vector<int> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+// Pods labelled `key` = values[i] ("" = no label).
+std::vector<pb::Pod> LabelledPods(const std::string& key, const std::vector<std::string>& values) {
+  std::vector<pb::Pod> pods;
+  for (size_t i = 0; i < values.size(); ++i) {
+    PodBuilder b("cs-p" + std::to_string(i));
+    if (!values[i].empty()) b.Label(key, values[i]);
+    pods.push_back(b.Build());
+  }
+  return pods;
+}
+
+struct ScatterCase {
+  std::string name;
+  std::vector<std::string> labels;  // of all pods, key "zone"
+  std::vector<int> candidates;
+  std::vector<int> want;
+};
+
+class ScatterTest : public ::testing::TestWithParam<ScatterCase> {};
+
+TEST_P(ScatterTest, Orders) {
+  const ScatterCase& c = GetParam();
+  const std::vector<pb::Pod> pods = LabelledPods("zone", c.labels);
+  google::protobuf::RepeatedPtrField<pb::UpdateScatterTerm> terms;
+  pb::UpdateScatterTerm* term = terms.Add();
+  term->set_key("zone");
+  term->set_value("A");
+  EXPECT_THAT(ScatterCandidates(terms, Pointers(pods), c.candidates), ElementsAreArray(c.want));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scatter, ScatterTest,
+    ::testing::Values(
+        ScatterCase{"UpstreamExample", {"", "", "", "", "A", "A"}, {0, 1, 2, 3, 4, 5}, {4, 0, 1, 2, 3, 5}},
+        ScatterCase{"OneMatchUnchanged", {"", "", "A", ""}, {0, 1, 2, 3}, {0, 1, 2, 3}},
+        ScatterCase{"OneUnmatchedUnchanged", {"A", "A", "A", ""}, {0, 1, 2, 3}, {0, 1, 2, 3}},
+        ScatterCase{"EvenSpread", {"A", "A", "A", "A", "", "", "", "", "", ""}, All(10),
+                    {0, 4, 5, 1, 6, 7, 2, 8, 9, 3}},
+        ScatterCase{"SubsetUsesUpdateDensity", {"A", "A", "A", "", "", "", "", ""}, {0, 1, 2, 3, 4},
+                    {0, 3, 1, 4, 2}},
+        ScatterCase{"SubsetUsesTotalDensity", {"A", "A", "A", "A", "A", "", "", ""}, {0, 1, 2, 5, 6, 7},
+                    {5, 0, 6, 1, 7, 2}},
+        ScatterCase{"SingleCandidate", {"A", "A"}, {1}, {1}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ScatterTest, TermsWithoutMatchesAreSkipped) {
+  const std::vector<pb::Pod> pods = LabelledPods("zone", {"", "", "", "", "A", "A"});
+  google::protobuf::RepeatedPtrField<pb::UpdateScatterTerm> terms;
+  terms.Add()->set_key("rack");
+  terms[0].set_value("r1");
+  pb::UpdateScatterTerm* zone = terms.Add();
+  zone->set_key("zone");
+  zone->set_value("A");
+  EXPECT_THAT(ScatterCandidates(terms, Pointers(pods), All(6)), ElementsAreArray({4, 0, 1, 2, 3, 5}));
+}
+
+TEST(ScatterTest, MostMatchedTermFirst) {
+  // rack=r1 matches 3 candidates, zone=A 2: rack is applied first, then zone on its output.
+  std::vector<pb::Pod> pods;
+  const std::vector<std::pair<std::string, std::string>> labels = {
+      {"r1", ""}, {"r1", ""}, {"r1", "A"}, {"", ""}, {"", "A"}, {"", ""}};
+  for (size_t i = 0; i < labels.size(); ++i) {
+    PodBuilder b("cs-p" + std::to_string(i));
+    if (!labels[i].first.empty()) b.Label("rack", labels[i].first);
+    if (!labels[i].second.empty()) b.Label("zone", labels[i].second);
+    pods.push_back(b.Build());
+  }
+  google::protobuf::RepeatedPtrField<pb::UpdateScatterTerm> terms;
+  pb::UpdateScatterTerm* zone = terms.Add();
+  zone->set_key("zone");
+  zone->set_value("A");
+  pb::UpdateScatterTerm* rack = terms.Add();
+  rack->set_key("rack");
+  rack->set_value("r1");
+  // rack: M=[0,1,2] N=[3,4,5]; last 2; M=[0,1] tM=2 tN=3: 1.5 >= 1.5 -> groups 2 sizes 1,2 -> [0,3,4,1,5,2].
+  // zone on that: M=[4,2] N=[0,3,1,5]; last 2; M=[4] tM=1 tN=4 -> groups 1 sizes 1,4 -> [4,0,3,1,5,2].
+  EXPECT_THAT(ScatterCandidates(terms, Pointers(pods), All(6)), ElementsAreArray({4, 0, 3, 1, 5, 2}));
+}
+
+struct OrderCase {
+  std::string name;
+  std::vector<pb::Pod> pods;
+  std::vector<int> want;
+};
+
+class ActiveOrderTest : public ::testing::TestWithParam<OrderCase> {};
+
+TEST_P(ActiveOrderTest, Orders) {
+  std::vector<int> candidates = All(GetParam().pods.size());
+  SortByActivePodsOrder(Pointers(GetParam().pods), candidates);
+  EXPECT_THAT(candidates, ElementsAreArray(GetParam().want));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Default, ActiveOrderTest,
+    ::testing::Values(
+        OrderCase{"UnscheduledFirst",
+                  {PodBuilder("cs-a").Node("n1").Ready(Now() - absl::Hours(1)), PodBuilder("cs-b")},
+                  {1, 0}},
+        OrderCase{"PhaseOrder",
+                  {PodBuilder("cs-a").Node("n").Phase("Running"), PodBuilder("cs-b").Node("n").Phase("Unknown"),
+                   PodBuilder("cs-c").Node("n").Phase("Pending")},
+                  {2, 1, 0}},
+        OrderCase{"NotReadyFirst",
+                  {PodBuilder("cs-a").Node("n").Ready(Now() - absl::Hours(1)), PodBuilder("cs-b").Node("n")},
+                  {1, 0}},
+        OrderCase{"RecentlyReadyFirst",
+                  {PodBuilder("cs-a").Node("n").Ready(Now() - absl::Hours(2)),
+                   PodBuilder("cs-b").Node("n").Ready(Now() - absl::Minutes(1))},
+                  {1, 0}},
+        OrderCase{"MoreRestartsFirst",
+                  {PodBuilder("cs-a").Node("n").Restarts(1), PodBuilder("cs-b").Node("n").Restarts(5)},
+                  {1, 0}},
+        OrderCase{"NewerFirst",
+                  {PodBuilder("cs-a").Node("n").Created(Now() - absl::Hours(3)),
+                   PodBuilder("cs-b").Node("n").Created(Now() - absl::Hours(1))},
+                  {1, 0}},
+        OrderCase{"TiesKeepInputOrder", {PodBuilder("cs-a").Node("n"), PodBuilder("cs-b").Node("n")}, {0, 1}}),
+    [](const auto& info) { return info.param.name; });
+
+pb::UpdatePriorityWeightTerm WeightTerm(int32_t weight, const std::string& key, const std::string& value) {
+  pb::UpdatePriorityWeightTerm term;
+  term.set_weight(weight);
+  (*term.mutable_match_selector()->mutable_match_labels())[key] = value;
+  return term;
+}
+
+TEST(PriorityTest, WeightHigherScoreFirstTiesStable) {
+  std::vector<pb::Pod> pods = {PodBuilder("cs-a"), PodBuilder("cs-b").Label("tier", "web"),
+                               PodBuilder("cs-c").Label("tier", "web").Label("zone", "z1"),
+                               PodBuilder("cs-d").Label("zone", "z1")};
+  pb::UpdatePriorityStrategy priority;
+  *priority.add_weight_priority() = WeightTerm(50, "tier", "web");
+  *priority.add_weight_priority() = WeightTerm(30, "zone", "z1");
+  std::vector<int> candidates = All(4);
+  SortByPriority(priority, Pointers(pods), candidates);
+  EXPECT_THAT(candidates, ElementsAreArray({2, 1, 3, 0}));  // 80, 50, 30, 0
+}
+
+TEST(PriorityTest, WeightInvalidSelectorIsSkipped) {
+  std::vector<pb::Pod> pods = {PodBuilder("cs-a"), PodBuilder("cs-b").Label("tier", "web")};
+  pb::UpdatePriorityStrategy priority;
+  pb::UpdatePriorityWeightTerm* bad = priority.add_weight_priority();
+  bad->set_weight(100);
+  pb::LabelSelectorRequirement* req = bad->mutable_match_selector()->add_match_expressions();
+  req->set_key("tier");
+  req->set_operator_("Bogus");
+  *priority.add_weight_priority() = WeightTerm(1, "tier", "web");
+  std::vector<int> candidates = {0, 1};
+  SortByPriority(priority, Pointers(pods), candidates);
+  EXPECT_THAT(candidates, ElementsAreArray({1, 0}));
+}
+
+TEST(PriorityTest, OrderLackingKeysFirstThenLevelThenHigherValue) {
+  std::vector<pb::Pod> pods = {PodBuilder("cs-a").Label("b", "5"), PodBuilder("cs-b").Label("a", "o-1"),
+                               PodBuilder("cs-c"), PodBuilder("cs-d").Label("a", "sts-10"),
+                               PodBuilder("cs-e").Label("a", "x").Label("b", "99")};
+  pb::UpdatePriorityStrategy priority;
+  priority.add_order_priority()->set_ordered_key("a");
+  priority.add_order_priority()->set_ordered_key("b");
+  std::vector<int> candidates = All(5);
+  SortByPriority(priority, Pointers(pods), candidates);
+  // c: none (level -1) first; level 0: d(10) > b(1) > e(0); level 1: a(5).
+  EXPECT_THAT(candidates, ElementsAreArray({2, 3, 1, 4, 0}));
+}
+
+TEST(PriorityTest, WeightWinsOverOrder) {
+  std::vector<pb::Pod> pods = {PodBuilder("cs-a").Label("a", "9"), PodBuilder("cs-b").Label("tier", "web")};
+  pb::UpdatePriorityStrategy priority;
+  priority.add_order_priority()->set_ordered_key("a");
+  *priority.add_weight_priority() = WeightTerm(1, "tier", "web");
+  std::vector<int> candidates = {0, 1};
+  SortByPriority(priority, Pointers(pods), candidates);
+  EXPECT_THAT(candidates, ElementsAreArray({1, 0}));
+}
+
+struct TrailingCase {
+  std::string value;
+  int64_t want;
+};
+class TrailingNumberTest : public ::testing::TestWithParam<TrailingCase> {};
+TEST_P(TrailingNumberTest, Parses) { EXPECT_EQ(TrailingNumber(GetParam().value), GetParam().want); }
+INSTANTIATE_TEST_SUITE_P(Values, TrailingNumberTest,
+                         ::testing::Values(TrailingCase{"o-10", 10}, TrailingCase{"sts-10", 10},
+                                           TrailingCase{"abc", 0}, TrailingCase{"", 0}, TrailingCase{"42", 42},
+                                           TrailingCase{"v1.2", 2}));
+
+struct SelectorCase {
+  std::string name;
+  std::string op;
+  std::vector<std::string> values;
+  bool want_match;
+  bool want_valid;
+};
+class SelectorTest : public ::testing::TestWithParam<SelectorCase> {};
+TEST_P(SelectorTest, Matches) {
+  const SelectorCase& c = GetParam();
+  pb::LabelSelector selector;
+  pb::LabelSelectorRequirement* req = selector.add_match_expressions();
+  req->set_key("tier");
+  req->set_operator_(c.op);
+  for (const std::string& v : c.values) req->add_values(v);
+  google::protobuf::Map<std::string, std::string> labels;
+  labels["tier"] = "web";
+  bool valid = true;
+  EXPECT_EQ(SelectorMatches(selector, labels, &valid), c.want_match);
+  EXPECT_EQ(valid, c.want_valid);
+}
+INSTANTIATE_TEST_SUITE_P(Operators, SelectorTest,
+                         ::testing::Values(SelectorCase{"In", "In", {"web", "db"}, true, true},
+                                           SelectorCase{"InMiss", "In", {"db"}, false, true},
+                                           SelectorCase{"NotIn", "NotIn", {"db"}, true, true},
+                                           SelectorCase{"Exists", "Exists", {}, true, true},
+                                           SelectorCase{"DoesNotExist", "DoesNotExist", {}, false, true},
+                                           SelectorCase{"InWithoutValues", "In", {}, false, false},
+                                           SelectorCase{"Unknown", "Near", {"web"}, false, false}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(SortUpdateCandidatesTest, PreparingUpdateFirstAfterPriority) {
+  std::vector<pb::Pod> pods = {PodBuilder("cs-a").Node("n").Label("tier", "web"),
+                               PodBuilder("cs-b").Node("n").Lifecycle(kStatePreparingUpdate),
+                               PodBuilder("cs-c").Node("n")};
+  pb::UpdateStrategy strategy;
+  *strategy.mutable_priority_strategy()->add_weight_priority() = WeightTerm(10, "tier", "web");
+  EXPECT_THAT(SortUpdateCandidates(strategy, Pointers(pods), All(3)), ElementsAreArray({1, 0, 2}));
+}
+
+TEST(SortUpdateCandidatesTest, DeterministicForSameInput) {
+  std::vector<pb::Pod> pods = LabelledPods("zone", {"A", "", "A", "", "A", "", "", ""});
+  pb::UpdateStrategy strategy;
+  pb::UpdateScatterTerm* term = strategy.add_scatter_strategy();
+  term->set_key("zone");
+  term->set_value("A");
+  const auto first = SortUpdateCandidates(strategy, Pointers(pods), All(8));
+  EXPECT_EQ(first, SortUpdateCandidates(strategy, Pointers(pods), All(8)));
+  EXPECT_EQ(first.size(), 8u);
+}
+
+}  // namespace
+}  // namespace cloneset::planner
