@@ -1,6 +1,9 @@
 // Scale (semantics §4.2-§4.8): PVC cleanup, pod release, scale out, pre-delete, specified delete, scale in.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "planner/context.h"
 #include "planner/plan_builder.h"
@@ -16,5 +19,9 @@ struct ScaleOutcome {
 };
 
 ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan);
+
+// §4.7: `n` instance ids, sorted: ids of PVCs without a pod object first (when PVC reuse or Retain is on), then
+// fresh ids from a PRNG seeded by request.random_seed and the CloneSet uid.
+std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n);
 
 }  // namespace cloneset::planner

@@ -30,7 +30,7 @@ pb::Condition* UpsertCondition(pb::Pod& pod, const std::string& type) {
 
 }  // namespace
 
-absl::Time Now() { return absl::FromUnixSeconds(1799913600); }  // 2027-01-15T08:00:00Z
+absl::Time Now() { return absl::FromUnixSeconds(1799913600); }  // 2027-01-14T08:00:00Z
 
 google::protobuf::Timestamp Ts(absl::Time t) {
   google::protobuf::Timestamp ts;

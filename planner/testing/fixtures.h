@@ -18,7 +18,7 @@ inline constexpr char kNamespace[] = "default";
 inline constexpr char kCloneSetName[] = "cs";
 inline constexpr char kCloneSetUid[] = "cs-uid-0001";
 
-// The fixed "now" of every test: 2027-01-15T08:00:00Z.
+// The fixed "now" of every test: 2027-01-14T08:00:00Z.
 absl::Time Now();
 google::protobuf::Timestamp Ts(absl::Time t);
 

@@ -1,0 +1,327 @@
+#include "planner/scale.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "planner/delete_order.h"
+#include "planner/lifecycle.h"
+#include "planner/pod_factory.h"
+#include "planner/predicates.h"
+#include "planner/scale_diff.h"
+
+namespace cloneset::planner {
+namespace {
+
+constexpr char kIdAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // 27 letters, as upstream
+constexpr int kIdLength = 5;
+
+// splitmix64: a tiny, well-mixed PRNG; seeded from the request so plans are reproducible.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+uint64_t Fnv1a64(std::string_view s) {
+  uint64_t h = 14695981039346656037ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+bool PvcHandlingKeepsPvcs(const PlanContext& ctx) { return ctx.spec.retain_pvcs; }
+bool ReusesIds(const PlanContext& ctx) { return ctx.spec.pvc_reuse || ctx.spec.retain_pvcs; }
+
+// The PVCs Scale works with: after cleanup (§4.8) only those of active pods remain unless reuse or Retain is on.
+std::vector<const pb::PersistentVolumeClaim*> ScalePvcs(const PlanContext& ctx) {
+  if (ctx.spec.pvc_reuse || ctx.spec.retain_pvcs) return ctx.pvcs;
+  absl::flat_hash_set<std::string_view> active_ids;
+  for (const auto* p : ctx.pods) active_ids.insert(InstanceId(*p));
+  for (const auto* p : ctx.released_pods) active_ids.insert(InstanceId(*p));
+  std::vector<const pb::PersistentVolumeClaim*> out;
+  for (const auto* pvc : ctx.pvcs) {
+    if (active_ids.contains(InstanceId(*pvc))) out.push_back(pvc);
+  }
+  return out;
+}
+
+ScaleOutcome Scaled() {
+  ScaleOutcome outcome;
+  outcome.scaling = true;
+  return outcome;
+}
+
+bool IsUpdatedForScale(const PlanContext& ctx, const pb::Pod& pod) {
+  if (ctx.gates.preparing_update_as_update() && LifecycleState(pod) == kStatePreparingUpdate) return true;
+  return RevisionMatches(pod, ctx.update_revision);
+}
+
+}  // namespace
+
+std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n) {
+  std::set<std::string> result;
+  if (n <= 0) return {};
+  // Ids whose pod object still exists (active, released, terminating or finished) are never reused: the create
+  // would fail with AlreadyExists until the old object is gone (docs/compatibility.md "Scale").
+  std::set<std::string> pod_ids;
+  for (const auto* group : {&ctx.pods, &ctx.inactive_pods, &ctx.released_pods}) {
+    for (const auto* p : *group) pod_ids.insert(std::string(InstanceId(*p)));
+  }
+  std::set<std::string> existing = pod_ids;
+  for (const auto& pvc : ctx.request->pvcs()) existing.insert(std::string(InstanceId(pvc)));
+  if (ReusesIds(ctx)) {
+    for (const auto* pvc : ScalePvcs(ctx)) {
+      const std::string id(InstanceId(*pvc));
+      if (id.empty() || pod_ids.contains(id)) continue;
+      result.insert(id);
+      if (static_cast<int32_t>(result.size()) == n) break;
+    }
+  }
+  SplitMix64 rng(ctx.request->random_seed() ^ Fnv1a64(ctx.clone_set->metadata().uid()));
+  while (static_cast<int32_t>(result.size()) < n) {
+    std::string id;
+    for (int i = 0; i < kIdLength; ++i) id += kIdAlphabet[rng.Next() % 27];
+    if (existing.contains(id) || result.contains(id)) continue;
+    result.insert(id);
+  }
+  return {result.begin(), result.end()};
+}
+
+namespace {
+
+// The CloneSet controller ref of a PVC, by uid.
+bool OwnedBy(const pb::ObjectMeta& meta, const std::string& uid) {
+  for (const auto& ref : meta.owner_references()) {
+    if (ref.uid() == uid) return true;
+  }
+  return false;
+}
+
+// deletePods (§4.5): hooked pods go to PreparingDelete, the others are deleted with their PVCs (kept under
+// pvcRetentionPolicy Retain). Returns true when anything was written.
+bool DeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods, PlanBuilder& plan) {
+  const pb::LifecycleHook* pre_delete = PreDeleteHook(ctx);
+  const std::vector<const pb::PersistentVolumeClaim*> pvcs = ScalePvcs(ctx);
+  bool modified = false;
+  for (const pb::Pod* pod : pods) {
+    if (pre_delete != nullptr && IsHooked(pre_delete, *pod)) {
+      if (SetLifecycleState(ctx, *pod, kStatePreparingDelete, pre_delete->mark_pod_not_ready(), nullptr, plan)) {
+        modified = true;
+      }
+      continue;
+    }
+    pb::Action* action = plan.AddAction();
+    action->set_stop_on_error(true);
+    pb::DeletePod* del = action->mutable_delete_pod();
+    del->set_name(pod->metadata().name());
+    del->set_uid(pod->metadata().uid());
+    if (!PvcHandlingKeepsPvcs(ctx)) {
+      const std::string_view id = InstanceId(*pod);
+      for (const auto* pvc : pvcs) {
+        if (!id.empty() && InstanceId(*pvc) == id) del->add_pvc_names(pvc->metadata().name());
+      }
+    }
+    plan.AddEvent(pb::NORMAL, "SuccessfulDelete", absl::StrCat("succeed to delete pod ", pod->metadata().name()),
+                  pod->metadata().name());
+    plan.summary()->set_scale_down(plan.summary()->scale_down() + 1);
+    modified = true;
+  }
+  return modified;
+}
+
+// Pods allowed to go now: not-ready pods always, ready ones while the budget lasts.
+std::vector<const pb::Pod*> WithinReadyBudget(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods,
+                                              int32_t& ready_limit) {
+  std::vector<const pb::Pod*> out;
+  for (const pb::Pod* pod : pods) {
+    if (!IsControllerReady(*pod, ctx.now)) {
+      out.push_back(pod);
+    } else if (ready_limit > 0) {
+      out.push_back(pod);
+      --ready_limit;
+    }
+  }
+  return out;
+}
+
+ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuilder& plan) {
+  ScaleOutcome outcome;
+  const int32_t creations = diff.scale_up_limit;
+  const int32_t current_creations = diff.scale_up_num_old;
+  const std::vector<std::string> ids = AvailableInstanceIds(ctx, creations);
+  int32_t batch = 1, in_batch = 0, batch_size = 1;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const bool current = static_cast<int32_t>(i) < current_creations;
+    const std::string& revision = current ? ctx.current_revision : ctx.update_revision;
+    const std::string& template_json = current ? ctx.current_template_json : ctx.update_template_json;
+    absl::StatusOr<NewPod> pod = BuildPod(ctx, template_json, revision, ids[i]);
+    if (!pod.ok()) {
+      outcome.error = pod.status();
+      break;
+    }
+    pb::Action* action = plan.AddAction();
+    action->set_stop_on_error(true);
+    pb::CreatePod* create = action->mutable_create_pod();
+    create->set_pod_json(std::move(pod->pod_json));
+    for (auto& pvc : pod->pvc_jsons) create->add_pvc_jsons(std::move(pvc));
+    create->set_instance_id(ids[i]);
+    create->set_revision(revision);
+    create->set_batch(batch);
+    const std::string name = absl::StrCat(ctx.clone_set->metadata().name(), "-", ids[i]);
+    plan.AddEvent(pb::NORMAL, "SuccessfulCreate", absl::StrCat("succeed to create pod ", name), name);
+    outcome.scaling = true;
+    if (++in_batch == batch_size) {
+      ++batch;
+      in_batch = 0;
+      batch_size *= 2;
+    }
+  }
+  plan.summary()->set_scale_up(static_cast<int32_t>(ids.size()));
+  return outcome;
+}
+
+}  // namespace
+
+void PlanPvcCleanupAndRelease(const PlanContext& ctx, PlanBuilder& plan) {
+  const std::string& uid = ctx.clone_set->metadata().uid();
+  // Retain keeps every PVC of a removed pod for the next scale-up; reuse keeps them for vanished pods.
+  if (!ctx.spec.pvc_reuse && !ctx.spec.retain_pvcs) {
+    absl::flat_hash_set<std::string_view> active_ids;
+    for (const auto* p : ctx.pods) active_ids.insert(InstanceId(*p));
+    for (const auto* p : ctx.released_pods) active_ids.insert(InstanceId(*p));
+    for (const auto* pvc : ctx.pvcs) {
+      const std::string_view id = InstanceId(*pvc);
+      if (active_ids.contains(id)) continue;
+      const pb::Pod* inactive = nullptr;
+      for (const auto* p : ctx.inactive_pods) {
+        if (InstanceId(*p) == id) inactive = p;
+      }
+      pb::Action* action = plan.AddAction();
+      if (inactive != nullptr) {
+        // The PVC follows its terminating/finished pod to the garbage collector.
+        action->set_stop_on_error(true);
+        pb::UpdatePvcOwner* move = action->mutable_update_pvc_owner();
+        move->set_name(pvc->metadata().name());
+        move->set_resource_version(pvc->metadata().resource_version());
+        move->set_remove_owner_uid(uid);
+        pb::OwnerReference* owner = move->mutable_add_owner();
+        owner->set_api_version("v1");
+        owner->set_kind("Pod");
+        owner->set_name(inactive->metadata().name());
+        owner->set_uid(inactive->metadata().uid());
+        owner->set_controller(true);
+        owner->set_block_owner_deletion(true);
+      } else {
+        pb::DeletePvc* del = action->mutable_delete_pvc();
+        del->set_name(pvc->metadata().name());
+        del->set_uid(pvc->metadata().uid());
+      }
+    }
+  }
+  if (ctx.clone_set->metadata().has_deletion_timestamp()) return;
+  for (const auto* pod : ctx.released_pods) {
+    if (!OwnedBy(pod->metadata(), uid)) continue;
+    pb::PatchPod* patch = plan.AddAction()->mutable_patch_pod();
+    patch->set_name(pod->metadata().name());
+    patch->set_uid(pod->metadata().uid());
+    patch->set_resource_version(pod->metadata().resource_version());
+    patch->add_remove_owner_uids(uid);
+    patch->set_purpose("release");
+  }
+}
+
+ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
+  const ResolvedSpec& spec = ctx.spec;
+  std::vector<const pb::Pod*> specified, pre_delete;
+  std::set<std::string_view> to_delete_names;
+  for (const pb::Pod* pod : ctx.pods) {
+    if (IsSpecifiedDelete(*pod, spec)) {
+      specified.push_back(pod);
+      to_delete_names.insert(pod->metadata().name());
+    }
+    if (LifecycleState(*pod) == kStatePreparingDelete) {
+      pre_delete.push_back(pod);
+      to_delete_names.insert(pod->metadata().name());
+    }
+  }
+  const int64_t num_to_delete = static_cast<int64_t>(to_delete_names.size());
+
+  // managePreparingDelete: replicas went back up, so regret some scale-in.
+  const pb::LifecycleHook* pre_delete_hook = PreDeleteHook(ctx);
+  const pb::LifecycleHook* in_place_hook = InPlaceUpdateHook(ctx);
+  const bool mark_not_ready = (pre_delete_hook != nullptr && pre_delete_hook->mark_pod_not_ready()) ||
+                              (in_place_hook != nullptr && in_place_hook->mark_pod_not_ready());
+  if (!mark_not_ready) {
+    int64_t d = spec.replicas - static_cast<int64_t>(ctx.pods.size()) + num_to_delete;
+    bool patched = false;
+    for (const pb::Pod* pod : pre_delete) {
+      if (d <= 0) break;
+      if (IsSpecifiedDelete(*pod, spec)) continue;
+      if (SetLifecycleState(ctx, *pod, kStatePreparingNormal, false, nullptr, plan)) patched = true;
+      --d;
+    }
+    if (patched) {
+      plan.summary()->set_phase("pre-delete");
+      return Scaled();
+    }
+  }
+
+  const ScaleDiff diff = CalculateDiff(ctx, RevisionCheck::kScale);
+  plan.summary()->set_use_surge(diff.use_surge);
+  std::vector<const pb::Pod*> updated, not_updated;
+  for (const pb::Pod* pod : ctx.pods) (IsUpdatedForScale(ctx, *pod) ? updated : not_updated).push_back(pod);
+
+  if (diff.scale_up_num > diff.scale_up_limit) {
+    plan.AddEvent(pb::WARNING, "ScaleUpLimited",
+                  absl::StrCat("scaleUp is limited because of scaleStrategy.maxUnavailable, limit: ",
+                               diff.scale_up_limit));
+    plan.summary()->set_scale_up_limited_to(diff.scale_up_limit);
+  }
+  if (diff.scale_up_num > 0) {
+    if (diff.scale_up_limit <= 0) return {};
+    plan.summary()->set_phase("scale-out");
+    return CreatePods(ctx, diff, plan);
+  }
+
+  if (!pre_delete.empty() && DeletePods(ctx, pre_delete, plan)) {
+    plan.summary()->set_phase("pre-delete");
+    return Scaled();
+  }
+
+  int32_t ready_limit = diff.delete_ready_limit;
+  std::vector<const pb::Pod*> candidates;
+  for (const pb::Pod* pod : specified) {
+    if (LifecycleState(*pod) != kStatePreparingDelete) candidates.push_back(pod);
+  }
+  if (DeletePods(ctx, WithinReadyBudget(ctx, candidates, ready_limit), plan)) {
+    plan.summary()->set_phase("specified-delete");
+    return Scaled();
+  }
+
+  if (diff.scale_down_num > 0) {
+    if (num_to_delete > 0) return {};
+    const std::vector<const pb::Pod*> chosen =
+        ChoosePodsToDelete(ctx, diff.scale_down_num, diff.scale_down_num_old, not_updated, updated);
+    if (DeletePods(ctx, WithinReadyBudget(ctx, chosen, ready_limit), plan)) {
+      plan.summary()->set_phase("scale-in");
+      return Scaled();
+    }
+  }
+  return {};
+}
+
+}  // namespace cloneset::planner
