@@ -222,6 +222,11 @@ void FakeApiServer::InjectFault(Fault fault) {
   state_->faults.push_back(std::move(fault));
 }
 
+void FakeApiServer::ClearFaults() {
+  std::lock_guard l(state_->mu);
+  state_->faults.clear();
+}
+
 void FakeApiServer::set_token(const std::string& token) {
   std::lock_guard l(state_->mu);
   state_->options.token = token;
@@ -229,7 +234,7 @@ void FakeApiServer::set_token(const std::string& token) {
 
 void FakeApiServer::Compact() {
   std::lock_guard l(state_->mu);
-  state_->compacted_rv = state_->rv + 1;
+  state_->compacted_rv = state_->rv;  // watching from the current rv needs no history
   state_->events.clear();
 }
 

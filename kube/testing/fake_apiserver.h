@@ -55,6 +55,7 @@ class FakeApiServer {
   std::string GetObject(const std::string& collection, const std::string& name);  // "" if absent
 
   void InjectFault(Fault fault);
+  void ClearFaults();
   void set_token(const std::string& token);
   // Forget history up to the current rv: watches from an older rv get 410.
   void Compact();
