@@ -5,6 +5,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -345,25 +346,24 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
 }
 
 void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
+  const auto short_of = [](std::string_view s) {
+    const size_t dash = s.rfind('-');
+    return dash == std::string_view::npos ? s : s.substr(dash + 1);
+  };
+  // Revision labels of the pods (full and short form), collected once: revMatch(pod, rev) for every revision.
+  absl::flat_hash_set<std::string_view> pod_labels, pod_short_hashes;
+  for (const auto* pod : ctx.pods) {
+    auto it = pod->metadata().labels().find(kRevisionLabel);
+    if (it == pod->metadata().labels().end()) continue;
+    pod_labels.insert(it->second);
+    pod_short_hashes.insert(short_of(it->second));
+  }
   std::vector<const pb::ControllerRevision*> dead;
   for (const auto* rev : ctx.revisions) {
     const std::string& name = rev->metadata().name();
     if (name == ctx.current_revision || name == ctx.update_revision) continue;
-    bool live = false;
-    for (const auto* pod : ctx.pods) {
-      auto it = pod->metadata().labels().find(kRevisionLabel);
-      if (it == pod->metadata().labels().end()) continue;
-      const std::string& label = it->second;
-      const auto short_of = [](std::string_view s) {
-        const size_t dash = s.rfind('-');
-        return dash == std::string_view::npos ? s : s.substr(dash + 1);
-      };
-      if (label == name || short_of(label) == short_of(name)) {
-        live = true;
-        break;
-      }
-    }
-    if (!live) dead.push_back(rev);
+    if (pod_labels.contains(name) || pod_short_hashes.contains(short_of(name))) continue;
+    dead.push_back(rev);
   }
   const int64_t limit = std::max<int64_t>(ctx.spec.revision_history_limit, 0);
   const int64_t excess = static_cast<int64_t>(dead.size()) - limit;

@@ -111,9 +111,9 @@ bool OwnedBy(const pb::ObjectMeta& meta, const std::string& uid) {
   return false;
 }
 
-// deletePods (§4.5): hooked pods go to PreparingDelete, the others are deleted with their PVCs (kept under
-// pvcRetentionPolicy Retain). Returns true when anything was written.
-bool DeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods, PlanBuilder& plan) {
+}  // namespace
+
+bool PlanDeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods, PlanBuilder& plan) {
   const pb::LifecycleHook* pre_delete = PreDeleteHook(ctx);
   const std::vector<const pb::PersistentVolumeClaim*> pvcs = ScalePvcs(ctx);
   bool modified = false;
@@ -137,9 +137,22 @@ bool DeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods,
     }
     plan.AddEvent(pb::NORMAL, "SuccessfulDelete", absl::StrCat("succeed to delete pod ", pod->metadata().name()),
                   pod->metadata().name());
-    plan.summary()->set_scale_down(plan.summary()->scale_down() + 1);
     modified = true;
   }
+  return modified;
+}
+
+namespace {
+
+// PlanDeletePods for Scale, counting the deletions in the summary.
+bool DeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods, PlanBuilder& plan) {
+  const int before = plan.response()->actions_size();
+  const bool modified = PlanDeletePods(ctx, pods, plan);
+  int deleted = 0;
+  for (int i = before; i < plan.response()->actions_size(); ++i) {
+    if (plan.response()->actions(i).has_delete_pod()) ++deleted;
+  }
+  plan.summary()->set_scale_down(plan.summary()->scale_down() + deleted);
   return modified;
 }
 

@@ -20,6 +20,12 @@ struct ScaleOutcome {
 
 ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan);
 
+// deletePods (§4.5): pods hooked by lifecycle.preDelete move to PreparingDelete; the others get a DeletePod with
+// the PVCs of their instance id (none under pvcRetentionPolicy Retain) and a SuccessfulDelete event. For the
+// ReCreate update path, which deletes directly instead of labelling specified-delete first. True if anything was
+// written.
+bool PlanDeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods, PlanBuilder& plan);
+
 // §4.7: `n` instance ids, sorted: ids of PVCs without a pod object first (when PVC reuse or Retain is on), then
 // fresh ids from a PRNG seeded by request.random_seed and the CloneSet uid.
 std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n);
