@@ -1,0 +1,92 @@
+#include "kube/event_recorder.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace cloneset::kube {
+
+std::string FormatEventTime(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+EventRecorder::EventRecorder(RestClient& client, EventRecorderOptions options)
+    : client_(client), opts_(std::move(options)), clock_(opts_.clock ? *opts_.clock : RealClock::Get()) {}
+
+size_t EventRecorder::cache_size() const {
+  absl::MutexLock l(&mu_);
+  return lru_.size();
+}
+
+absl::Status EventRecorder::Event(const ObjectReference& object, std::string_view type,
+                                  std::string_view reason, std::string_view message) {
+  // Same grouping as client-go's EventCorrelator: source, object, type,
+  // reason and message.
+  const std::string key = absl::StrCat(opts_.component, "\x1f", object.kind, "\x1f", object.namespace_, "\x1f",
+                                       object.name, "\x1f", object.uid, "\x1f", std::string(type), "\x1f",
+                                       std::string(reason), "\x1f", std::string(message));
+  const absl::Time now = clock_.Now();
+  absl::MutexLock l(&mu_);
+  auto it = index_.find(key);
+  if (it != index_.end() && now - it->second->last < opts_.aggregation_window) {
+    Entry& e = *it->second;
+    const nlohmann::json patch = {{"count", e.count + 1}, {"lastTimestamp", FormatEventTime(now)}};
+    auto r = client_.Patch(absl::StrCat("/api/v1/namespaces/", e.event_namespace, "/events/", e.event_name),
+                           PatchType::kMerge, patch.dump());
+    if (r.ok()) {
+      e.count += 1;
+      e.last = now;
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return absl::OkStatus();
+    }
+    if (!absl::IsNotFound(r.status())) return r.status();
+    // The Event expired on the server: start a new series below.
+  }
+  return Create(object, type, reason, message, key, now);
+}
+
+absl::Status EventRecorder::Create(const ObjectReference& object, std::string_view type,
+                                   std::string_view reason, std::string_view message, const std::string& key,
+                                   absl::Time now) {
+  const std::string ns = object.namespace_.empty() ? "default" : object.namespace_;
+  // client-go names events "<object>.<unix nanos in hex>"; keep them unique
+  // even when the clock does not move between two events.
+  last_suffix_ = std::max(last_suffix_ + 1, absl::ToUnixNanos(now));
+  const std::string name = absl::StrFormat("%s.%x", object.name, last_suffix_);
+  nlohmann::json involved = {{"apiVersion", object.api_version}, {"kind", object.kind},
+                             {"namespace", object.namespace_},    {"name", object.name},
+                             {"uid", object.uid}};
+  if (!object.resource_version.empty()) involved["resourceVersion"] = object.resource_version;
+  const nlohmann::json event = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"involvedObject", involved},
+      {"type", std::string(type)},
+      {"reason", std::string(reason)},
+      {"message", std::string(message)},
+      {"count", 1},
+      {"firstTimestamp", FormatEventTime(now)},
+      {"lastTimestamp", FormatEventTime(now)},
+      {"source", {{"component", opts_.component}, {"host", opts_.host}}},
+      {"reportingComponent", opts_.component},
+      {"reportingInstance", opts_.host},
+  };
+  auto r = client_.Create(absl::StrCat("/api/v1/namespaces/", ns, "/events"), event.dump());
+  if (!r.ok()) return r.status();
+  if (auto it = index_.find(key); it != index_.end()) {
+    lru_.erase(it->second);
+    index_.erase(it);
+  }
+  lru_.push_front(Entry{key, ns, name, 1, now, now});
+  index_[key] = lru_.begin();
+  while (lru_.size() > std::max<size_t>(1, opts_.max_entries)) {
+    index_.erase(lru_.back().key);
+    lru_.pop_back();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cloneset::kube

@@ -1,0 +1,79 @@
+#ifndef CLONESET_KUBE_EVENT_RECORDER_H_
+#define CLONESET_KUBE_EVENT_RECORDER_H_
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kube/clock.h"
+#include "kube/rest_client.h"
+
+namespace cloneset::kube {
+
+struct ObjectReference {
+  std::string api_version;
+  std::string kind;
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+};
+
+struct EventRecorderOptions {
+  std::string component = "cloneset-controller";  // source.component / reportingComponent
+  std::string host;                               // source.host / reportingInstance
+  size_t max_entries = 4096;                      // client-go's LRU size
+  absl::Duration aggregation_window = absl::Minutes(10);
+  const Clock* clock = nullptr;  // RealClock when null
+};
+
+// Writes core v1 Events with client-go-style aggregation: a repeat of the
+// same (object, type, reason, message) within the window PATCHes the
+// existing Event (count+1, lastTimestamp) instead of creating a new one,
+// so a hot loop costs one small patch per repeat, not a new object. The
+// memory of recent events is an LRU bounded by max_entries. If the
+// aggregated Event is gone (TTL), a new one is created.
+//
+// Calls are synchronous and serialised (events are rare next to pod writes);
+// thread-safe.
+class EventRecorder {
+ public:
+  EventRecorder(RestClient& client, EventRecorderOptions options);
+
+  absl::Status Event(const ObjectReference& object, std::string_view type, std::string_view reason,
+                     std::string_view message);
+  size_t cache_size() const;
+
+ private:
+  struct Entry {
+    std::string key;
+    std::string event_namespace;
+    std::string event_name;
+    int count = 0;
+    absl::Time first, last;
+  };
+
+  absl::Status Create(const ObjectReference& object, std::string_view type, std::string_view reason,
+                      std::string_view message, const std::string& key, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  RestClient& client_;
+  const EventRecorderOptions opts_;
+  const Clock& clock_;
+  mutable absl::Mutex mu_;
+  std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // front = most recent
+  std::map<std::string, std::list<Entry>::iterator> index_ ABSL_GUARDED_BY(mu_);
+  int64_t last_suffix_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Event timestamps (metav1.Time): RFC3339 with seconds precision.
+std::string FormatEventTime(absl::Time t);
+
+}  // namespace cloneset::kube
+
+#endif  // CLONESET_KUBE_EVENT_RECORDER_H_

@@ -1,0 +1,121 @@
+#include "kube/event_recorder.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/mock_rest_client.h"
+#include "nlohmann/json.hpp"
+
+namespace cloneset::kube {
+namespace {
+
+using ::testing::_;
+using ::testing::DoAll;
+using ::testing::Eq;
+using ::testing::Return;
+using ::testing::SaveArg;
+using testing::FakeClock;
+using testing::MockRestClient;
+
+const absl::Time T0 = absl::FromUnixSeconds(1700000000);
+const ObjectReference kCloneSet{"apps.kruise.io/v1alpha1", "CloneSet", "ns", "web", "uid-1", "12"};
+
+EventRecorderOptions Opts(const FakeClock& clock, size_t max_entries = 4096) {
+  EventRecorderOptions o;
+  o.component = "cloneset-executor";
+  o.host = "executor-0";
+  o.clock = &clock;
+  o.max_entries = max_entries;
+  return o;
+}
+
+TEST(EventRecorderTest, CreatesThenAggregatesRepeatsWithinTenMinutes) {
+  MockRestClient client;
+  FakeClock clock(T0);
+  EventRecorder rec(client, Opts(clock));
+  std::string body;
+  EXPECT_CALL(client, Create(Eq("/api/v1/namespaces/ns/events"), _))
+      .WillOnce(DoAll(SaveArg<1>(&body), Return(std::string("{}"))));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "SuccessfulCreate", "created pod web-abc").ok());
+  auto ev = nlohmann::json::parse(body);
+  const std::string name = "web.17979cfe362a0000";  // 1700000000e9 ns in hex
+  EXPECT_EQ(ev["metadata"]["name"], name);
+  EXPECT_EQ(ev["metadata"]["namespace"], "ns");
+  EXPECT_EQ(ev["involvedObject"],
+            nlohmann::json::parse(R"({"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","namespace":"ns",
+                                      "name":"web","uid":"uid-1","resourceVersion":"12"})"));
+  EXPECT_EQ(ev["count"], 1);
+  EXPECT_EQ(ev["firstTimestamp"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(ev["lastTimestamp"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(ev["source"], nlohmann::json::parse(R"({"component":"cloneset-executor","host":"executor-0"})"));
+  EXPECT_EQ(ev["type"], "Normal");
+  EXPECT_EQ(ev["reason"], "SuccessfulCreate");
+
+  clock.Advance(absl::Minutes(5));
+  EXPECT_CALL(client, Patch(Eq("/api/v1/namespaces/ns/events/" + name), PatchType::kMerge,
+                            Eq(R"({"count":2,"lastTimestamp":"2023-11-14T22:18:20Z"})")))
+      .WillOnce(Return(std::string("{}")));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "SuccessfulCreate", "created pod web-abc").ok());
+
+  // The window counts from the last repeat.
+  clock.Advance(absl::Minutes(9));
+  EXPECT_CALL(client, Patch(Eq("/api/v1/namespaces/ns/events/" + name), PatchType::kMerge,
+                            Eq(R"({"count":3,"lastTimestamp":"2023-11-14T22:27:20Z"})")))
+      .WillOnce(Return(std::string("{}")));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "SuccessfulCreate", "created pod web-abc").ok());
+
+  clock.Advance(absl::Minutes(10));
+  EXPECT_CALL(client, Create(Eq("/api/v1/namespaces/ns/events"), _)).WillOnce(Return(std::string("{}")));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "SuccessfulCreate", "created pod web-abc").ok());
+  EXPECT_EQ(rec.cache_size(), 1u);
+}
+
+TEST(EventRecorderTest, DistinctKeysExpiredEventsAndErrors) {
+  MockRestClient client;
+  FakeClock clock(T0);
+  EventRecorder rec(client, Opts(clock, /*max_entries=*/2));
+  EXPECT_CALL(client, Create(_, _)).Times(3).WillRepeatedly(Return(std::string("{}")));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "A", "m").ok());
+  ASSERT_TRUE(rec.Event(kCloneSet, "Warning", "A", "m").ok());  // type is part of the key
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "A", "other").ok());
+  EXPECT_EQ(rec.cache_size(), 2u);  // LRU bound: the first one was forgotten
+  ::testing::Mock::VerifyAndClearExpectations(&client);
+
+  // The evicted key starts a new Event; a Patch that finds the Event gone
+  // (TTL) falls back to a Create.
+  EXPECT_CALL(client, Create(_, _)).Times(2).WillRepeatedly(Return(std::string("{}")));
+  EXPECT_CALL(client, Patch(_, _, _)).WillOnce(Return(absl::NotFoundError("gone")));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "A", "m").ok());
+  ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "A", "m").ok());
+  ::testing::Mock::VerifyAndClearExpectations(&client);
+
+  EXPECT_CALL(client, Patch(_, _, _)).WillOnce(Return(absl::UnavailableError("down")));
+  EXPECT_EQ(rec.Event(kCloneSet, "Normal", "A", "m").code(), absl::StatusCode::kUnavailable);
+
+  ObjectReference node{"v1", "Node", "", "node-1", "uid-n", ""};
+  std::string body;
+  EXPECT_CALL(client, Create(Eq("/api/v1/namespaces/default/events"), _))
+      .WillOnce(DoAll(SaveArg<1>(&body), Return(std::string("{}"))));
+  ASSERT_TRUE(rec.Event(node, "Normal", "B", "m").ok());
+  EXPECT_FALSE(nlohmann::json::parse(body)["involvedObject"].contains("resourceVersion"));
+}
+
+TEST(EventRecorderTest, AgainstFakeApiServer) {
+  testing::FakeApiServer server;
+  ASSERT_TRUE(server.Start().ok());
+  auto client = NewHttpRestClient(ClientConfig{.server = server.url()});
+  ASSERT_TRUE(client.ok());
+  FakeClock clock(T0);
+  EventRecorder rec(**client, Opts(clock));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Warning", "InPlaceNotPossible", "containers list replaced").ok());
+  clock.Advance(absl::Seconds(30));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Warning", "InPlaceNotPossible", "containers list replaced").ok());
+  auto stored = nlohmann::json::parse(server.GetObject("/api/v1/namespaces/ns/events", "web.17979cfe362a0000"));
+  EXPECT_EQ(stored["count"], 2);
+  EXPECT_EQ(stored["firstTimestamp"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(stored["lastTimestamp"], "2023-11-14T22:13:50Z");
+}
+
+}  // namespace
+}  // namespace cloneset::kube
