@@ -171,20 +171,33 @@ case_compose_config() {
   promtool check config "$SRC/deploy/prometheus/prometheus.yml"
 }
 
-# start_and_wait NAME PATTERN ARGS...: start a binary in the background and print the first URL its
-# stderr announces after PATTERN ("metrics on" / "listening on"), e.g. http://127.0.0.1:41234.
-start_and_wait() {
-  local name=$1 pattern=$2; shift 2
+# start_and_wait NAME KIND ARGS...: start a binary in the background and print the address its stderr
+# announces: KIND "metrics" matches "metrics on http://h:p" (the contract) and "metrics listening on h:p";
+# KIND "server" matches "listening on [scheme://]h:p" on a line that is not about metrics.
+# The result always carries a scheme (http:// when the line has none).
+start_and_wait() { # sets URL (no command substitution: the PID must stay in this shell's PIDS for cleanup)
+  local name=$1 kind=$2; shift 2
   "$@" > "$TMP/$name.out" 2> "$TMP/$name.err" &
-  PIDS+=($!)
-  local pid=$! i url=""
+  local pid=$! i
+  PIDS+=("$pid")
+  URL=""
   for i in $(seq 1 150); do
-    url=$(sed -n "s/.*$pattern \(https\{0,1\}:\/\/[0-9.:]*\).*/\1/p" "$TMP/$name.err" | head -1)
-    [ -n "$url" ] && { echo "$url"; return 0; }
+    # The contract says stderr; stdout is read too so a binary printing there is still found.
+    URL=$(cat "$TMP/$name.err" "$TMP/$name.out" | announced "$kind")
+    [ -n "$URL" ] && return 0
     kill -0 "$pid" 2>/dev/null || { cat "$TMP/$name.err" >&2; fail "$name exited"; }
     sleep 0.1
   done
-  cat "$TMP/$name.err" >&2; fail "$name announced no '$pattern' address"
+  cat "$TMP/$name.err" "$TMP/$name.out" >&2; fail "$name announced no $kind address"
+}
+
+announced() { # KIND < log
+  local re='\(\([a-z+]*\):\/\/\)\{0,1\}\([0-9.]*:[0-9]*\)'
+  if [ "$1" = metrics ]; then
+    sed -n "s/.*metrics[a-z ]* on $re.*/\2 \3/p"
+  else
+    grep -v metrics | sed -n "s/.*listening on $re.*/\2 \3/p"
+  fi | head -1 | awk '{ if (NF == 1) print "http://" $1; else print $1 "://" $2 }'
 }
 
 scrape_and_compare() { # COMPONENT URL
@@ -197,20 +210,23 @@ scrape_and_compare() { # COMPONENT URL
 case_metrics_binaries() {
   local bin="$BUILD/bin" checked=() url planner_grpc="" api=""
   if [ -x "$bin/cloneset-planner" ]; then
-    url=$(start_and_wait planner "metrics on" "$bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0)
-    planner_grpc=$(sed -n 's/.*listening on [a-z]*:\/\/\([0-9.:]*\).*/\1/p' "$TMP/planner.err" | head -1)
+    start_and_wait planner metrics "$bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0
+    url=$URL
+    planner_grpc=$(cat "$TMP/planner.err" "$TMP/planner.out" | announced server | sed 's|^[a-z+]*://||')
     scrape_and_compare planner "$url"; checked+=(planner)
   fi
   if [ -x "$bin/cloneset-devcluster" ]; then
     mkdir -p "$TMP/dc"
-    api=$(start_and_wait devcluster "listening on" "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \
-      --data-dir="$TMP/dc" --kubeconfig="$TMP/dc/kubeconfig" --insecure-http)
+    start_and_wait devcluster server "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \
+      --data-dir="$TMP/dc" --kubeconfig="$TMP/dc/kubeconfig" --insecure-http
+    api=$URL
     scrape_and_compare devcluster "$api"; checked+=(devcluster)
   fi
   if [ -x "$bin/cloneset-executor" ] && [ -n "$api" ] && [ -n "$planner_grpc" ]; then
-    url=$(start_and_wait executor "metrics on" "$bin/cloneset-executor" --kubeconfig="$TMP/dc/kubeconfig" \
+    start_and_wait executor metrics "$bin/cloneset-executor" --kubeconfig="$TMP/dc/kubeconfig" \
       --planner_address="dns:///$planner_grpc" --lease_namespace=default --metrics_listen=127.0.0.1:0 \
-      --health_listen=127.0.0.1:0)
+      --health_listen=127.0.0.1:0
+    url=$URL
     scrape_and_compare executor "$url"; checked+=(executor)
   fi
   if [ "${#checked[@]}" = 0 ]; then echo "SKIP: no component binary built in $bin yet"; exit 77; fi
@@ -224,8 +240,8 @@ case_kubectl_apply() {
   [ -f "$CRD" ] || { echo "SKIP: $CRD not committed yet"; exit 77; }
   need kubectl
   mkdir -p "$TMP/dc"
-  start_and_wait devcluster "listening on" "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \
-    --data-dir="$TMP/dc" --kubeconfig="$TMP/dc/kubeconfig" --insecure-http > /dev/null
+  start_and_wait devcluster server "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \
+    --data-dir="$TMP/dc" --kubeconfig="$TMP/dc/kubeconfig" --insecure-http
   export KUBECONFIG="$TMP/dc/kubeconfig"
   kubectl apply -f "$CRD"
   local i
