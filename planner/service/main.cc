@@ -1,0 +1,127 @@
+// cloneset-planner: the stateless planning service (gRPC) with Prometheus /metrics on its own port.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "planner/service/default_functions.h"
+#include "planner/service/json_log.h"
+#include "planner/service/metrics.h"
+#include "planner/service/planner_service.h"
+#include "planner/service/server.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
+          "gRPC listen address host:port; port 0 picks a free port. The bound address is printed on stdout as "
+          "\"listening on <addr>\".");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics listen address host:port; port 0 picks a free port (printed as \"metrics listening "
+          "on <addr>\"). Empty disables the metrics endpoint.");
+ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (chain); enables TLS together with --tls_key.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle; when set, clients must present a certificate signed by it (mutual TLS).");
+ABSL_FLAG(int64_t, max_request_bytes, 64 << 20,
+          "Largest accepted request in bytes; bigger requests fail with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int32_t, shutdown_grace_seconds, 5,
+          "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
+ABSL_FLAG(std::string, log_level, "info", "Minimum log level: debug (one line per plan), info, warn or error.");
+
+namespace cloneset::planner::service {
+namespace {
+
+int Run() {
+  LogLevel level = LogLevel::kInfo;
+  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::cerr << "--log_level: \"" << absl::GetFlag(FLAGS_log_level) << "\" is not debug, info, warn or error\n";
+    return 2;
+  }
+  JsonLogger log(&std::cerr, level);
+
+  // Signals are taken synchronously by this thread (sigwait below), so every thread gRPC and civetweb start
+  // must inherit the blocked mask: block before creating any of them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto registry = std::make_shared<prometheus::Registry>();
+  ServiceMetrics metrics(*registry);
+  PlannerService service(DefaultPlannerFunctions(), &metrics, &log);
+  ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  auto running = StartServer(options, &service);
+  if (!running.ok()) {
+    log.Error("cannot start gRPC server", {{"error", std::string(running.status().message())}});
+    return 1;
+  }
+  std::cout << "listening on " << running->address << std::endl;
+  log.Info("listening", {{"address", running->address},
+                         {"tls", !options.tls_cert.empty()},
+                         {"mtls", !options.tls_client_ca.empty()},
+                         {"max_request_bytes", options.max_request_bytes}});
+
+  std::unique_ptr<prometheus::Exposer> exposer;
+  const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (!metrics_listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(metrics_listen);
+    } catch (const std::exception& e) {
+      log.Error("cannot serve metrics", {{"flag", "metrics_listen"}, {"address", metrics_listen}, {"error", e.what()}});
+      running->server->Shutdown();
+      return 1;
+    }
+    exposer->RegisterCollectable(registry);
+    const auto ports = exposer->GetListeningPorts();
+    const std::string bound = WithPort(metrics_listen, ports.empty() ? 0 : ports.front());
+    std::cout << "metrics listening on " << bound << std::endl;
+    log.Info("metrics listening", {{"address", bound}});
+  }
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  log.Info("shutting down", {{"signal", static_cast<int64_t>(signal_number)}});
+  const auto shutdown_start = std::chrono::steady_clock::now();
+  running->server->GetHealthCheckService()->Shutdown();
+  const auto deadline =
+      std::chrono::system_clock::now() + std::chrono::seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  running->server->Shutdown(deadline);
+  running->server->Wait();
+  exposer.reset();
+  log.Info("stopped",
+           {{"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - shutdown_start).count()}});
+  return 0;
+}
+
+}  // namespace
+}  // namespace cloneset::planner::service
+
+int main(int argc, char** argv) {
+  absl::FlagsUsageConfig config;
+  config.contains_help_flags = [](absl::string_view file) { return absl::StrContains(file, "planner/service"); };
+  config.contains_helpshort_flags = config.contains_help_flags;
+  absl::SetFlagsUsageConfig(config);
+  absl::SetProgramUsageMessage(
+      "the CloneSet planning service (gRPC cloneset.planner.v1.Planner: Plan, Validate, "
+      "ComputeRevision), with the gRPC health service, reflection and Prometheus /metrics.\n"
+      "Usage: cloneset-planner [--listen=127.0.0.1:7070] [--metrics_listen=127.0.0.1:9464] "
+      "[--tls_cert=F --tls_key=F [--tls_client_ca=F]]");
+  absl::ParseCommandLine(argc, argv);
+  return cloneset::planner::service::Run();
+}

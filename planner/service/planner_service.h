@@ -1,0 +1,43 @@
+// The gRPC face of the planner: a callback service that calls the pure planning functions, measures and logs.
+#pragma once
+
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "cloneset/planner/v1/planner.grpc.pb.h"
+#include "planner/service/json_log.h"
+#include "planner/service/metrics.h"
+
+namespace cloneset::planner::service {
+
+// The planning functions behind the service. Production wires planner/plan.h (see default_functions.h); tests
+// pass fakes.
+struct PlannerFunctions {
+  std::function<absl::StatusOr<v1::PlanResponse>(const v1::PlanRequest&)> plan;
+  std::function<absl::StatusOr<v1::ValidateResponse>(const v1::ValidateRequest&)> validate;
+  std::function<absl::StatusOr<v1::ComputeRevisionResponse>(const v1::ComputeRevisionRequest&)> compute_revision;
+};
+
+class PlannerService final : public v1::Planner::CallbackService {
+ public:
+  // `metrics` and `log` must outlive the service.
+  PlannerService(PlannerFunctions functions, ServiceMetrics* metrics, JsonLogger* log);
+
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
+                                 v1::PlanResponse* response) override;
+  grpc::ServerUnaryReactor* Validate(grpc::CallbackServerContext* context, const v1::ValidateRequest* request,
+                                     v1::ValidateResponse* response) override;
+  grpc::ServerUnaryReactor* ComputeRevision(grpc::CallbackServerContext* context,
+                                            const v1::ComputeRevisionRequest* request,
+                                            v1::ComputeRevisionResponse* response) override;
+
+ private:
+  PlannerFunctions functions_;
+  ServiceMetrics* metrics_;
+  JsonLogger* log_;
+};
+
+// absl::Status -> grpc::Status with the same code and message (the codes are numbered alike).
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+}  // namespace cloneset::planner::service
