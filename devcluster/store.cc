@@ -146,7 +146,7 @@ class WatcherImpl final : public Watcher {
       }
       if (last_rv_ < st_->rv) last_rv_ = st_->rv;  // all events up to st_->rv are in history
       if (ts_->cv.wait_until(l, deadline) == std::cv_status::timeout) {
-        if (!pending_.empty() || ts_->history.empty() || ts_->history.back().rv > last_rv_) continue;
+        if (!pending_.empty() || (!ts_->history.empty() && ts_->history.back().rv > last_rv_)) continue;
         if (bookmarks_ && !stopped_) {
           event->type = EventType::kBookmark;
           event->resource_version = last_rv_;
@@ -156,6 +156,11 @@ class WatcherImpl final : public Watcher {
         return false;
       }
     }
+  }
+
+  bool Ended() const override {
+    std::lock_guard<std::mutex> l(st_->mu);
+    return pending_.empty() && (stopped_ || failed_ || ts_->removed);
   }
 
   void Stop() override {
@@ -805,6 +810,15 @@ void Store::ForEach(const std::function<void(const std::string&, const ObjectPtr
   std::lock_guard<std::mutex> l(state_->mu);
   for (const auto& [id, ts] : state_->types)
     for (const auto& [key, obj] : ts->objects) fn(id, obj);
+}
+
+void Store::ConsistentView(
+    const std::function<void(const std::vector<std::pair<std::string, ObjectPtr>>&, int64_t)>& fn) const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  std::vector<std::pair<std::string, ObjectPtr>> all;
+  for (const auto& [id, ts] : state_->types)
+    for (const auto& [key, obj] : ts->objects) all.emplace_back(id, obj);
+  fn(all, state_->rv);
 }
 
 }  // namespace cloneset::devcluster

@@ -137,6 +137,8 @@ class Watcher {
   virtual bool Next(WatchEvent* event, std::chrono::milliseconds timeout) = 0;
   // Wakes a blocked Next and ends the stream (thread-safe).
   virtual void Stop() = 0;
+  // True once the stream can produce no more events (stopped, expired, or its CRD was deleted).
+  virtual bool Ended() const { return false; }
 };
 
 // Durability hook (implemented by wal.h). Called under the store lock for every committed change.
@@ -223,8 +225,12 @@ class Store {
   // Loads objects (CRDs first, so their types exist) and the resource version counter; used by the
   // WAL on start-up before any client connects. Emits no events and writes no journal records.
   absl::Status Restore(const std::vector<JournalRecord>& records, int64_t resource_version);
-  // Calls fn for every stored object under the lock (snapshots).
+  // Calls fn for every stored object under the lock.
   void ForEach(const std::function<void(const std::string& resource, const ObjectPtr&)>& fn) const;
+  // Calls fn once, under the lock, with every object and the current resourceVersion: a consistent
+  // cut for snapshots (no write can commit while fn runs, so the WAL can be rotated inside fn).
+  void ConsistentView(
+      const std::function<void(const std::vector<std::pair<std::string, ObjectPtr>>& objects, int64_t rv)>& fn) const;
 
   struct State;  // implementation detail (store.cc)
 

@@ -1,0 +1,366 @@
+#include "devcluster/api_server.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "devcluster/codec.h"
+#include "devcluster/discovery.h"
+#include "devcluster/object_meta.h"
+#include "devcluster/patch.h"
+#include "devcluster/table.h"
+
+namespace cloneset::devcluster {
+
+using nlohmann::json;
+
+
+namespace {
+
+ApiResponse Json(int status, const json& body) {
+  ApiResponse r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
+}
+
+ApiResponse Raw(int status, std::string body) {
+  ApiResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+bool WantsTable(const ApiRequest& req) { return absl::StrContains(req.Header("accept"), "as=Table"); }
+
+Clock::TimePoint Now(Store* s) { return s->clock()->Now(); }
+
+}  // namespace
+
+json ScaleOf(const ResourceType& t, const json& o) {
+  const json& m = o["metadata"];
+  json meta = json::object();
+  for (const char* f : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"})
+    if (m.contains(f)) meta[f] = m[f];
+  const json* spec = LookupPath(o, t.scale_spec_path);
+  const json* status = LookupPath(o, t.scale_status_path);
+  json scale = {{"kind", "Scale"}, {"apiVersion", "autoscaling/v1"}, {"metadata", meta},
+                {"spec", {{"replicas", spec && spec->is_number() ? *spec : json(0)}}},
+                {"status", {{"replicas", status && status->is_number() ? *status : json(0)}}}};
+  if (!t.scale_selector_path.empty())
+    if (const json* sel = LookupPath(o, t.scale_selector_path); sel && sel->is_string())
+      scale["status"]["selector"] = *sel;
+  return scale;
+}
+
+namespace {
+
+std::string ListJson(const ResourceType& t, const ListResult& list) {
+  json meta = {{"resourceVersion", std::to_string(list.resource_version)}};
+  if (!list.continue_token.empty()) {
+    meta["continue"] = list.continue_token;
+    meta["remainingItemCount"] = list.remaining;
+  }
+  std::string out = absl::StrCat(R"({"kind":")", t.kind, R"(List","apiVersion":")", t.ApiVersion(),
+                                 R"(","metadata":)", meta.dump(), R"(,"items":[)");
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    if (i) out += ',';
+    out += list.items[i]->json;
+  }
+  out += "]}";
+  return out;
+}
+
+absl::StatusOr<int64_t> ParseInt(const std::string& s, const std::string& name) {
+  int64_t v;
+  if (!absl::SimpleAtoi(s, &v)) return absl::FailedPreconditionError(absl::StrCat("invalid ", name, ": \"", s, "\""));
+  return v;
+}
+
+}  // namespace
+
+ApiResponse StatusError(int code, const std::string& reason, const std::string& message, const json& details) {
+  json s = {{"kind", "Status"},   {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
+            {"message", message}, {"reason", reason},   {"code", code}};
+  if (!details.is_null()) s["details"] = details;
+  return Json(code, s);
+}
+
+ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, const std::string& name) {
+  std::string msg(status.message());
+  json details = json::object();
+  if (!name.empty()) details["name"] = name;
+  if (type) {
+    details["group"] = type->group;
+    details["kind"] = type->resource;
+  }
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound: return StatusError(404, "NotFound", msg, details);
+    case absl::StatusCode::kAlreadyExists: return StatusError(409, "AlreadyExists", msg, details);
+    case absl::StatusCode::kAborted: return StatusError(409, "Conflict", msg, details);
+    case absl::StatusCode::kOutOfRange: return StatusError(410, "Expired", msg, details);
+    case absl::StatusCode::kFailedPrecondition: return StatusError(400, "BadRequest", msg);
+    case absl::StatusCode::kInvalidArgument: {
+      std::string field, detail = msg;
+      if (size_t p = msg.find(": "); p != std::string::npos) {
+        field = msg.substr(0, p);
+        detail = msg.substr(p + 2);
+      }
+      std::string kind = type ? (type->group.empty() ? type->kind : type->kind + "." + type->group) : "Object";
+      if (type) details["kind"] = type->kind;
+      details["causes"] = {{{"reason", "FieldValueInvalid"}, {"message", detail}, {"field", field}}};
+      return StatusError(422, "Invalid", absl::StrCat(kind, " \"", name, "\" is invalid: ", msg), details);
+    }
+    case absl::StatusCode::kUnimplemented: return StatusError(405, "MethodNotAllowed", msg);
+    default: return StatusError(500, "InternalError", absl::StrCat("Internal error occurred: ", msg));
+  }
+}
+
+ApiServer::ApiServer(Store* store, ApiServerOptions options) : store_(store), options_(std::move(options)) {}
+
+ApiResponse ApiServer::Handle(const ApiRequest& req) {
+  try {
+    if (req.body.size() > options_.max_body_bytes)
+      return StatusError(413, "RequestEntityTooLarge",
+                         absl::StrCat("the request body is too large: ", req.body.size(), " bytes, limit ",
+                                      options_.max_body_bytes));
+    static const char* kPublic[] = {"/version", "/healthz", "/readyz", "/livez"};
+    bool is_public = std::any_of(std::begin(kPublic), std::end(kPublic), [&](const char* p) { return req.path == p; });
+    if (!options_.token.empty() && !is_public && req.Header("authorization") != "Bearer " + options_.token)
+      return StatusError(401, "Unauthorized", "Unauthorized");
+    return Dispatch(req);
+  } catch (const std::exception& e) {
+    // Last line of defence: a bug must not take the cluster down.
+    return StatusError(500, "InternalError", absl::StrCat("Internal error occurred: ", e.what()));
+  }
+}
+
+ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
+  const std::string& path = req.path;
+  if (path == "/version") {
+    ApiResponse r = Json(200, {{"major", "1"},
+                               {"minor", options_.version_minor},
+                               {"gitVersion", absl::StrCat("v1.", options_.version_minor, ".0")},
+                               {"gitCommit", "cloneset-devcluster"},
+                               {"gitTreeState", "clean"},
+                               {"buildDate", "2026-01-01T00:00:00Z"},
+                               {"goVersion", "go1.23"},
+                               {"compiler", "gc"},
+                               {"platform", "linux/amd64"}});
+    r.resource = "version";
+    return r;
+  }
+  if (path == "/healthz" || path == "/readyz" || path == "/livez") {
+    ApiResponse r = Raw(200, "ok");
+    r.content_type = "text/plain";
+    r.resource = path.substr(1);
+    return r;
+  }
+  std::vector<std::string> seg = absl::StrSplit(path, '/', absl::SkipEmpty());
+  auto types = [&] { return store_->Types(); };
+  if (req.method == "GET") {
+    if (path == "/api") return Json(200, ApiVersions(options_.server_address));
+    if (path == "/apis") return Json(200, ApiGroupList(types()));
+    if (path == "/openapi/v3") return Json(200, OpenApiV3Root(types(), std::to_string(store_->TypesGeneration())));
+    if (seg.size() >= 3 && seg[0] == "openapi" && seg[1] == "v3") {
+      std::string gv = path.substr(std::string("/openapi/v3/").size());
+      auto doc = OpenApiV3Document(types(), gv);
+      if (!doc) return StatusError(404, "NotFound", "the server could not find the requested resource");
+      return Json(200, *doc);
+    }
+    if (path == "/openapi/v2") {
+      if (!absl::StrContains(req.Header("accept"), "protobuf"))
+        return StatusError(406, "NotAcceptable", "only the protobuf OpenAPI v2 document is served");
+      ApiResponse r = Raw(200, OpenApiV2Protobuf(types(), absl::StrCat("v1.", options_.version_minor, ".0")));
+      r.content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+      return r;
+    }
+  }
+  Route route;
+  size_t rest = 0;
+  if (seg.size() >= 2 && seg[0] == "api" && seg[1] == "v1") {
+    route.version = "v1";
+    rest = 2;
+  } else if (seg.size() >= 3 && seg[0] == "apis") {
+    route.group = seg[1];
+    route.version = seg[2];
+    rest = 3;
+  } else {
+    return StatusError(404, "NotFound", "the server could not find the requested resource");
+  }
+  std::vector<std::string> r(seg.begin() + rest, seg.end());
+  if (r.empty()) {
+    if (req.method != "GET") return StatusError(405, "MethodNotAllowed", "method not allowed");
+    auto list = ApiResourceList(types(), route.group, route.version);
+    if (!list) return StatusError(404, "NotFound", "the server could not find the requested resource");
+    return Json(200, *list);
+  }
+  if (r[0] == "namespaces" && r.size() >= 3 && r[2] != "status" && r[2] != "finalize") {
+    route.ns = r[1];
+    r.erase(r.begin(), r.begin() + 2);
+  }
+  if (r.size() > 3) return StatusError(404, "NotFound", "the server could not find the requested resource");
+  route.resource = r[0];
+  if (r.size() >= 2) route.name = r[1];
+  if (r.size() == 3) route.subresource = r[2];
+  std::string id = route.group.empty() ? route.resource : route.resource + "." + route.group;
+  auto type = store_->FindType(id);
+  if (!type || type->version != route.version)
+    return StatusError(404, "NotFound", "the server could not find the requested resource");
+  route.type = *type;
+  if (!route.ns.empty() && !type->namespaced)
+    return StatusError(404, "NotFound", "the server could not find the requested resource");
+  ApiResponse resp = HandleResource(req, route);
+  resp.resource = id;
+  return resp;
+}
+
+ApiResponse ApiServer::HandleResource(const ApiRequest& req, Route& route) {
+  const std::string& m = req.method;
+  const std::string& sub = route.subresource;
+  if (!sub.empty() && sub != "status" && sub != "scale" && sub != "binding")
+    return StatusError(404, "NotFound", "the server could not find the requested resource");
+  if ((sub == "status" && !route.type.has_status) || (sub == "scale" && !route.type.has_scale) ||
+      (sub == "binding" && route.type.Id() != kPods))
+    return StatusError(404, "NotFound", "the server could not find the requested resource");
+  if (route.type.namespaced && !route.name.empty() && route.ns.empty())
+    return StatusError(404, "NotFound", "the server could not find the requested resource");
+  ApiResponse resp;
+  if (route.name.empty()) {
+    if (m == "GET") {
+      std::string w = req.Query("watch");
+      bool watch = w == "true" || w == "1";
+      resp = watch ? Watch(req, route) : List(req, route);
+      resp.verb = watch ? "watch" : "list";
+    } else if (m == "POST") {
+      if (route.type.namespaced && route.ns.empty())
+        return StatusError(404, "NotFound", "the server could not find the requested resource");
+      resp = Create(req, route);
+      resp.verb = "create";
+    } else if (m == "DELETE") {
+      resp = DeleteCollection(req, route);
+      resp.verb = "deletecollection";
+    } else {
+      return StatusError(405, "MethodNotAllowed", absl::StrCat("method ", m, " is not allowed on a collection"));
+    }
+    return resp;
+  }
+  if (m == "GET") {
+    resp = Get(req, route);
+    resp.verb = "get";
+  } else if (m == "PUT") {
+    resp = Update(req, route);
+    resp.verb = "update";
+  } else if (m == "PATCH") {
+    resp = Patch(req, route);
+    resp.verb = "patch";
+  } else if (m == "DELETE" && sub.empty()) {
+    resp = Delete(req, route);
+    resp.verb = "delete";
+  } else if (m == "POST" && sub == "binding") {
+    resp = Bind(req, route);
+    resp.verb = "create";
+  } else {
+    return StatusError(405, "MethodNotAllowed", absl::StrCat("method ", m, " is not allowed here"));
+  }
+  return resp;
+}
+
+ApiResponse ApiServer::List(const ApiRequest& req, const Route& route) {
+  ListOptions o;
+  o.ns = route.ns;
+  o.label_selector = req.Query("labelSelector");
+  o.field_selector = req.Query("fieldSelector");
+  o.continue_token = req.Query("continue");
+  if (std::string l = req.Query("limit"); !l.empty()) {
+    auto v = ParseInt(l, "limit");
+    if (!v.ok()) return FromStatus(v.status(), &route.type, "");
+    o.limit = *v;
+  }
+  auto list = store_->List(route.type.Id(), o);
+  if (!list.ok()) return FromStatus(list.status(), &route.type, "");
+  if (!WantsTable(req)) return Raw(200, ListJson(route.type, *list));
+  std::vector<json> objects;
+  objects.reserve(list->items.size());
+  for (const auto& it : list->items) objects.push_back(it->Parse());
+  return Json(200, BuildTable(route.type, objects, Now(store_), std::to_string(list->resource_version),
+                              list->continue_token, req.Query("includeObject") == "Object"));
+}
+
+ApiResponse ApiServer::Watch(const ApiRequest& req, const Route& route) {
+  WatchOptions o;
+  o.ns = route.ns;
+  o.label_selector = req.Query("labelSelector");
+  o.field_selector = req.Query("fieldSelector");
+  o.allow_bookmarks = req.Query("allowWatchBookmarks") == "true";
+  if (std::string rv = req.Query("resourceVersion"); !rv.empty() && rv != "0") {
+    auto v = ParseInt(rv, "resourceVersion");
+    if (!v.ok()) return FromStatus(v.status(), &route.type, "");
+    o.resource_version = *v;
+  }
+  auto stream = std::make_unique<WatchStream>();
+  // get -w sends no timeout; the real server holds such watches for 30-60 minutes.
+  int64_t timeout = 1800;
+  if (std::string t = req.Query("timeoutSeconds"); !t.empty()) {
+    auto v = ParseInt(t, "timeoutSeconds");
+    if (!v.ok()) return FromStatus(v.status(), &route.type, "");
+    timeout = std::max<int64_t>(0, *v);
+  }
+  stream->deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+  auto w = store_->Watch(route.type.Id(), o);
+  if (!w.ok()) return FromStatus(w.status(), &route.type, "");
+  stream->watcher = std::move(*w);
+  stream->type = route.type;
+  stream->table = WantsTable(req);
+  ApiResponse r;
+  r.watch = std::move(stream);
+  return r;
+}
+
+ApiServer::StreamStep ApiServer::NextWatchChunk(WatchStream& s, std::string* out, std::chrono::milliseconds poll) {
+  if (s.ended) return StreamStep::kEnd;
+  auto now = std::chrono::steady_clock::now();
+  if (now >= s.deadline || s.watcher->Ended()) return StreamStep::kEnd;
+  auto wait = std::min<std::chrono::milliseconds>(
+      poll, std::chrono::duration_cast<std::chrono::milliseconds>(s.deadline - now) + std::chrono::milliseconds(1));
+  WatchEvent ev;
+  if (!s.watcher->Next(&ev, wait)) return StreamStep::kIdle;
+  const char* type = EventTypeName(ev.type);
+  if (ev.type == EventType::kError) {
+    s.ended = true;
+    json status = {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
+                   {"message", std::string(ev.error.message())}, {"reason", "Expired"}, {"code", 410}};
+    *out = json{{"type", "ERROR"}, {"object", status}}.dump() + "\n";
+    return StreamStep::kData;
+  }
+  if (ev.type == EventType::kBookmark) {
+    json obj = {{"kind", s.type.kind}, {"apiVersion", s.type.ApiVersion()},
+                {"metadata", {{"resourceVersion", std::to_string(ev.resource_version)}}}};
+    *out = json{{"type", "BOOKMARK"}, {"object", obj}}.dump() + "\n";
+    return StreamStep::kData;
+  }
+  if (s.table) {
+    json table = BuildTable(s.type, {ev.object->Parse()}, Now(store_), std::to_string(ev.resource_version), "",
+                            false, !s.sent_columns);
+    s.sent_columns = true;
+    *out = json{{"type", type}, {"object", table}}.dump() + "\n";
+  } else {
+    *out = absl::StrCat(R"({"type":")", type, R"(","object":)", ev.object->json, "}\n");
+  }
+  return StreamStep::kData;
+}
+
+ApiResponse ApiServer::Get(const ApiRequest& req, const Route& route) {
+  auto obj = store_->GetStored(route.type.Id(), route.ns, route.name);
+  if (!obj.ok()) return FromStatus(obj.status(), &route.type, route.name);
+  if (route.subresource == "scale") return Json(200, ScaleOf(route.type, (*obj)->Parse()));
+  if (WantsTable(req))
+    return Json(200, BuildTable(route.type, {(*obj)->Parse()}, Now(store_), std::to_string((*obj)->resource_version),
+                                "", req.Query("includeObject") == "Object"));
+  return Raw(200, (*obj)->json);
+}
+
+}  // namespace cloneset::devcluster

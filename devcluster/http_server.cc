@@ -1,0 +1,181 @@
+#include "devcluster/http_server.h"
+
+#include <httplib.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+#include <iostream>
+#include <mutex>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "devcluster/object_meta.h"
+
+namespace cloneset::devcluster {
+
+std::string UserAgentLabel(const std::string& ua) {
+  std::string token = ua.substr(0, ua.find_first_of("/ "));
+  if (token.empty()) return "unknown";
+  if (token.size() > 64) token.resize(64);
+  return token;
+}
+
+void LogJson(const std::string& level, const std::string& msg, const nlohmann::json& fields) {
+  nlohmann::json line = {{"ts", FormatTimestamp(std::chrono::system_clock::now())}, {"level", level}, {"msg", msg}};
+  for (const auto& [k, v] : fields.items()) line[k] = v;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> l(mu);
+  std::cerr << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+struct HttpServer::Impl {
+  ApiServer* api;
+  Store* store;
+  std::shared_ptr<prometheus::Registry> registry;
+  HttpServerOptions options;
+  std::unique_ptr<httplib::Server> server;
+  std::thread thread;
+  prometheus::Family<prometheus::Counter>* requests;
+  prometheus::Family<prometheus::Histogram>* durations;
+  prometheus::Family<prometheus::Gauge>* watchers;
+  prometheus::Family<prometheus::Gauge>* objects;
+
+  void Record(const ApiResponse& r, const httplib::Request& req, std::chrono::steady_clock::time_point start) {
+    std::string verb = r.verb.empty() ? absl::AsciiStrToLower(req.method) : r.verb;
+    std::string resource = r.resource.empty() ? "other" : r.resource;
+    requests
+        ->Add({{"verb", verb}, {"resource", resource}, {"code", std::to_string(r.status)},
+               {"user_agent", UserAgentLabel(req.get_header_value("User-Agent"))}})
+        .Increment();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (verb != "watch")
+      durations
+          ->Add({{"verb", verb}, {"resource", resource}},
+                prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                        0.5, 1, 2.5, 5})
+          .Observe(secs);
+    if (options.log_requests || r.status >= 500)
+      LogJson(r.status >= 500 ? "error" : "info", "request",
+              {{"method", req.method}, {"path", req.path}, {"code", r.status}, {"verb", verb},
+               {"user_agent", req.get_header_value("User-Agent")}, {"seconds", secs}});
+  }
+
+  void Handle(const httplib::Request& req, httplib::Response& res) {
+    auto start = std::chrono::steady_clock::now();
+    if (req.path == "/metrics" && req.method == "GET") {
+      for (const auto& t : store->Types()) {
+        watchers->Add({{"resource", t.Id()}}).Set(static_cast<double>(store->WatcherCount(t.Id())));
+        objects->Add({{"resource", t.Id()}}).Set(static_cast<double>(store->ObjectCount(t.Id())));
+      }
+      res.set_content(prometheus::TextSerializer().Serialize(registry->Collect()), "text/plain; version=0.0.4");
+      return;
+    }
+    ApiRequest ar;
+    ar.method = req.method;
+    ar.path = req.path;
+    for (const auto& [k, v] : req.params) ar.query.emplace(k, v);
+    for (const auto& [k, v] : req.headers) ar.headers[absl::AsciiStrToLower(k)] = v;
+    ar.body = req.body;
+    ApiResponse r = api->Handle(ar);
+    Record(r, req, start);
+    res.status = r.status;
+    if (!r.watch) {
+      res.set_content(std::move(r.body), r.content_type.c_str());
+      return;
+    }
+    std::shared_ptr<WatchStream> stream(std::move(r.watch));
+    ApiServer* api_ptr = api;
+    res.set_chunked_content_provider(
+        "application/json",
+        [stream, api_ptr](size_t, httplib::DataSink& sink) {
+          std::string chunk;
+          // Drain what is ready, then wait a little for more; the client going away shows as a failed write.
+          for (int i = 0; i < 64; ++i) {
+            auto step = api_ptr->NextWatchChunk(*stream, &chunk, std::chrono::milliseconds(i == 0 ? 1000 : 0));
+            if (step == ApiServer::StreamStep::kEnd) {
+              sink.done();
+              return true;
+            }
+            if (step == ApiServer::StreamStep::kIdle) break;
+            if (!sink.write(chunk.data(), chunk.size())) return false;
+          }
+          return sink.is_writable();
+        },
+        [stream](bool) { stream->watcher->Stop(); });
+  }
+};
+
+HttpServer::HttpServer(ApiServer* api, Store* store, std::shared_ptr<prometheus::Registry> registry,
+                       HttpServerOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->api = api;
+  impl_->store = store;
+  impl_->registry = registry ? registry : std::make_shared<prometheus::Registry>();
+  impl_->options = std::move(options);
+  auto& reg = *impl_->registry;
+  impl_->requests = &prometheus::BuildCounter()
+                         .Name("apiserver_request_total")
+                         .Help("API requests by verb, resource, HTTP code and client (first User-Agent token)")
+                         .Register(reg);
+  impl_->durations = &prometheus::BuildHistogram()
+                          .Name("apiserver_request_duration_seconds")
+                          .Help("API request latency (watches excluded)")
+                          .Register(reg);
+  impl_->watchers =
+      &prometheus::BuildGauge().Name("apiserver_registered_watchers").Help("Open watches by resource").Register(reg);
+  impl_->objects =
+      &prometheus::BuildGauge().Name("apiserver_storage_objects").Help("Stored objects by resource").Register(reg);
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+absl::Status HttpServer::Start() {
+  auto& o = impl_->options;
+  if (o.cert_path.empty()) {
+    impl_->server = std::make_unique<httplib::Server>();
+  } else {
+    auto ssl = std::make_unique<httplib::SSLServer>(o.cert_path.c_str(), o.key_path.c_str());
+    if (!ssl->is_valid()) return absl::InternalError("TLS server setup failed (certificate or key unusable)");
+    impl_->server = std::move(ssl);
+  }
+  auto& svr = *impl_->server;
+  int threads = o.threads;
+  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  svr.set_payload_max_length(64 * 1024 * 1024);  // the API layer answers 413 above 3 MiB itself
+  svr.set_keep_alive_max_count(100000);
+  svr.set_keep_alive_timeout(30);
+  svr.set_read_timeout(30, 0);
+  svr.set_write_timeout(30, 0);
+  auto handler = [this](const httplib::Request& req, httplib::Response& res) { impl_->Handle(req, res); };
+  svr.Get(".*", handler);
+  svr.Post(".*", handler);
+  svr.Put(".*", handler);
+  svr.Patch(".*", handler);
+  svr.Delete(".*", handler);
+  svr.Options(".*", handler);
+  if (o.port == 0) {
+    port_ = svr.bind_to_any_port(o.host.c_str());
+    if (port_ <= 0) return absl::UnavailableError(absl::StrCat("cannot bind ", o.host));
+  } else {
+    if (!svr.bind_to_port(o.host.c_str(), o.port))
+      return absl::UnavailableError(absl::StrCat("cannot bind ", o.host, ":", o.port));
+    port_ = o.port;
+  }
+  impl_->thread = std::thread([this] { impl_->server->listen_after_bind(); });
+  return absl::OkStatus();
+}
+
+void HttpServer::Stop() {
+  if (impl_->server) impl_->server->stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+std::string HttpServer::url() const {
+  return absl::StrCat(impl_->options.cert_path.empty() ? "http" : "https", "://", impl_->options.host, ":", port_);
+}
+
+}  // namespace cloneset::devcluster

@@ -1,0 +1,50 @@
+// HTTP(S) front of the ApiServer on cpp-httplib: chunked watch streams, /metrics, request logs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "devcluster/api_server.h"
+#include "devcluster/store.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace cloneset::devcluster {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                 // 0 = any free port
+  std::string cert_path, key_path;  // empty = plain HTTP
+  int threads = 256;            // each open watch holds one worker thread
+  bool log_requests = false;    // one JSON line per request on stderr
+};
+
+class HttpServer {
+ public:
+  // registry: where the apiserver_* metrics live; /metrics serves it (shared with other components).
+  HttpServer(ApiServer* api, Store* store, std::shared_ptr<prometheus::Registry> registry, HttpServerOptions options);
+  ~HttpServer();
+  // Binds and starts serving on a background thread; port() is valid afterwards.
+  absl::Status Start();
+  void Stop();
+  int port() const { return port_; }
+  std::string url() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+// The user_agent label: the product token of a User-Agent ("kubectl/v1.32.4 (linux/amd64)" -> "kubectl").
+std::string UserAgentLabel(const std::string& user_agent);
+
+// One structured log line on stderr: {"ts":...,"level":...,"msg":...,<fields>}.
+void LogJson(const std::string& level, const std::string& msg, const nlohmann::json& fields = nlohmann::json::object());
+
+}  // namespace cloneset::devcluster

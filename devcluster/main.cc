@@ -1,0 +1,196 @@
+// cloneset-devcluster: the embedded Kubernetes-API-compatible development cluster (issue 3).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include <prometheus/registry.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "devcluster/api_server.h"
+#include "devcluster/http_server.h"
+#include "devcluster/store.h"
+#include "devcluster/tls.h"
+#include "devcluster/wal.h"
+#ifdef CLONESET_HAVE_NODES
+#include "devcluster/nodes/simulator.h"
+#endif
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "Address to serve the API, /metrics, /healthz on (port 0 = any free port)");
+ABSL_FLAG(std::string, data_dir, "",
+          "Directory that keeps the cluster state (write-ahead log + snapshots), certificates and token across "
+          "restarts; empty = state in memory only, certificates in a temporary directory");
+ABSL_FLAG(std::string, kubeconfig, "", "Write a kubeconfig for this cluster to this path");
+ABSL_FLAG(std::string, token, "",
+          "Bearer token clients must send; empty = generate one (kept in --data-dir/token when set)");
+ABSL_FLAG(bool, insecure_http, false, "Serve plain HTTP instead of HTTPS (the token is still required)");
+ABSL_FLAG(bool, no_auth, false, "Accept requests without a bearer token");
+ABSL_FLAG(int, threads, 256, "HTTP worker threads; every open watch holds one");
+ABSL_FLAG(int, watch_history, 10000, "Watch events kept per resource for resuming watches (older -> 410 Gone)");
+ABSL_FLAG(int, snapshot_every, 20000, "Write a snapshot after this many write-ahead log records");
+ABSL_FLAG(bool, fsync, true, "fdatasync the write-ahead log on every commit");
+ABSL_FLAG(bool, log_requests, false, "Log every request as a JSON line on stderr (5xx are always logged)");
+ABSL_FLAG(std::string, version_minor, "32", "Minor version reported by /version (kubectl's dispatcher picks its binary by it)");
+
+namespace cd = cloneset::devcluster;
+
+namespace {
+
+std::string RandomToken() {
+  absl::BitGen gen;
+  return absl::StrFormat("%016x%016x", absl::Uniform<uint64_t>(gen), absl::Uniform<uint64_t>(gen));
+}
+
+int Fail(const absl::Status& s) {
+  cd::LogJson("error", "startup failed", {{"error", s.ToString()}});
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Embedded Kubernetes-API-compatible development cluster for CloneSet.\n"
+      "Serves namespaces, pods, PVCs, PVs, storage classes, config maps, secrets, services, events, nodes,\n"
+      "controller revisions, leases and CRDs to real kubectl; simulates nodes (see --nodes and friends).\n"
+      "Usage: cloneset-devcluster [--listen=127.0.0.1:0] [--data-dir=DIR] [--kubeconfig=PATH] [--nodes=N] ...");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::StrContains(file, "devcluster/"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+  // Accept the documented --data-dir spelling as well as absl's --data_dir.
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    size_t end = a.find('=');
+    std::replace(a.begin() + 2, end == std::string::npos ? a.end() : a.begin() + end, '-', '_');
+  }
+  std::vector<char*> argv2;
+  for (auto& a : args) argv2.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(argv2.size()), argv2.data());
+
+  // Block termination signals before any thread starts; main waits for them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::string listen = absl::GetFlag(FLAGS_listen);
+  size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535)
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--listen: expected host:port, got \"", listen, "\"")));
+  std::string host = listen.substr(0, colon);
+
+  cd::Clock* clock = cd::RealClock::Get();
+  cd::StoreOptions store_options;
+  store_options.watch_history = static_cast<size_t>(std::max(10, absl::GetFlag(FLAGS_watch_history)));
+  cd::Store store(clock, store_options);
+
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  std::unique_ptr<cd::WriteAheadLog> wal;
+  std::string work_dir = data_dir;
+  if (!data_dir.empty()) {
+    cd::WalOptions wo;
+    wo.snapshot_every = static_cast<size_t>(std::max(100, absl::GetFlag(FLAGS_snapshot_every)));
+    wo.sync = absl::GetFlag(FLAGS_fsync);
+    auto opened = cd::WriteAheadLog::Open(data_dir + "/state", &store, wo);
+    if (!opened.ok()) return Fail(opened.status());
+    wal = std::move(*opened);
+  } else {
+    char tmpl[] = "/tmp/cloneset-devcluster-XXXXXX";
+    if (!mkdtemp(tmpl)) return Fail(absl::UnavailableError("mkdtemp failed"));
+    work_dir = tmpl;
+  }
+
+  std::string token = absl::GetFlag(FLAGS_token);
+  if (token.empty() && !absl::GetFlag(FLAGS_no_auth)) {
+    std::string token_file = work_dir + "/token";
+    std::ifstream in(token_file);
+    std::getline(in, token);
+    if (token.empty()) {
+      token = RandomToken();
+      std::ofstream(token_file) << token << "\n";
+      std::filesystem::permissions(token_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    }
+  }
+  if (absl::GetFlag(FLAGS_no_auth)) token.clear();
+
+  cd::HttpServerOptions http;
+  http.host = host;
+  http.port = port;
+  http.threads = std::max(8, absl::GetFlag(FLAGS_threads));
+  http.log_requests = absl::GetFlag(FLAGS_log_requests);
+  std::string ca_pem;
+  if (!absl::GetFlag(FLAGS_insecure_http)) {
+    auto certs = cd::EnsureServingCertificates(work_dir + "/pki");
+    if (!certs.ok()) return Fail(certs.status());
+    http.cert_path = certs->cert_path;
+    http.key_path = certs->key_path;
+    ca_pem = certs->ca_pem;
+  }
+
+  cd::ApiServerOptions api_options;
+  api_options.token = token;
+  api_options.version_minor = absl::GetFlag(FLAGS_version_minor);
+  cd::ApiServer api(&store, api_options);
+  auto registry = std::make_shared<prometheus::Registry>();
+  cd::HttpServer server(&api, &store, registry, http);
+  if (absl::Status s = server.Start(); !s.ok()) return Fail(s);
+  api.set_server_address(absl::StrCat(host, ":", server.port()));
+
+  if (std::string path = absl::GetFlag(FLAGS_kubeconfig); !path.empty()) {
+    if (absl::Status s = cd::WriteKubeconfig(path, server.url(), ca_pem, token); !s.ok()) return Fail(s);
+  }
+
+#ifdef CLONESET_HAVE_NODES
+  std::unique_ptr<cd::nodes::NodeSimulator> simulator;
+  {
+    auto config = cd::nodes::SimulatorConfigFromFlags();
+    if (!config.ok()) return Fail(config.status());
+    config->run_dir = work_dir;
+    config->registry = registry.get();
+    if (config->nodes > 0) {
+      auto sim = cd::nodes::StartNodeSimulator(store, *clock, *config);
+      if (!sim.ok()) return Fail(sim.status());
+      simulator = std::move(*sim);
+    }
+  }
+#endif
+
+  std::cout << "listening on " << server.url() << std::endl;
+  cd::LogJson("info", "devcluster ready",
+              {{"url", server.url()}, {"data_dir", data_dir}, {"work_dir", work_dir},
+               {"kubeconfig", absl::GetFlag(FLAGS_kubeconfig)}, {"resource_version", store.CurrentResourceVersion()}});
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  cd::LogJson("info", "shutting down", {{"signal", sig}});
+#ifdef CLONESET_HAVE_NODES
+  if (simulator) simulator->Stop();
+#endif
+  server.Stop();
+  if (wal) {
+    if (absl::Status s = wal->Snapshot(); !s.ok()) cd::LogJson("error", "final snapshot failed", {{"error", s.ToString()}});
+  }
+  return 0;
+}
