@@ -243,7 +243,14 @@ struct NodeSimulator::Impl {
         return absl::OkStatus();
       });
       it = unscheduled.erase(it);
-      if (!bound.ok()) continue;  // deleted or bound elsewhere: its event tells us
+      if (!bound.ok()) {
+        // Deleted or bound elsewhere: its event tells us. Anything else is a bug worth a log line.
+        if (!absl::IsNotFound(bound.status()) && !absl::IsFailedPrecondition(bound.status())) {
+          std::cerr << "node simulator: binding " << key << " to " << node << ": " << bound.status() << "\n";
+          Count(&SimulatorStats::write_errors);
+        }
+        continue;
+      }
       auto cond = store->Mutate(kPods, ns, name, true, [&](json& pod) {
         ApplyBinding(pod, node, now_s);
         return absl::OkStatus();

@@ -1,0 +1,313 @@
+// The simulator against the real in-process Store with a FakeClock: pods get scheduled, started and made ready
+// within the simulated delays; in-place image changes, graceful deletion, faults and PVC binding end to end.
+#include "devcluster/nodes/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "grpcpp/grpcpp.h"
+#include "runtime/v1/cri.grpc.pb.h"
+
+namespace cloneset::devcluster::nodes {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+json Pod(const std::string& name, const std::string& image, json extra_spec = json::object()) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec",
+               {{"containers", json::array({{{"name", "app"},
+                                             {"image", image},
+                                             {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}}})}}}};
+  pod["spec"].update(extra_spec);
+  return pod;
+}
+
+DeleteOptions Grace(int64_t seconds) {
+  DeleteOptions o;
+  o.grace_period_seconds = seconds;
+  return o;
+}
+
+std::string Condition(const json& pod, const std::string& type) {
+  if (!pod.is_object() || !pod.contains("status")) return "";
+  for (const auto& c : pod["status"].value("conditions", json::array())) {
+    if (c.value("type", "") == type) return c.value("status", "");
+  }
+  return "";
+}
+
+class SimulatorTest : public ::testing::Test {
+ protected:
+  void StartSim(SimulatorConfig config) {
+    config.timing.start_delay = seconds(1);
+    config.timing.ready_delay = seconds(2);
+    config.timing.max_grace = seconds(5);
+    config.heartbeat_interval = seconds(0);
+    config.poll_interval = milliseconds(2);
+    sim_ = std::make_unique<NodeSimulator>(&store_, &clock_, std::move(config));
+    ASSERT_TRUE(sim_->Start().ok());
+  }
+  void TearDown() override {
+    if (sim_) sim_->Stop();
+  }
+  // Waits (real time, bounded) until the simulator has caught up and `pred` holds for the stored pod.
+  json WaitPod(const std::string& name, const std::function<bool(const json&)>& pred) {
+    json last;
+    for (int i = 0; i < 2000; ++i) {
+      auto got = store_.Get(kPods, "default", name);
+      if (got.ok()) {
+        last = *got;
+        if (pred(last)) return last;
+      } else if (pred(json())) {
+        return json();
+      }
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    ADD_FAILURE() << "timed out waiting for pod " << name << "; last: " << last.dump();
+    return last;
+  }
+  void Settle() { std::this_thread::sleep_for(milliseconds(60)); }
+
+  FakeClock clock_;
+  Store store_{&clock_};
+  std::unique_ptr<NodeSimulator> sim_;
+};
+
+TEST_F(SimulatorTest, CreatesNodesWithCapacityLabelsAndZones) {
+  SimulatorConfig c;
+  c.nodes = 4;
+  c.shape.cpu = "4";
+  StartSim(c);
+  auto nodes = store_.ListObjects(kNodes, {});
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 4u);
+  const json& n1 = nodes->at(1);
+  EXPECT_EQ(n1["metadata"]["name"], "devcluster-node-1");
+  EXPECT_EQ(n1["metadata"]["labels"]["kubernetes.io/hostname"], "devcluster-node-1");
+  EXPECT_EQ(n1["metadata"]["labels"]["topology.kubernetes.io/zone"], "devcluster-zone-b");
+  EXPECT_EQ(nodes->at(3)["metadata"]["labels"]["topology.kubernetes.io/zone"], "devcluster-zone-a");
+  EXPECT_EQ(n1["status"]["allocatable"]["cpu"], "4");
+  EXPECT_EQ(Condition(n1, "Ready"), "True");
+}
+
+TEST_F(SimulatorTest, PodIsScheduledStartedAndReadyWithinTheFakeClockBudget) {
+  SimulatorConfig c;
+  c.images.default_pull_time = seconds(3);
+  StartSim(c);
+  ASSERT_TRUE(store_.Create(kPods, Pod("web-0", "nginx:1.25")).ok());
+  json pod = WaitPod("web-0", [](const json& p) { return p["status"].value("phase", "") == "Pending" &&
+                                                          !p["spec"].value("nodeName", "").empty() &&
+                                                          p["status"].contains("containerStatuses"); });
+  EXPECT_EQ(pod["spec"]["nodeName"], "devcluster-node-0");  // all empty: lowest name wins
+  EXPECT_EQ(Condition(pod, "PodScheduled"), "True");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "ContainerCreating");
+  EXPECT_EQ(pod["status"]["hostIP"], "172.16.0.2");
+  EXPECT_EQ(pod["status"]["podIP"], "10.64.0.1");
+  clock_.Advance(seconds(3) + seconds(1));  // pull + start
+  pod = WaitPod("web-0", [](const json& p) { return p["status"].value("phase", "") == "Running"; });
+  EXPECT_EQ(Condition(pod, "Ready"), "False");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["imageID"], ImageIdFor("nginx:1.25"));
+  clock_.Advance(seconds(2));
+  pod = WaitPod("web-0", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  EXPECT_EQ(Condition(pod, "ContainersReady"), "True");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["ready"], true);
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["restartCount"], 0);
+
+  // Same image on the same node: already present, so only start + ready delays.
+  ASSERT_TRUE(store_.Create(kPods, Pod("web-1", "nginx:1.25", {{"nodeName", "devcluster-node-0"}})).ok());
+  WaitPod("web-1", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  clock_.Advance(seconds(3));
+  WaitPod("web-1", [](const json& p) { return Condition(p, "Ready") == "True"; });
+}
+
+TEST_F(SimulatorTest, SpreadsToLeastLoadedAndReportsUnschedulable) {
+  SimulatorConfig c;
+  c.nodes = 2;
+  c.shape.cpu = "2";
+  StartSim(c);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(store_.Create(kPods, Pod("p" + std::to_string(i), "busybox")).ok());
+    WaitPod("p" + std::to_string(i), [](const json& p) { return !p["spec"].value("nodeName", "").empty(); });
+  }
+  std::map<std::string, int> per_node;
+  for (int i = 0; i < 4; ++i) {
+    per_node[store_.Get(kPods, "default", "p" + std::to_string(i))->at("spec")["nodeName"]]++;
+  }
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"devcluster-node-0", 2}, {"devcluster-node-1", 2}}));
+  ASSERT_TRUE(store_.Create(kPods, Pod("p4", "busybox")).ok());
+  json pod = WaitPod("p4", [](const json& p) { return Condition(p, "PodScheduled") == "False"; });
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), "");
+  for (const auto& cond : pod["status"]["conditions"]) {
+    if (cond["type"] == "PodScheduled") {
+      EXPECT_EQ(cond["reason"], "Unschedulable");
+      EXPECT_EQ(cond["message"], "0/2 nodes are available: 2 Insufficient cpu.");
+    }
+  }
+  // Freeing capacity lets it schedule.
+  ASSERT_TRUE(store_.Delete(kPods, "default", "p0", Grace(0)).ok());
+  WaitPod("p4", [](const json& p) { return !p["spec"].value("nodeName", "").empty(); });
+}
+
+TEST_F(SimulatorTest, InPlaceImageChangeRestartsOnlyThatContainer) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  StartSim(c);
+  json pod = Pod("web", "nginx:1");
+  pod["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
+  pod["spec"]["readinessGates"] = json::array({{{"conditionType", "InPlaceUpdateReady"}}});
+  ASSERT_TRUE(store_.Create(kPods, pod).ok());
+  WaitPod("web", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  clock_.Advance(seconds(3));
+  json got = WaitPod("web", [](const json& p) { return Condition(p, "ContainersReady") == "True"; });
+  // The gate's condition is missing: not Ready.
+  EXPECT_EQ(Condition(got, "Ready"), "False");
+  ASSERT_TRUE(store_.Mutate(kPods, "default", "web", true, [](json& p) {
+                      p["status"]["conditions"].push_back(
+                          {{"type", "InPlaceUpdateReady"}, {"status", "True"}, {"lastTransitionTime", "2026-01-01T00:00:00Z"}});
+                      return absl::OkStatus();
+                    }).ok());
+  got = WaitPod("web", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  std::string sidecar_id = got["status"]["containerStatuses"][1]["containerID"];
+
+  ASSERT_TRUE(store_.Mutate(kPods, "default", "web", false, [](json& p) {
+                      p["spec"]["containers"][0]["image"] = "nginx:2";
+                      return absl::OkStatus();
+                    }).ok());
+  got = WaitPod("web", [](const json& p) { return p["status"]["containerStatuses"][0]["image"] == "nginx:2"; });
+  EXPECT_EQ(Condition(got, "Ready"), "False");
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["restartCount"], 1);
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"], "Completed");
+  EXPECT_EQ(got["status"]["containerStatuses"][1]["restartCount"], 0);
+  EXPECT_EQ(got["status"]["containerStatuses"][1]["containerID"], sidecar_id);
+  clock_.Advance(seconds(3));
+  got = WaitPod("web", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["imageID"], ImageIdFor("nginx:2"));
+}
+
+TEST_F(SimulatorTest, GracefulDeletionWaitsForTheCappedGracePeriod) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  StartSim(c);
+  ASSERT_TRUE(store_.Create(kPods, Pod("victim", "busybox")).ok());
+  WaitPod("victim", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  clock_.Advance(seconds(3));
+  WaitPod("victim", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  auto deleted = store_.Delete(kPods, "default", "victim", Grace(30));
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  WaitPod("victim", [](const json& p) { return p.is_object() && p["metadata"].contains("deletionTimestamp"); });
+  Settle();
+  clock_.Advance(seconds(4));
+  Settle();
+  EXPECT_TRUE(store_.Get(kPods, "default", "victim").ok()) << "removed before the 5 s cap";
+  clock_.Advance(seconds(1));
+  WaitPod("victim", [](const json& p) { return p.is_null(); });
+}
+
+TEST_F(SimulatorTest, FaultsByFlagAndAnnotation) {
+  SimulatorConfig c;
+  c.nodes = 2;
+  c.images.fail_pulls = std::regex("broken");
+  c.images.fail_pattern = "broken";
+  c.not_ready_nodes = std::regex("devcluster-node-1");
+  StartSim(c);
+  json node1;
+  for (int i = 0; i < 500 && Condition(node1, "Ready") != "Unknown"; ++i) {
+    node1 = *store_.Get(kNodes, "", "devcluster-node-1");
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  EXPECT_EQ(Condition(node1, "Ready"), "Unknown");
+  ASSERT_TRUE(store_.Create(kPods, Pod("bad", "repo/broken:1")).ok());
+  json pod = WaitPod("bad", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  EXPECT_EQ(pod["spec"]["nodeName"], "devcluster-node-0");  // the NotReady node is avoided
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "ErrImagePull");
+  clock_.Advance(seconds(10));
+  pod = WaitPod("bad", [](const json& p) {
+    return p["status"]["containerStatuses"][0]["state"]["waiting"].value("reason", "") == "ImagePullBackOff";
+  });
+  EXPECT_EQ(pod["status"]["phase"], "Pending");
+
+  json crash = Pod("crash", "busybox");
+  crash["metadata"]["annotations"] = {{std::string(kFaultAnnotation), "crash-loop"}};
+  ASSERT_TRUE(store_.Create(kPods, crash).ok());
+  WaitPod("crash", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  clock_.Advance(seconds(1) + seconds(1) + milliseconds(1));  // start, run 1 s, crash
+  pod = WaitPod("crash", [](const json& p) {
+    return p["status"]["containerStatuses"][0]["state"]["waiting"].value("reason", "") == "CrashLoopBackOff";
+  });
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["restartCount"], 1);
+  EXPECT_EQ(Condition(pod, "Ready"), "False");
+}
+
+TEST_F(SimulatorTest, ClaimsBindToProvisionedVolumes) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  StartSim(c);
+  json sc = {{"apiVersion", "storage.k8s.io/v1"},
+             {"kind", "StorageClass"},
+             {"metadata", {{"name", "standard"}, {"annotations", {{"storageclass.kubernetes.io/is-default-class", "true"}}}}},
+             {"provisioner", "devcluster.io/hostpath"}};
+  ASSERT_TRUE(store_.Create(kStorageClasses, sc).ok());
+  json pvc = {{"apiVersion", "v1"},
+              {"kind", "PersistentVolumeClaim"},
+              {"metadata", {{"name", "data-0"}, {"namespace", "default"}}},
+              {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "5Gi"}}}}}}}};
+  auto created = store_.Create(kPersistentVolumeClaims, pvc);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::string uid = (*created)["metadata"]["uid"];
+  json got;
+  for (int i = 0; i < 1000; ++i) {
+    got = *store_.Get(kPersistentVolumeClaims, "default", "data-0");
+    if (got["status"].value("phase", "") == "Bound") break;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  EXPECT_EQ(got["status"]["phase"], "Bound");
+  EXPECT_EQ(got["spec"]["volumeName"], "pvc-" + uid);
+  EXPECT_EQ(got["spec"]["storageClassName"], "standard");
+  EXPECT_EQ(got["status"]["capacity"]["storage"], "5Gi");
+  auto pv = store_.Get(kPersistentVolumes, "", "pvc-" + uid);
+  ASSERT_TRUE(pv.ok());
+  EXPECT_EQ((*pv)["spec"]["claimRef"]["name"], "data-0");
+  EXPECT_EQ((*pv)["status"]["phase"], "Bound");
+}
+
+TEST_F(SimulatorTest, CriSocketSharesTheKubeletImageStore) {
+  auto dir = std::filesystem::temp_directory_path() / ("d2sim-" + std::to_string(::getpid()));
+  SimulatorConfig c;
+  c.nodes = 1;
+  c.run_dir = dir.string();
+  c.images.default_pull_time = seconds(30);
+  StartSim(c);
+  std::string sock = sim_->CriSocket("devcluster-node-0");
+  ASSERT_EQ(sock, dir.string() + "/nodes/devcluster-node-0/cri.sock");
+  auto stub = ::runtime::v1::ImageService::NewStub(grpc::CreateChannel("unix://" + sock, grpc::InsecureChannelCredentials()));
+  // Pre-pull through CRI (blocks until the fake clock passes the pull time).
+  std::thread puller([&] {
+    grpc::ClientContext ctx;
+    ::runtime::v1::PullImageRequest req;
+    req.mutable_image()->set_image("model:v2");
+    ::runtime::v1::PullImageResponse resp;
+    EXPECT_TRUE(stub->PullImage(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.image_ref(), ImageIdFor("model:v2"));
+  });
+  for (int i = 0; i < 500 && sim_->Images("devcluster-node-0")->InFlight() == 0; ++i) std::this_thread::sleep_for(milliseconds(2));
+  clock_.Advance(seconds(30));
+  puller.join();
+  // The pod's image is already present: ready after start + ready delays only.
+  ASSERT_TRUE(store_.Create(kPods, Pod("m", "model:v2")).ok());
+  WaitPod("m", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  clock_.Advance(seconds(3));
+  WaitPod("m", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  sim_->Stop();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cloneset::devcluster::nodes
