@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bitset>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <queue>
@@ -82,6 +83,7 @@ struct NodeSimulator::Impl {
   std::unique_ptr<Watcher> pod_watch, node_watch, pvc_watch, class_watch;
   std::thread thread;
   std::atomic<bool> stop{false};
+  const bool debug = std::getenv("DEVCLUSTER_SIM_DEBUG") != nullptr;
   mutable std::mutex stats_mu;
   SimulatorStats stats;
 
@@ -174,11 +176,24 @@ struct NodeSimulator::Impl {
     NodeRuntime& n = nodes[e.node];
     int slot = AllocateIp(e, e.node, pod);
     NodeContext ctx{.name = n.slot.name, .host_ip = HostIp(e.node), .ready = n.ready};
-    if (!e.progress) e.progress = std::make_unique<PodProgress>();
+    // Decide on a copy: the progress only advances when the resulting status is actually stored, so a
+    // decision taken on a stale object (conflict) cannot make us forget a transition we reported.
+    PodProgress next = e.progress ? *e.progress : PodProgress();
     ImageStore* images = n.images.get();
-    KubeletDecision d = DecidePod(pod, *e.progress, ctx, slot >= 0 ? PodIp(e.node, slot) : "", config.timing, now,
+    KubeletDecision d = DecidePod(pod, next, ctx, slot >= 0 ? PodIp(e.node, slot) : "", config.timing, now,
                                   [&](const std::string& image) { return images->EnsurePull(image, now); });
-    if (!d.keep_progress) e.progress.reset();
+    if (debug) {
+      std::cerr << "sim: eval " << key << " now=" << FormatTime(now) << " rv=" << Str(Obj(pod, "metadata"), "resourceVersion")
+                << " status=" << d.status.has_value() << " wake=" << (d.wake_at ? FormatTime(*d.wake_at) : "-")
+                << " keep=" << d.keep_progress << " ewake=" << FormatTime(e.wake) << "\n";
+    }
+    auto commit = [&] {
+      if (d.keep_progress) {
+        e.progress = std::make_unique<PodProgress>(std::move(next));
+      } else {
+        e.progress.reset();
+      }
+    };
     if (d.remove) {
       auto st = store->DeleteNow(kPods, ns, name);
       if (st.ok()) {
@@ -193,14 +208,19 @@ struct NodeSimulator::Impl {
       update["status"] = std::move(*d.status);
       auto written = store->UpdateStatus(kPods, std::move(update));
       if (written.ok()) {
+        commit();
         Count(&SimulatorStats::pod_status_writes);
         e.written_rv = std::stoll(Str(Obj(*written, "metadata"), "resourceVersion"));
       } else if (absl::IsAborted(written.status())) {
         Count(&SimulatorStats::conflicts);
         dirty.emplace(key, json());  // re-read and decide again
-      } else if (!absl::IsNotFound(written.status())) {
-        Count(&SimulatorStats::write_errors);
+        return;
+      } else {
+        if (!absl::IsNotFound(written.status())) Count(&SimulatorStats::write_errors);
+        return;
       }
+    } else {
+      commit();
     }
     if (d.wake_at && (e.wake <= now || *d.wake_at < e.wake)) {
       e.wake = *d.wake_at;
