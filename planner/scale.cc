@@ -156,12 +156,15 @@ bool DeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods,
   return modified;
 }
 
-// Pods allowed to go now: not-ready pods always, ready ones while the budget lasts.
+// Pods allowed to go now: unavailable pods always, available ones while the budget lasts. Upstream exempts only
+// pods that are not ready (ctrlReady ignores minReadySeconds), so a pod that is ready but not yet available is
+// charged to a budget that already counts it as unavailable: with a long minReadySeconds scale-in stalls
+// (kruise#1478). Deleting an unavailable pod never lowers availability (docs/compatibility.md "Scale").
 std::vector<const pb::Pod*> WithinReadyBudget(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods,
                                               int32_t& ready_limit) {
   std::vector<const pb::Pod*> out;
   for (const pb::Pod* pod : pods) {
-    if (!IsControllerReady(*pod, ctx.now)) {
+    if (!IsAvailable(*pod, ctx.spec.min_ready_seconds, ctx.now)) {
       out.push_back(pod);
     } else if (ready_limit > 0) {
       out.push_back(pod);

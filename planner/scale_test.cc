@@ -555,6 +555,101 @@ TEST(ScaleIn, PausedKeepsSurgePods) {
   EXPECT_FALSE(s.outcome.scaling);
 }
 
+TEST(ScaleIn, TopologySpreadFromUpdateTemplate) {
+  // zone a holds 2 pods, zone b 1: with a zone constraint one of zone a's pods goes first even though the zone b
+  // pod was ready more recently.
+  pb::PlanRequest req = Request(CloneSetBuilder().Replicas(2),
+                                {PodBuilder("cs-a").Revision("cs-new").Node("n1").Ready(kHourAgo - absl::Minutes(2)),
+                                 PodBuilder("cs-b").Revision("cs-new").Node("n2").Ready(kHourAgo - absl::Minutes(1)),
+                                 PodBuilder("cs-c").Revision("cs-new").Node("n3").Ready(kHourAgo)});
+  for (const auto& [node, zone] : std::vector<std::pair<std::string, std::string>>{{"n1", "a"}, {"n2", "a"}, {"n3", "b"}}) {
+    pb::Node* n = req.add_nodes();
+    n->set_name(node);
+    (*n->mutable_labels())["zone"] = zone;
+  }
+  Scenario s(req, Spec(2), "cs-new");
+  s.ctx.update_template_json =
+      R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"x"}],)"
+      R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]}})";
+  s.Scale();
+  EXPECT_THAT(s.Deleted(), ElementsAre("cs-b[]"));
+  // Without the constraint the same-node ranker has nothing to say: the most recently ready pod goes.
+  Scenario plain(req, Spec(2), "cs-new");
+  plain.Scale();
+  EXPECT_THAT(plain.Deleted(), ElementsAre("cs-c[]"));
+}
+
+TEST(ScaleIn, MinReadySecondsMakesFreshPodsUnavailableVictims) {
+  ResolvedSpec spec = Spec(2, 0);
+  spec.min_ready_seconds = 30;
+  Scenario s(Request(CloneSetBuilder().Replicas(2),
+                     {New("cs-a"), New("cs-b"), PodBuilder("cs-c").Revision("cs-new").Node("n2").Ready(Now() - absl::Seconds(10))}),
+             spec, "cs-new");
+  s.Scale();
+  // cs-c is ready but not yet available: deleted first, without budget (deleteReadyLimit 0 + 1 - 1 = 0; upstream
+  // charges it to that budget and deletes nothing until it is available, kruise#1478).
+  EXPECT_THAT(s.Deleted(), ElementsAre("cs-c[]"));
+}
+
+TEST(SpecifiedDelete, ReadyButNotAvailableNeedsNoBudget) {
+  ResolvedSpec spec = Spec(2, 0);
+  spec.min_ready_seconds = 30;
+  Scenario s(Request(CloneSetBuilder().Replicas(2),
+                     {New("cs-a"), New("cs-b"),
+                      PodBuilder("cs-c").Revision("cs-new").Node("n2").Ready(Now() - absl::Seconds(10)).SpecifiedDelete()}),
+             spec, "cs-new");
+  s.Scale();
+  EXPECT_THAT(s.Deleted(), ElementsAre("cs-c[]"));
+}
+
+TEST(PlanDeletePods, RecreatePathDeletesDirectlyWithPvcs) {
+  Scenario s(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")), {New("cs-aaaaa")}, {PvcBuilder("data-cs-aaaaa", "aaaaa")}),
+             Spec(1), "cs-new");
+  EXPECT_TRUE(PlanDeletePods(s.ctx, s.ctx.pods, s.plan));
+  EXPECT_THAT(s.Deleted(), ElementsAre("cs-aaaaa[data-cs-aaaaa]"));
+  EXPECT_EQ(s.plan.summary()->scale_down(), 0);  // not a scale-in
+  EXPECT_TRUE(s.plan.response()->actions(0).stop_on_error());
+  EXPECT_EQ(s.plan.response()->actions(0).delete_pod().uid(), "uid-cs-aaaaa");
+}
+
+TEST(PlanDeletePods, RetainKeepsPvcs) {
+  ResolvedSpec spec = Spec(1);
+  spec.retain_pvcs = true;
+  Scenario s(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")), {New("cs-aaaaa")}, {PvcBuilder("data-cs-aaaaa", "aaaaa")}),
+             spec, "cs-new");
+  EXPECT_TRUE(PlanDeletePods(s.ctx, s.ctx.pods, s.plan));
+  EXPECT_THAT(s.Deleted(), ElementsAre("cs-aaaaa[]"));
+}
+
+TEST(PlanDeletePods, NothingForNoPods) {
+  Scenario s(Request(CloneSetBuilder()), Spec(1), "cs-new");
+  EXPECT_FALSE(PlanDeletePods(s.ctx, {}, s.plan));
+  EXPECT_EQ(s.plan.response()->actions_size(), 0);
+}
+
+// Seed 000 scenario: Retain, scale 3 -> 1 -> 3 gives the old pods' instance ids (and PVCs) back.
+TEST(Retain, ScaleDownThenUpReusesInstancesAndPvcs) {
+  ResolvedSpec down = Spec(1);
+  down.retain_pvcs = true;
+  down.pvc_reuse = false;
+  Scenario s1(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")).RetainPvcs(),
+                      {New("cs-aaaaa"), PodBuilder("cs-bbbbb").Revision("cs-new").Node("n1"), PodBuilder("cs-ccccc").Revision("cs-new").Node("n1")},
+                      {PvcBuilder("data-cs-aaaaa", "aaaaa"), PvcBuilder("data-cs-bbbbb", "bbbbb"), PvcBuilder("data-cs-ccccc", "ccccc")}),
+              down, "cs-new");
+  s1.Scale();
+  EXPECT_THAT(s1.Deleted(), ElementsAre("cs-bbbbb[]", "cs-ccccc[]"));
+  ResolvedSpec up = down;
+  up.replicas = 3;
+  Scenario s2(Request(CloneSetBuilder().Replicas(3).Vct(VctJson("data")).RetainPvcs(), {New("cs-aaaaa")},
+                      {PvcBuilder("data-cs-aaaaa", "aaaaa"), PvcBuilder("data-cs-bbbbb", "bbbbb"), PvcBuilder("data-cs-ccccc", "ccccc")}),
+              up, "cs-new");
+  PlanPvcCleanupAndRelease(s2.ctx, s2.plan);
+  EXPECT_EQ(s2.plan.response()->actions_size(), 0);
+  s2.Scale();
+  EXPECT_THAT(s2.CreatedIds(), ElementsAre("bbbbb", "ccccc"));
+  for (const auto& a : s2.plan.response()->actions()) EXPECT_EQ(a.create_pod().pvc_jsons_size(), 0);
+}
+
 TEST(Scale, IdleWhenNothingToDo) {
   Scenario s(Request(CloneSetBuilder().Replicas(2), {New("cs-a"), New("cs-b")}), Spec(2), "cs-new");
   s.Scale();
