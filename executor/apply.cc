@@ -1,0 +1,297 @@
+// Applying a plan: the imperative half of Reconciler (see reconciler.h for the rules).
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "executor/reconciler.h"
+#include "kube/api_status.h"
+#include "kube/watch_stream.h"
+#include "nlohmann/json.hpp"
+#include "snapshot/patch.h"
+
+namespace cloneset::executor {
+
+using json = nlohmann::json;
+
+struct Reconciler::ApplyState {
+  const std::string& key;
+  const pb::CloneSet& cs;
+  const pb::PlanRequest& req;
+  const std::string& ns;
+  // Pods whose version we changed earlier in this plan -> the version our write returned.
+  std::map<std::string, std::string> written_rv;
+  std::set<std::string> failed_pods;  // their events are not emitted
+};
+
+namespace {
+
+std::string NameOf(std::string_view object_json) {
+  auto meta = kube::ReadObjectMeta(object_json);
+  return meta.ok() ? meta->name : "";
+}
+
+std::string DeleteBody(std::string_view uid) {
+  json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!uid.empty()) body["preconditions"] = {{"uid", std::string(uid)}};
+  return body.dump();
+}
+
+json OwnerJson(const pb::OwnerReference& o) {
+  return {{"apiVersion", o.api_version()}, {"kind", o.kind()},       {"name", o.name()},
+          {"uid", o.uid()},                {"controller", o.controller()}, {"blockOwnerDeletion", o.block_owner_deletion()}};
+}
+
+std::string_view ActionType(const pb::Action& a) {
+  switch (a.kind_case()) {
+    case pb::Action::kCreateRevision: return "CreateRevision";
+    case pb::Action::kUpdateRevision: return "UpdateRevision";
+    case pb::Action::kDeleteRevision: return "DeleteRevision";
+    case pb::Action::kCreatePod: return "CreatePod";
+    case pb::Action::kDeletePod: return "DeletePod";
+    case pb::Action::kPatchPod: return "PatchPod";
+    case pb::Action::kPatchPodStatus: return "PatchPodStatus";
+    case pb::Action::kDeletePvc: return "DeletePvc";
+    case pb::Action::kUpdatePvcOwner: return "UpdatePvcOwner";
+    case pb::Action::kPatchCloneSet: return "PatchCloneSet";
+    case pb::Action::kCreateImagePullJob: return "CreateImagePullJob";
+    case pb::Action::kDeleteImagePullJob: return "DeleteImagePullJob";
+    case pb::Action::KIND_NOT_SET: break;
+  }
+  return "Unknown";
+}
+
+std::string PodOf(const pb::Action& a) {
+  switch (a.kind_case()) {
+    case pb::Action::kCreatePod: return NameOf(a.create_pod().pod_json());
+    case pb::Action::kDeletePod: return a.delete_pod().name();
+    case pb::Action::kPatchPod: return a.patch_pod().name();
+    case pb::Action::kPatchPodStatus: return a.patch_pod_status().name();
+    default: return "";
+  }
+}
+
+}  // namespace
+
+void Reconciler::ExpectFromResponse(const std::string& key, ObjectKind kind, const std::string& name, Want want,
+                                    const std::string& body) {
+  auto meta = kube::ReadObjectMeta(body);
+  Expect(key, kind, name, want, meta.ok() ? meta->resource_version : "");
+}
+
+void Reconciler::ReReadAfterConflict(const std::string& key, ObjectKind kind, const std::string& path,
+                                     const std::string& name) {
+  // Never retry from the stale cache: learn the current version and wait until the cache shows it.
+  auto fresh = d_.client->Get(path);
+  if (fresh.ok()) ExpectFromResponse(key, kind, name, Want::kAtLeastVersion, *fresh);
+}
+
+ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const pb::PlanRequest& req,
+                                  const pb::PlanResponse& plan) {
+  ReconcileResult r;
+  ApplyState st{key, cs, req, cs.metadata().namespace_(), {}, {}};
+  absl::Status stop;
+  int failed_batch = -1;
+  for (int i = 0; i < plan.actions_size() && stop.ok(); ++i) {
+    const pb::Action& action = plan.actions(i);
+    if (failed_batch >= 0 && (!action.has_create_pod() || action.create_pod().batch() != failed_batch)) {
+      // Slow start: the batch with a failure is finished, nothing after it runs.
+      break;
+    }
+    if (!Owns(key)) {
+      r.result = "lost_shard";
+      return r;  // the Lease is gone: another replica may write now
+    }
+    absl::Status s = ApplyAction(st, action);
+    CountAction(ActionType(action), s);
+    if (s.ok()) continue;
+    const std::string pod = PodOf(action);
+    if (!pod.empty()) st.failed_pods.insert(pod);
+    if (action.has_create_pod()) {
+      d_.events->Event(cs, "Warning", "FailedCreate", absl::StrCat("failed to create pod: ", s.message()));
+      failed_batch = action.create_pod().batch();  // finish this batch, then stop
+      if (r.error.ok()) r.error = s;
+      continue;
+    }
+    if (action.has_delete_pod()) {
+      d_.events->Event(cs, "Warning", "FailedDelete",
+                       absl::StrCat("failed to delete pod ", action.delete_pod().name(), ": ", s.message()));
+    }
+    if (action.stop_on_error() || kube::IsConflict(s)) {
+      stop = s;
+    } else if (r.error.ok()) {
+      r.error = s;  // keep going, but retry the CloneSet with back-off
+    }
+  }
+  if (!stop.ok()) r.error = stop;
+  // Remaining plan parts are skipped after a stop; status and events describe only what happened.
+  if (stop.ok() && failed_batch < 0 && plan.write_status() && Owns(key)) {
+    const auto sreq = snapshot::CloneSetStatusRequest(st.ns, cs.metadata().name(), cs.api_version(), plan.status());
+    auto resp = d_.client->Patch(sreq.path, kube::PatchType::kMerge, sreq.body);
+    CountAction("WriteStatus", resp.status());
+    if (resp.ok()) {
+      ExpectFromResponse(key, ObjectKind::kCloneSet, cs.metadata().name(), Want::kAtLeastVersion, *resp);
+    } else if (r.error.ok()) {
+      r.error = resp.status();
+    }
+  }
+  for (const auto& e : plan.events()) {
+    if (!e.involved_pod().empty() && st.failed_pods.count(e.involved_pod())) continue;
+    d_.events->Event(cs, e.type() == pb::WARNING ? "Warning" : "Normal", e.reason(), e.message());
+  }
+  if (!r.error.ok()) {
+    r.result = "error";
+    return r;
+  }
+  if (plan.has_requeue_after()) {
+    r.requeue_after = absl::Seconds(plan.requeue_after().seconds()) + absl::Nanoseconds(plan.requeue_after().nanos());
+    if (r.requeue_after > absl::ZeroDuration()) r.result = "requeue_after";
+  }
+  return r;
+}
+
+absl::Status Reconciler::CreatePod(ApplyState& st, const pb::CreatePod& create) {
+  for (const std::string& pvc_json : create.pvc_jsons()) {
+    const std::string name = NameOf(pvc_json);
+    auto resp = d_.client->Create(PvcsPath(st.ns), pvc_json);
+    if (absl::IsAlreadyExists(resp.status())) {
+      Expect(st.key, ObjectKind::kPvc, name, Want::kPresent);  // left over from an earlier attempt: reuse it
+      continue;
+    }
+    if (!resp.ok()) return resp.status();
+    ExpectFromResponse(st.key, ObjectKind::kPvc, name, Want::kPresent, *resp);
+  }
+  const std::string name = NameOf(create.pod_json());
+  auto resp = d_.client->Create(PodsPath(st.ns), create.pod_json());
+  if (absl::IsAlreadyExists(resp.status())) Expect(st.key, ObjectKind::kPod, name, Want::kPresent);
+  if (!resp.ok()) return resp.status();
+  ExpectFromResponse(st.key, ObjectKind::kPod, name, Want::kPresent, *resp);
+  return absl::OkStatus();
+}
+
+absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& original) {
+  pb::Action action = original;
+  ObjectKind kind = ObjectKind::kPod;
+  std::string name;
+  if (action.has_patch_pod()) {
+    name = action.patch_pod().name();
+    // After our own status write in this plan, the precondition is the version that write returned.
+    if (auto it = st.written_rv.find(name); it != st.written_rv.end()) {
+      action.mutable_patch_pod()->set_resource_version(it->second);
+    }
+  } else if (action.has_patch_pod_status()) {
+    name = action.patch_pod_status().name();
+    if (auto it = st.written_rv.find(name); it != st.written_rv.end()) {
+      action.mutable_patch_pod_status()->set_resource_version(it->second);
+    }
+  } else if (action.has_update_revision()) {
+    kind = ObjectKind::kRevision;
+    name = action.update_revision().name();
+  } else {
+    kind = ObjectKind::kCloneSet;
+    name = st.cs.metadata().name();
+  }
+  auto req = snapshot::ActionToPatch(action, st.ns, st.cs.metadata().name(), st.cs.api_version());
+  if (!req.ok()) return req.status();
+  const kube::PatchType type =
+      req->content_type == snapshot::kStrategicMergePatch ? kube::PatchType::kStrategicMerge : kube::PatchType::kMerge;
+  auto resp = d_.client->Patch(req->path, type, req->body);
+  if (kube::IsConflict(resp.status())) {
+    std::string object_path = req->path;
+    if (object_path.ends_with("/status")) object_path.resize(object_path.size() - 7);
+    ReReadAfterConflict(st.key, kind, object_path, name);
+  }
+  if (!resp.ok()) return resp.status();
+  auto meta = kube::ReadObjectMeta(*resp);
+  const std::string rv = meta.ok() ? meta->resource_version : "";
+  if (kind == ObjectKind::kPod) st.written_rv[name] = rv;
+  Expect(st.key, kind, name, Want::kAtLeastVersion, rv);
+  return absl::OkStatus();
+}
+
+absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
+  const std::string& key = st.key;
+  switch (action.kind_case()) {
+    case pb::Action::kCreateRevision: {
+      const std::string& body = action.create_revision().revision_json();
+      const std::string name = NameOf(body);
+      auto resp = d_.client->Create(RevisionsPath(st.ns), body);
+      if (absl::IsAlreadyExists(resp.status())) {
+        // Seen by the next snapshot; the planner handles hash collisions (semantics §3.2).
+        Expect(key, ObjectKind::kRevision, name, Want::kPresent);
+        return absl::OkStatus();
+      }
+      if (!resp.ok()) return resp.status();
+      ExpectFromResponse(key, ObjectKind::kRevision, name, Want::kPresent, *resp);
+      return absl::OkStatus();
+    }
+    case pb::Action::kDeleteRevision: {
+      const std::string& name = action.delete_revision().name();
+      auto resp = d_.client->Delete(RevisionsPath(st.ns) + "/" + name, DeleteBody(""));
+      if (!resp.ok() && !absl::IsNotFound(resp.status())) return resp.status();
+      Expect(key, ObjectKind::kRevision, name, Want::kAbsent);
+      return absl::OkStatus();
+    }
+    case pb::Action::kCreatePod:
+      return CreatePod(st, action.create_pod());
+    case pb::Action::kDeletePod: {
+      const auto& del = action.delete_pod();
+      auto resp = d_.client->Delete(PodsPath(st.ns) + "/" + del.name(), DeleteBody(del.uid()));
+      if (!resp.ok() && !absl::IsNotFound(resp.status())) return resp.status();
+      Expect(key, ObjectKind::kPod, del.name(), Want::kAbsent);
+      for (const std::string& pvc : del.pvc_names()) {
+        auto presp = d_.client->Delete(PvcsPath(st.ns) + "/" + pvc, DeleteBody(""));
+        if (!presp.ok() && !absl::IsNotFound(presp.status())) return presp.status();
+        Expect(key, ObjectKind::kPvc, pvc, Want::kAbsent);
+      }
+      return absl::OkStatus();
+    }
+    case pb::Action::kDeletePvc: {
+      const auto& del = action.delete_pvc();
+      auto resp = d_.client->Delete(PvcsPath(st.ns) + "/" + del.name(), DeleteBody(del.uid()));
+      if (!resp.ok() && !absl::IsNotFound(resp.status())) return resp.status();
+      Expect(key, ObjectKind::kPvc, del.name(), Want::kAbsent);
+      return absl::OkStatus();
+    }
+    case pb::Action::kUpdatePvcOwner: {
+      const auto& upd = action.update_pvc_owner();
+      const pb::PersistentVolumeClaim* pvc = nullptr;
+      for (const auto& p : st.req.pvcs()) {
+        if (p.metadata().name() == upd.name()) pvc = &p;
+      }
+      if (pvc == nullptr) return absl::NotFoundError(absl::StrCat("pvc ", upd.name(), " is not in the snapshot"));
+      json owners = json::array();
+      for (const auto& o : pvc->metadata().owner_references()) {
+        if (o.uid() != upd.remove_owner_uid()) owners.push_back(OwnerJson(o));
+      }
+      if (upd.has_add_owner()) owners.push_back(OwnerJson(upd.add_owner()));
+      json body = {{"metadata", {{"resourceVersion", upd.resource_version()}, {"ownerReferences", owners}}}};
+      const std::string path = PvcsPath(st.ns) + "/" + upd.name();
+      auto resp = d_.client->Patch(path, kube::PatchType::kMerge, body.dump());
+      if (kube::IsConflict(resp.status())) ReReadAfterConflict(key, ObjectKind::kPvc, path, upd.name());
+      if (!resp.ok()) return resp.status();
+      ExpectFromResponse(key, ObjectKind::kPvc, upd.name(), Want::kAtLeastVersion, *resp);
+      return absl::OkStatus();
+    }
+    case pb::Action::kCreateImagePullJob: {
+      auto resp = d_.client->Create(
+          absl::StrCat("/apis/apps.kruise.io/v1alpha1/namespaces/", st.ns, "/imagepulljobs"),
+          action.create_image_pull_job().job_json());
+      return resp.ok() || absl::IsAlreadyExists(resp.status()) ? absl::OkStatus() : resp.status();
+    }
+    case pb::Action::kDeleteImagePullJob: {
+      auto resp = d_.client->Delete(absl::StrCat("/apis/apps.kruise.io/v1alpha1/namespaces/", st.ns,
+                                                 "/imagepulljobs/", action.delete_image_pull_job().name()),
+                                    DeleteBody(""));
+      return resp.ok() || absl::IsNotFound(resp.status()) ? absl::OkStatus() : resp.status();
+    }
+    case pb::Action::kPatchPod:
+    case pb::Action::kPatchPodStatus:
+    case pb::Action::kUpdateRevision:
+    case pb::Action::kPatchCloneSet:
+      return PatchFromAction(st, action);
+    case pb::Action::KIND_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("action: no kind set");
+}
+
+}  // namespace cloneset::executor

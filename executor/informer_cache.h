@@ -1,0 +1,49 @@
+// ClusterCache over kube::Informer: CloneSets, pods, PVCs and ControllerRevisions (cluster-wide list+watch),
+// decoded straight into planner protos (snapshot/snapshot.h), pods/PVCs/revisions indexed by owner uid. Event
+// handlers map every change to the owning CloneSet's key ("ns/name") and hand it to `enqueue`.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/interfaces.h"
+#include "kube/informer.h"
+#include "kube/rest_client.h"
+
+namespace cloneset::executor {
+
+class InformerCache final : public ClusterCache {
+ public:
+  using Enqueue = std::function<void(const std::string& key)>;
+  InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Duration resync = absl::Hours(10));
+  ~InformerCache() override;
+
+  void Start();
+  void Stop();
+
+  std::shared_ptr<const pb::CloneSet> GetCloneSet(const std::string& key) override;
+  std::vector<pb::Pod> PodsOwnedBy(const std::string& ns, const std::string& owner_uid) override;
+  std::vector<pb::PersistentVolumeClaim> PvcsOwnedBy(const std::string& ns, const std::string& owner_uid) override;
+  std::vector<pb::ControllerRevision> RevisionsOwnedBy(const std::string& ns, const std::string& owner_uid) override;
+  Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) override;
+  absl::StatusOr<std::vector<pb::Pod>> ListPodsFresh(const std::string& ns, const std::string& owner_uid) override;
+  bool HasSynced() override;
+
+  std::vector<std::string> CloneSetKeys() const;
+  size_t pods() const { return pods_->size(); }
+
+ private:
+  kube::RestClient& client_;
+  Enqueue enqueue_;
+  std::unique_ptr<kube::Informer<pb::CloneSet>> clonesets_;
+  std::unique_ptr<kube::Informer<pb::Pod>> pods_;
+  std::unique_ptr<kube::Informer<pb::PersistentVolumeClaim>> pvcs_;
+  std::unique_ptr<kube::Informer<pb::ControllerRevision>> revisions_;
+};
+
+// The keys of the CloneSets listed in `meta`'s owner references (kind CloneSet).
+std::vector<std::string> OwnerCloneSetKeys(const pb::ObjectMeta& meta);
+
+}  // namespace cloneset::executor

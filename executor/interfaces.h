@@ -1,0 +1,51 @@
+// The executor's edges, as small interfaces so the reconcile can be tested with gmock (testing/mocks.h):
+// the planner (gRPC), the informer caches, and the event recorder.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cloneset/planner/v1/planner.pb.h"
+#include "executor/expectations.h"
+
+namespace cloneset::executor {
+
+namespace pb = ::cloneset::planner::v1;
+
+// The planner service. Errors carry the gRPC code as the absl code (the numeric values are the same).
+class PlannerClient {
+ public:
+  virtual ~PlannerClient() = default;
+  virtual absl::StatusOr<pb::PlanResponse> Plan(const pb::PlanRequest& request) = 0;
+  virtual absl::StatusOr<pb::ValidateResponse> Validate(const pb::ValidateRequest& request) = 0;
+  // Whether some planner replica answered the gRPC health check recently.
+  virtual bool Healthy() = 0;
+};
+
+// Read access to the caches, in planner vocabulary. Lists are sorted by name (the planner's tie-breaks assume a
+// defined order, semantics Appendix A).
+class ClusterCache {
+ public:
+  virtual ~ClusterCache() = default;
+  virtual std::shared_ptr<const pb::CloneSet> GetCloneSet(const std::string& key) = 0;  // "ns/name"
+  virtual std::vector<pb::Pod> PodsOwnedBy(const std::string& ns, const std::string& owner_uid) = 0;
+  virtual std::vector<pb::PersistentVolumeClaim> PvcsOwnedBy(const std::string& ns, const std::string& owner_uid) = 0;
+  virtual std::vector<pb::ControllerRevision> RevisionsOwnedBy(const std::string& ns, const std::string& owner_uid) = 0;
+  virtual Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) = 0;
+  // Bypasses the cache: a LIST from the API server (after an expectation leak).
+  virtual absl::StatusOr<std::vector<pb::Pod>> ListPodsFresh(const std::string& ns, const std::string& owner_uid) = 0;
+  virtual bool HasSynced() = 0;
+};
+
+// Events about a CloneSet (the involved object), aggregated by kube::EventRecorder in production.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void Event(const pb::CloneSet& cloneset, std::string_view type, std::string_view reason,
+                     std::string_view message) = 0;
+};
+
+}  // namespace cloneset::executor

@@ -1,0 +1,278 @@
+// cloneset-executor: the in-cluster CloneSet controller. Watches CloneSets and what they own, asks the planner
+// for the next plan and applies it to the API server (see reconciler.h), sharded over replicas (shards.h).
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "executor/expectations.h"
+#include "executor/informer_cache.h"
+#include "executor/metrics.h"
+#include "executor/planner_client.h"
+#include "executor/reconciler.h"
+#include "executor/shards.h"
+#include "httplib.h"
+#include "kube/config.h"
+#include "kube/event_recorder.h"
+#include "kube/rest_client.h"
+#include "kube/workqueue.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+
+ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file; empty: $KUBECONFIG, ~/.kube/config, then in-cluster");
+ABSL_FLAG(std::string, planner_address, "dns:///127.0.0.1:7070",
+          "gRPC target of the planner; a DNS name resolving to several replicas is balanced round-robin");
+ABSL_FLAG(std::string, planner_tls_ca, "", "PEM CA of the planner's certificate (enables TLS)");
+ABSL_FLAG(std::string, planner_tls_cert, "", "PEM client certificate for mTLS to the planner");
+ABSL_FLAG(std::string, planner_tls_key, "", "PEM key of --planner_tls_cert");
+ABSL_FLAG(int32_t, shards, 1, "Number of shards (one Lease each); CloneSets map to fnv(namespace/name) mod N");
+ABSL_FLAG(std::string, lease_namespace, "cloneset-system", "Namespace of the shard and membership Leases");
+ABSL_FLAG(std::string, identity, "", "Lease holder identity (default: hostname_pid)");
+ABSL_FLAG(int32_t, workers, 4, "Concurrent reconciles (different CloneSets)");
+ABSL_FLAG(double, qps, 0, "Client-side API request rate limit; 0 = unlimited (server-side priority and fairness)");
+ABSL_FLAG(int32_t, burst, 0, "Client-side burst with --qps");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics address (port 0 = any)");
+ABSL_FLAG(std::string, health_listen, "127.0.0.1:8081", "/healthz and /readyz address (port 0 = any)");
+ABSL_FLAG(absl::Duration, expectation_timeout, absl::Minutes(5),
+          "How long a CloneSet waits for the cache to show the executor's writes before re-listing");
+ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(15), "Shard Lease duration");
+ABSL_FLAG(absl::Duration, renew_deadline, absl::Seconds(10), "Stop writing for a shard not renewed for this long");
+ABSL_FLAG(absl::Duration, retry_period, absl::Seconds(2), "Lease acquire/renew period");
+
+namespace cloneset::executor {
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+void Log(const std::string& level, const std::string& msg, nlohmann::json fields = nlohmann::json::object()) {
+  fields["ts"] = absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone());
+  fields["level"] = level;
+  fields["msg"] = msg;
+  std::cerr << fields.dump() << std::endl;
+}
+
+class RecorderSink final : public EventSink {
+ public:
+  explicit RecorderSink(kube::EventRecorder& r) : recorder_(r) {}
+  void Event(const pb::CloneSet& cs, std::string_view type, std::string_view reason,
+             std::string_view message) override {
+    kube::ObjectReference ref{cs.api_version().empty() ? "apps.kruise.io/v1alpha1" : cs.api_version(),
+                              "CloneSet",
+                              cs.metadata().namespace_(),
+                              cs.metadata().name(),
+                              cs.metadata().uid(),
+                              cs.metadata().resource_version()};
+    if (auto s = recorder_.Event(ref, type, reason, message); !s.ok()) {
+      Log("warn", "event not recorded", {{"reason", std::string(reason)}, {"error", s.ToString()}});
+    }
+  }
+
+ private:
+  kube::EventRecorder& recorder_;
+};
+
+bool SplitHostPort(const std::string& addr, std::string* host, int* port) {
+  const auto colon = addr.rfind(':');
+  if (colon == std::string::npos) return false;
+  *host = addr.substr(0, colon);
+  if (host->size() > 1 && host->front() == '[') *host = host->substr(1, host->size() - 2);
+  return absl::SimpleAtoi(addr.substr(colon + 1), port);
+}
+
+std::string DefaultIdentity() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(host, "_", getpid());
+}
+
+int Run() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto config = kube::LoadClientConfig(kube::ConfigSources::FromEnvironment(absl::GetFlag(FLAGS_kubeconfig)));
+  if (!config.ok()) {
+    Log("error", "no cluster configuration", {{"flag", "kubeconfig"}, {"error", config.status().ToString()}});
+    return 1;
+  }
+  auto registry = std::make_shared<prometheus::Registry>();
+  kube::RestClientOptions rest_opts;
+  rest_opts.qps = absl::GetFlag(FLAGS_qps) > 0 ? absl::GetFlag(FLAGS_qps) : -1;
+  rest_opts.burst = std::max(1, absl::GetFlag(FLAGS_burst));
+  rest_opts.user_agent = absl::StrCat("cloneset-executor/", kVersion);
+  rest_opts.registry = registry.get();
+  auto client = kube::NewHttpRestClient(*config, rest_opts);
+  if (!client.ok()) {
+    Log("error", "cannot create API client", {{"error", client.status().ToString()}});
+    return 1;
+  }
+  GrpcPlannerOptions planner_opts;
+  planner_opts.address = absl::GetFlag(FLAGS_planner_address);
+  planner_opts.tls_ca = absl::GetFlag(FLAGS_planner_tls_ca);
+  planner_opts.tls_cert = absl::GetFlag(FLAGS_planner_tls_cert);
+  planner_opts.tls_key = absl::GetFlag(FLAGS_planner_tls_key);
+  auto planner = NewGrpcPlannerClient(planner_opts);
+  if (!planner.ok()) {
+    Log("error", "cannot create planner client", {{"error", planner.status().ToString()}});
+    return 1;
+  }
+  const int shard_count = absl::GetFlag(FLAGS_shards);
+  if (shard_count < 1) {
+    Log("error", "--shards must be >= 1", {{"flag", "shards"}});
+    return 2;
+  }
+
+  ExecutorMetrics metrics(*registry);
+  kube::WorkQueue queue({.name = "cloneset", .registry = registry.get()});
+  InformerCache cache(**client, [&queue](const std::string& key) { queue.Add(key); });
+  ShardOptions shard_opts;
+  shard_opts.shards = shard_count;
+  shard_opts.lease_namespace = absl::GetFlag(FLAGS_lease_namespace);
+  shard_opts.identity = absl::GetFlag(FLAGS_identity).empty() ? DefaultIdentity() : absl::GetFlag(FLAGS_identity);
+  shard_opts.lease_duration = absl::GetFlag(FLAGS_lease_duration);
+  shard_opts.renew_deadline = absl::GetFlag(FLAGS_renew_deadline);
+  shard_opts.retry_period = absl::GetFlag(FLAGS_retry_period);
+  shard_opts.registry = registry.get();
+  ShardManager shards(**client, shard_opts, [&](int shard) {
+    Log("info", "shard acquired", {{"shard", shard}});
+    for (const auto& key : cache.CloneSetKeys()) {
+      if (ShardOf(key, shard_count) == shard) queue.Add(key);
+    }
+  });
+  kube::EventRecorderOptions ev_opts;
+  ev_opts.host = shard_opts.identity;
+  kube::EventRecorder recorder(**client, ev_opts);
+  RecorderSink sink(recorder);
+  Expectations expectations(absl::GetFlag(FLAGS_expectation_timeout));
+  Reconciler reconciler({.cache = &cache,
+                         .planner = planner->get(),
+                         .client = client->get(),
+                         .events = &sink,
+                         .expectations = &expectations,
+                         .clock = &kube::RealClock::Get(),
+                         .metrics = &metrics,
+                         .owns = [&shards](const std::string& key) { return shards.Owns(key); }});
+
+  // Endpoints first, so probes answer while the caches sync.
+  std::unique_ptr<prometheus::Exposer> exposer;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(absl::GetFlag(FLAGS_metrics_listen));
+  } catch (const std::exception& e) {
+    Log("error", "cannot serve metrics", {{"flag", "metrics_listen"}, {"error", e.what()}});
+    return 1;
+  }
+  exposer->RegisterCollectable(registry);
+  std::string mhost;
+  int mport = 0;
+  SplitHostPort(absl::GetFlag(FLAGS_metrics_listen), &mhost, &mport);
+  const auto mports = exposer->GetListeningPorts();
+  std::cerr << "metrics on http://" << mhost << ":" << (mports.empty() ? 0 : mports.front()) << std::endl;
+
+  std::atomic<bool> stopping{false};
+  httplib::Server health;
+  health.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  health.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
+    std::string why;
+    if (stopping) why = "shutting down";
+    else if (!cache.HasSynced()) why = "caches not synced";
+    else if (!(*planner)->Healthy()) why = "no planner answers";
+    res.status = why.empty() ? 200 : 503;
+    res.set_content(why.empty() ? "ok" : why, "text/plain");
+  });
+  std::string hhost;
+  int hport = 0;
+  if (!SplitHostPort(absl::GetFlag(FLAGS_health_listen), &hhost, &hport)) {
+    Log("error", "bad address", {{"flag", "health_listen"}});
+    return 2;
+  }
+  if (hport == 0) {
+    hport = health.bind_to_any_port(hhost);
+  } else if (!health.bind_to_port(hhost, hport)) {
+    hport = -1;
+  }
+  if (hport < 0) {
+    Log("error", "cannot listen", {{"flag", "health_listen"}, {"address", absl::GetFlag(FLAGS_health_listen)}});
+    return 1;
+  }
+  std::thread health_thread([&] { health.listen_after_bind(); });
+  std::cerr << "listening on http://" << hhost << ":" << hport << std::endl;
+
+  cache.Start();
+  shards.Start();
+  std::thread gauges([&] {
+    while (!stopping) {
+      metrics.Shards(shards.owned(), shard_count);
+      metrics.ExpectationsPending(expectations.pending_keys());
+      absl::SleepFor(absl::Milliseconds(500));
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_workers)); ++i) {
+    workers.emplace_back([&] {
+      while (auto key = queue.Get()) {
+        if (!cache.HasSynced()) {
+          queue.Done(*key);
+          queue.AddAfter(*key, absl::Milliseconds(200));
+          continue;
+        }
+        const absl::Time start = absl::Now();
+        ReconcileResult r = reconciler.Reconcile(*key);
+        if (!r.error.ok()) r.result = "error";
+        metrics.Reconciled(r.result, absl::ToDoubleSeconds(absl::Now() - start));
+        if (!r.error.ok()) {
+          Log("warn", "reconcile failed", {{"key", *key}, {"error", r.error.ToString()}});
+          queue.AddRateLimited(*key);
+        } else {
+          queue.Forget(*key);
+          if (r.requeue_after > absl::ZeroDuration()) queue.AddAfter(*key, r.requeue_after);
+        }
+        queue.Done(*key);
+      }
+    });
+  }
+  Log("info", "started", {{"identity", shard_opts.identity}, {"shards", shard_count},
+                          {"planner", planner_opts.address}, {"server", config->server}});
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  Log("info", "shutting down", {{"signal", sig}});
+  stopping = true;
+  queue.ShutDown();  // workers finish the reconcile (and its writes) in flight
+  for (auto& w : workers) w.join();
+  shards.Stop(/*release=*/true);
+  cache.Stop();
+  gauges.join();
+  health.stop();
+  health_thread.join();
+  Log("info", "stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace cloneset::executor
+
+int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view f) { return absl::StrContains(f, "executor/"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+  absl::SetProgramUsageMessage("cloneset-executor: applies CloneSet plans from the planner to the API server.");
+  absl::ParseCommandLine(argc, argv);
+  return cloneset::executor::Run();
+}

@@ -1,0 +1,119 @@
+#include "executor/metrics.h"
+
+namespace cloneset::executor {
+namespace {
+
+const prometheus::Histogram::BucketBoundaries kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                                 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+const char* const kPerCloneSet[] = {
+    "cloneset_spec_replicas", "cloneset_status_replicas", "cloneset_status_ready_replicas",
+    "cloneset_status_available_replicas", "cloneset_status_updated_replicas",
+    "cloneset_status_updated_ready_replicas", "cloneset_status_updated_available_replicas",
+    "cloneset_rollout_progress_deadline_exceeded", "cloneset_rollout_paused"};
+
+}  // namespace
+
+ExecutorMetrics::ExecutorMetrics(prometheus::Registry& r)
+    : reconcile_total_(prometheus::BuildCounter()
+                           .Name("controller_runtime_reconcile_total")
+                           .Help("Reconciliations per controller and result")
+                           .Register(r)),
+      reconcile_errors_(prometheus::BuildCounter()
+                            .Name("controller_runtime_reconcile_errors_total")
+                            .Help("Reconciliations that returned an error")
+                            .Register(r)
+                            .Add({{"controller", "cloneset"}})),
+      reconcile_time_(prometheus::BuildHistogram()
+                          .Name("controller_runtime_reconcile_time_seconds")
+                          .Help("Time per reconciliation")
+                          .Register(r)
+                          .Add({{"controller", "cloneset"}}, kLatencyBuckets)),
+      planner_duration_(prometheus::BuildHistogram()
+                            .Name("cloneset_executor_planner_call_duration_seconds")
+                            .Help("Latency of Plan calls to the planner, retries included")
+                            .Register(r)
+                            .Add({}, kLatencyBuckets)),
+      planner_errors_(prometheus::BuildCounter()
+                          .Name("cloneset_executor_planner_errors_total")
+                          .Help("Failed planner calls by gRPC code")
+                          .Register(r)),
+      actions_(prometheus::BuildCounter()
+                   .Name("cloneset_executor_actions_total")
+                   .Help("Plan actions applied, by type and result")
+                   .Register(r)),
+      expectations_pending_(prometheus::BuildGauge()
+                                .Name("cloneset_executor_expectations_pending")
+                                .Help("CloneSets waiting for the cache to show the executor's writes")
+                                .Register(r)
+                                .Add({})),
+      expectations_leaked_(prometheus::BuildCounter()
+                               .Name("cloneset_executor_expectations_leaked_total")
+                               .Help("Expectations that timed out (the CloneSet was re-read with a fresh LIST)")
+                               .Register(r)
+                               .Add({})),
+      shards_owned_(prometheus::BuildGauge()
+                        .Name("cloneset_executor_shards_owned")
+                        .Help("Shard leases this replica holds")
+                        .Register(r)
+                        .Add({})),
+      shards_total_(prometheus::BuildGauge()
+                        .Name("cloneset_executor_shards_total")
+                        .Help("Number of shards (--shards)")
+                        .Register(r)
+                        .Add({})) {
+  for (const char* name : kPerCloneSet) {
+    per_cloneset_[name] = &prometheus::BuildGauge().Name(name).Help("Per-CloneSet rollout state").Register(r);
+  }
+  for (const char* result : {"success", "error", "requeue", "requeue_after"}) {
+    reconcile_total_.Add({{"controller", "cloneset"}, {"result", result}});
+  }
+}
+
+void ExecutorMetrics::Reconciled(std::string_view result, double seconds) {
+  reconcile_total_.Add({{"controller", "cloneset"}, {"result", std::string(result)}}).Increment();
+  if (result == "error") reconcile_errors_.Increment();
+  reconcile_time_.Observe(seconds);
+}
+void ExecutorMetrics::PlannerCall(double seconds) { planner_duration_.Observe(seconds); }
+void ExecutorMetrics::PlannerError(std::string_view code) {
+  planner_errors_.Add({{"code", std::string(code)}}).Increment();
+}
+void ExecutorMetrics::Action(std::string_view type, std::string_view result) {
+  actions_.Add({{"type", std::string(type)}, {"result", std::string(result)}}).Increment();
+}
+double ExecutorMetrics::actions_total(std::string_view type, std::string_view result) const {
+  return actions_.Add({{"type", std::string(type)}, {"result", std::string(result)}}).Value();
+}
+void ExecutorMetrics::ExpectationsPending(size_t n) { expectations_pending_.Set(static_cast<double>(n)); }
+void ExecutorMetrics::ExpectationLeaked() { expectations_leaked_.Increment(); }
+double ExecutorMetrics::leaked_total() const { return expectations_leaked_.Value(); }
+void ExecutorMetrics::Shards(int owned, int total) {
+  shards_owned_.Set(owned);
+  shards_total_.Set(total);
+}
+
+void ExecutorMetrics::ObserveCloneSet(const planner::v1::CloneSet& cs, bool deadline_exceeded) {
+  const std::map<std::string, std::string> labels = {{"namespace", cs.metadata().namespace_()},
+                                                     {"name", cs.metadata().name()}};
+  const auto& st = cs.status();
+  const auto set = [&](const char* name, double v) { per_cloneset_.at(name)->Add(labels).Set(v); };
+  set("cloneset_spec_replicas", cs.spec().has_replicas() ? cs.spec().replicas() : 1);
+  set("cloneset_status_replicas", st.replicas());
+  set("cloneset_status_ready_replicas", st.ready_replicas());
+  set("cloneset_status_available_replicas", st.available_replicas());
+  set("cloneset_status_updated_replicas", st.updated_replicas());
+  set("cloneset_status_updated_ready_replicas", st.updated_ready_replicas());
+  set("cloneset_status_updated_available_replicas", st.updated_available_replicas());
+  set("cloneset_rollout_progress_deadline_exceeded", deadline_exceeded ? 1 : 0);
+  set("cloneset_rollout_paused", cs.spec().update_strategy().paused() ? 1 : 0);
+}
+
+void ExecutorMetrics::ForgetCloneSet(const std::string& ns, const std::string& name) {
+  const std::map<std::string, std::string> labels = {{"namespace", ns}, {"name", name}};
+  for (auto& [n, family] : per_cloneset_) {
+    auto& g = family->Add(labels);
+    family->Remove(&g);
+  }
+}
+
+}  // namespace cloneset::executor

@@ -1,0 +1,51 @@
+// The executor's Prometheus metrics (names from docs/contract: controller-runtime's plus ours). All methods are
+// thread-safe; a null ExecutorMetrics* means metrics are off (tests).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/synchronization/mutex.h"
+#include "cloneset/planner/v1/planner.pb.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace cloneset::executor {
+
+class ExecutorMetrics {
+ public:
+  explicit ExecutorMetrics(prometheus::Registry& registry);
+
+  void Reconciled(std::string_view result, double seconds);  // result: success, error, requeue, requeue_after
+  void PlannerCall(double seconds);
+  void PlannerError(std::string_view code);
+  void Action(std::string_view type, std::string_view result);
+  void ExpectationsPending(size_t n);
+  void ExpectationLeaked();
+  void Shards(int owned, int total);
+  // Per-CloneSet gauges from the cached object; Forget removes them when the CloneSet is gone.
+  void ObserveCloneSet(const planner::v1::CloneSet& cs, bool progress_deadline_exceeded);
+  void ForgetCloneSet(const std::string& ns, const std::string& name);
+
+  double actions_total(std::string_view type, std::string_view result) const;  // for tests
+  double leaked_total() const;
+
+ private:
+  prometheus::Family<prometheus::Counter>& reconcile_total_;
+  prometheus::Counter& reconcile_errors_;
+  prometheus::Histogram& reconcile_time_;
+  prometheus::Histogram& planner_duration_;
+  prometheus::Family<prometheus::Counter>& planner_errors_;
+  prometheus::Family<prometheus::Counter>& actions_;
+  prometheus::Gauge& expectations_pending_;
+  prometheus::Counter& expectations_leaked_;
+  prometheus::Gauge& shards_owned_;
+  prometheus::Gauge& shards_total_;
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> per_cloneset_;
+};
+
+}  // namespace cloneset::executor

@@ -1,0 +1,143 @@
+#include "executor/planner_client.h"
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "cloneset/planner/v1/planner.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace cloneset::executor {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(std::string("--") + flag + ": cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+bool Retryable(grpc::StatusCode c) {
+  return c == grpc::StatusCode::UNAVAILABLE || c == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+class GrpcPlannerClient final : public PlannerClient {
+ public:
+  GrpcPlannerClient(std::shared_ptr<grpc::Channel> channel, GrpcPlannerOptions options)
+      : options_(std::move(options)),
+        channel_(std::move(channel)),
+        stub_(planner::v1::Planner::NewStub(channel_)),
+        health_(grpc::health::v1::Health::NewStub(channel_)) {
+    probe_ = std::thread([this] { ProbeLoop(); });
+  }
+  ~GrpcPlannerClient() override {
+    {
+      absl::MutexLock l(&mu_);
+      stopping_ = true;
+    }
+    probe_.join();
+  }
+
+  absl::StatusOr<pb::PlanResponse> Plan(const pb::PlanRequest& request) override {
+    pb::PlanResponse response;
+    auto s = Call([&](grpc::ClientContext* ctx) { return stub_->Plan(ctx, request, &response); });
+    if (!s.ok()) return s;
+    return response;
+  }
+  absl::StatusOr<pb::ValidateResponse> Validate(const pb::ValidateRequest& request) override {
+    pb::ValidateResponse response;
+    auto s = Call([&](grpc::ClientContext* ctx) { return stub_->Validate(ctx, request, &response); });
+    if (!s.ok()) return s;
+    return response;
+  }
+  bool Healthy() override { return healthy_.load(); }
+
+ private:
+  template <typename F>
+  absl::Status Call(F&& rpc) {
+    absl::Duration backoff = options_.backoff;
+    grpc::Status s;
+    for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + options_.deadline));
+      s = rpc(&ctx);
+      if (s.ok()) {
+        healthy_ = true;
+        return absl::OkStatus();
+      }
+      if (!Retryable(s.error_code())) break;
+      if (s.error_code() == grpc::StatusCode::UNAVAILABLE) healthy_ = false;
+      if (attempt < options_.max_attempts) {
+        absl::SleepFor(backoff);
+        backoff *= 2;
+      }
+    }
+    return FromGrpc(s);
+  }
+
+  void ProbeLoop() {
+    for (;;) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+      grpc::health::v1::HealthCheckRequest req;
+      grpc::health::v1::HealthCheckResponse resp;
+      grpc::Status s = health_->Check(&ctx, req, &resp);
+      healthy_ = s.ok() && resp.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+      absl::MutexLock l(&mu_);
+      const absl::Duration wait = healthy_ ? options_.health_period : absl::Milliseconds(250);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;
+    }
+  }
+
+  const GrpcPlannerOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<planner::v1::Planner::Stub> stub_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+  std::atomic<bool> healthy_{false};
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread probe_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PlannerClient>> NewGrpcPlannerClient(const GrpcPlannerOptions& options) {
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (options.tls_ca.empty()) {
+    if (!options.tls_cert.empty()) {
+      return absl::InvalidArgumentError("--planner_tls_cert needs --planner_tls_ca");
+    }
+    creds = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions ssl;
+    auto ca = ReadPem(options.tls_ca, "planner_tls_ca");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+      auto cert = ReadPem(options.tls_cert, "planner_tls_cert");
+      if (!cert.ok()) return cert.status();
+      auto key = ReadPem(options.tls_key, "planner_tls_key");
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    creds = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName("round_robin");
+  args.SetInt(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, 256 << 20);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  auto channel = grpc::CreateCustomChannel(options.address, creds, args);
+  return std::unique_ptr<PlannerClient>(new GrpcPlannerClient(std::move(channel), options));
+}
+
+}  // namespace cloneset::executor

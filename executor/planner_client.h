@@ -1,0 +1,30 @@
+// The planner over gRPC: one channel with client-side round_robin over every address the target resolves to
+// (dns:///planner.svc:7070 reaches every planner replica), a deadline per call, retries with exponential
+// back-off on UNAVAILABLE / DEADLINE_EXCEEDED, optional TLS / mTLS, and a background gRPC health probe that
+// drives Healthy() (and so the executor's /readyz).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "executor/interfaces.h"
+
+namespace cloneset::executor {
+
+struct GrpcPlannerOptions {
+  std::string address = "dns:///127.0.0.1:7070";
+  std::string tls_ca;    // PEM file; TLS when set
+  std::string tls_cert;  // PEM files for mTLS
+  std::string tls_key;
+  absl::Duration deadline = absl::Seconds(10);
+  int max_attempts = 3;
+  absl::Duration backoff = absl::Milliseconds(200);
+  absl::Duration health_period = absl::Seconds(2);
+};
+
+// Fails on unreadable PEM files (INVALID_ARGUMENT naming the flag). Starts the health probe thread.
+absl::StatusOr<std::unique_ptr<PlannerClient>> NewGrpcPlannerClient(const GrpcPlannerOptions& options);
+
+}  // namespace cloneset::executor

@@ -1,0 +1,210 @@
+#include "executor/reconciler.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kube/api_status.h"
+#include "snapshot/patch.h"
+
+namespace cloneset::executor {
+
+std::string PodsPath(std::string_view ns) { return absl::StrCat("/api/v1/namespaces/", ns, "/pods"); }
+std::string PvcsPath(std::string_view ns) {
+  return absl::StrCat("/api/v1/namespaces/", ns, "/persistentvolumeclaims");
+}
+std::string RevisionsPath(std::string_view ns) {
+  return absl::StrCat("/apis/apps/v1/namespaces/", ns, "/controllerrevisions");
+}
+
+namespace {
+
+bool DeadlineExceeded(const pb::CloneSet& cs) {
+  for (const auto& c : cs.status().conditions()) {
+    if (c.type() == "Progressing" && c.reason() == "ProgressDeadlineExceeded") return true;
+  }
+  return false;
+}
+
+const pb::Condition* FindCondition(const pb::CloneSetStatus& st, std::string_view type) {
+  for (const auto& c : st.conditions()) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+// A stable, per-state seed: the same snapshot always gets the same instance ids, a changed one new ids.
+uint64_t Seed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods) {
+  uint64_t h = 1469598103934665603ull;
+  const auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  mix(cs.metadata().uid());
+  mix(cs.metadata().resource_version());
+  for (const auto& p : pods) mix(p.metadata().resource_version());
+  return h;
+}
+
+}  // namespace
+
+pb::PlanRequest Reconciler::BuildRequest(const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
+  pb::PlanRequest req;
+  *req.mutable_clone_set() = cs;
+  const std::string& ns = cs.metadata().namespace_();
+  const std::string& uid = cs.metadata().uid();
+  std::sort(pods.begin(), pods.end(),
+            [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
+  req.set_random_seed(Seed(cs, pods));
+  for (auto& p : pods) *req.add_pods() = std::move(p);
+  for (auto& pvc : d_.cache->PvcsOwnedBy(ns, uid)) {
+    if (pvc.metadata().has_deletion_timestamp()) continue;  // §0.5 step 4
+    *req.add_pvcs() = std::move(pvc);
+  }
+  for (auto& rev : d_.cache->RevisionsOwnedBy(ns, uid)) *req.add_revisions() = std::move(rev);
+  const absl::Time now = d_.clock->Now();
+  req.mutable_now()->set_seconds(absl::ToUnixSeconds(now));
+  req.mutable_now()->set_nanos(static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) /
+                                                    absl::Nanoseconds(1)));
+  return req;
+}
+
+absl::StatusOr<std::string> Reconciler::ValidationErrors(const std::string& key, const pb::CloneSet& cs,
+                                                         const std::vector<pb::Pod>& pods) {
+  const std::string version = absl::StrCat(cs.metadata().uid(), "/", cs.metadata().generation());
+  {
+    absl::MutexLock l(&mu_);
+    auto it = validated_.find(key);
+    if (it != validated_.end() && it->second.first == version) return it->second.second;
+  }
+  pb::ValidateRequest req;
+  *req.mutable_clone_set() = cs;
+  for (const auto& p : pods) *req.add_pods() = p;
+  auto resp = d_.planner->Validate(req);
+  if (!resp.ok()) return resp.status();
+  std::vector<std::string> errors;
+  for (const auto& e : resp->errors()) errors.push_back(absl::StrCat(e.field(), ": ", e.message()));
+  std::string message = absl::StrJoin(errors, "; ");
+  absl::MutexLock l(&mu_);
+  validated_[key] = {version, message};
+  return message;
+}
+
+ReconcileResult Reconciler::Reconcile(const std::string& key) {
+  ReconcileResult r;
+  auto cs_ptr = d_.cache->GetCloneSet(key);
+  if (cs_ptr == nullptr) {
+    d_.expectations->Forget(key);
+    {
+      absl::MutexLock l(&mu_);
+      validated_.erase(key);
+    }
+    if (d_.metrics) {
+      const auto slash = key.find('/');
+      d_.metrics->ForgetCloneSet(key.substr(0, slash), key.substr(slash + 1));
+    }
+    return r;
+  }
+  const pb::CloneSet& cs = *cs_ptr;
+  if (!Owns(key)) {
+    r.result = "not_owned";
+    return r;
+  }
+  if (d_.metrics) d_.metrics->ObserveCloneSet(cs, DeadlineExceeded(cs));
+  const std::string& ns = cs.metadata().namespace_();
+
+  // Expectations gate: the snapshot must show our previous writes.
+  bool fresh = false;
+  const GateResult gate = d_.expectations->Check(
+      key, [&](ObjectKind k, const std::string& name) { return d_.cache->Lookup(k, ns, name); }, d_.clock->Now());
+  if (d_.metrics) d_.metrics->ExpectationsPending(d_.expectations->pending_keys());
+  if (gate.state == GateResult::kPending) {
+    r.result = "requeue_after";
+    r.requeue_after = gate.requeue_after;
+    return r;
+  }
+  if (gate.state == GateResult::kExpired) {
+    if (d_.metrics) d_.metrics->ExpectationLeaked();
+    fresh = true;
+  }
+
+  std::vector<pb::Pod> pods;
+  if (fresh) {
+    auto listed = d_.cache->ListPodsFresh(ns, cs.metadata().uid());
+    if (!listed.ok()) return {listed.status(), absl::ZeroDuration(), "error"};
+    pods = *std::move(listed);
+  } else {
+    pods = d_.cache->PodsOwnedBy(ns, cs.metadata().uid());
+  }
+
+  auto invalid = ValidationErrors(key, cs, pods);
+  if (!invalid.ok()) {
+    if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(invalid.status().code()));
+    return {invalid.status(), absl::ZeroDuration(), "error"};
+  }
+  if (!invalid->empty()) return HandleInvalid(key, cs, *invalid);
+  if (FindCondition(cs.status(), kInvalidConditionType) != nullptr) {
+    // Valid again: drop our condition first (the planner copies old conditions into the new status).
+    if (auto s = WriteInvalidCondition(key, cs, nullptr); !s.ok()) return {s, absl::ZeroDuration(), "error"};
+    r.result = "requeue";
+    return r;
+  }
+
+  const pb::PlanRequest req = BuildRequest(cs, std::move(pods));
+  const absl::Time start = absl::Now();
+  auto plan = d_.planner->Plan(req);
+  if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
+  if (!plan.ok()) {
+    if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(plan.status().code()));
+    if (absl::IsInvalidArgument(plan.status())) return HandleInvalid(key, cs, std::string(plan.status().message()));
+    // Planner down or failing: no write at all, retry with back-off.
+    return {plan.status(), absl::ZeroDuration(), "error"};
+  }
+  return Apply(key, cs, req, *plan);
+}
+
+ReconcileResult Reconciler::HandleInvalid(const std::string& key, const pb::CloneSet& cs,
+                                          const std::string& message) {
+  const pb::Condition* existing = FindCondition(cs.status(), kInvalidConditionType);
+  if (existing != nullptr && existing->message() == message) return {};  // already reported
+  d_.events->Event(cs, "Warning", kInvalidReason, message);
+  if (auto s = WriteInvalidCondition(key, cs, &message); !s.ok()) return {s, absl::ZeroDuration(), "error"};
+  return {};
+}
+
+absl::Status Reconciler::WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs,
+                                               const std::string* message) {
+  if (!Owns(key)) return absl::OkStatus();
+  pb::CloneSetStatus status = cs.status();
+  auto* conds = status.mutable_conditions();
+  for (int i = conds->size() - 1; i >= 0; --i) {
+    if (conds->Get(i).type() == kInvalidConditionType) conds->DeleteSubrange(i, 1);
+  }
+  if (message != nullptr) {
+    pb::Condition* c = status.add_conditions();
+    c->set_type(kInvalidConditionType);
+    c->set_status("True");
+    c->set_reason(kInvalidReason);
+    c->set_message(*message);
+    const int64_t now = absl::ToUnixSeconds(d_.clock->Now());
+    c->mutable_last_transition_time()->set_seconds(now);
+    c->mutable_last_update_time()->set_seconds(now);
+  }
+  const auto req = snapshot::CloneSetStatusRequest(cs.metadata().namespace_(), cs.metadata().name(),
+                                                   cs.api_version(), status);
+  auto resp = d_.client->Patch(req.path, kube::PatchType::kMerge, req.body);
+  CountAction("WriteStatus", resp.status());
+  if (!resp.ok()) return resp.status();
+  ExpectFromResponse(key, ObjectKind::kCloneSet, cs.metadata().name(), Want::kAtLeastVersion, *resp);
+  return absl::OkStatus();
+}
+
+void Reconciler::Expect(const std::string& key, ObjectKind kind, const std::string& name, Want want,
+                        const std::string& rv) {
+  d_.expectations->Expect(key, {kind, name, want, rv}, d_.clock->Now());
+}
+
+void Reconciler::CountAction(std::string_view type, const absl::Status& s) {
+  if (d_.metrics) d_.metrics->Action(type, s.ok() ? "success" : "error");
+}
+
+}  // namespace cloneset::executor

@@ -1,0 +1,93 @@
+// Reconcile one CloneSet: snapshot from the caches -> expectations gate -> validation -> Plan (planner over gRPC)
+// -> apply the plan's actions to the API server in order -> status, events, requeue.
+//
+// Rules the executor (not the planner) guarantees:
+//  * read-after-write: every write records an expectation (expectations.h); the planner is not called for a
+//    CloneSet until the cache shows all of them (or they time out: leak counter + fresh LIST of its pods);
+//  * never write from a stale cache: pod/PVC/revision/CloneSet mutations are patches guarded by the
+//    resourceVersion of the snapshot (or of our own write earlier in the same plan); a 409 stops the plan, the
+//    object is re-read with a GET and the CloneSet waits until the cache shows at least that version;
+//  * the planner unreachable => no write at all, the key is retried with back-off;
+//  * before every write the shard must still be held (`owns`), so a lost Lease stops writes at once;
+//  * an invalid CloneSet gets a Warning event `InvalidSpec` and a status condition type `Invalid`
+//    (status True, reason `InvalidSpec`, message "<field>: <message>; ...") and no pod is touched; the
+//    condition is removed again once the spec is valid.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "executor/expectations.h"
+#include "executor/interfaces.h"
+#include "executor/metrics.h"
+#include "kube/clock.h"
+#include "kube/rest_client.h"
+
+namespace cloneset::executor {
+
+inline constexpr char kInvalidConditionType[] = "Invalid";
+inline constexpr char kInvalidReason[] = "InvalidSpec";
+
+struct ReconcileResult {
+  absl::Status error;                                    // non-OK: retry with back-off
+  absl::Duration requeue_after = absl::ZeroDuration();  // zero: no timed requeue
+  std::string result = "success";                        // metric label
+};
+
+struct ReconcilerDeps {
+  ClusterCache* cache;
+  PlannerClient* planner;
+  kube::RestClient* client;
+  EventSink* events;
+  Expectations* expectations;
+  const kube::Clock* clock;
+  ExecutorMetrics* metrics = nullptr;               // optional
+  std::function<bool(const std::string& key)> owns;  // shard check; empty = own everything
+};
+
+class Reconciler {
+ public:
+  explicit Reconciler(ReconcilerDeps deps) : d_(std::move(deps)) {}
+  ReconcileResult Reconcile(const std::string& key);
+
+  // The snapshot sent to the planner (exposed for tests).
+  pb::PlanRequest BuildRequest(const pb::CloneSet& cs, std::vector<pb::Pod> pods);
+
+ private:
+  struct ApplyState;
+  bool Owns(const std::string& key) const { return !d_.owns || d_.owns(key); }
+  // Validation on generation change; returns the joined field errors ("" = valid).
+  absl::StatusOr<std::string> ValidationErrors(const std::string& key, const pb::CloneSet& cs,
+                                               const std::vector<pb::Pod>& pods);
+  ReconcileResult HandleInvalid(const std::string& key, const pb::CloneSet& cs, const std::string& message);
+  absl::Status WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs, const std::string* message);
+  ReconcileResult Apply(const std::string& key, const pb::CloneSet& cs, const pb::PlanRequest& req,
+                        const pb::PlanResponse& plan);
+  absl::Status ApplyAction(ApplyState& st, const pb::Action& action);
+  absl::Status CreatePod(ApplyState& st, const pb::CreatePod& create);
+  absl::Status PatchFromAction(ApplyState& st, const pb::Action& action);
+  void Expect(const std::string& key, ObjectKind kind, const std::string& name, Want want,
+              const std::string& rv = "");
+  void ExpectFromResponse(const std::string& key, ObjectKind kind, const std::string& name, Want want,
+                          const std::string& body);
+  void ReReadAfterConflict(const std::string& key, ObjectKind kind, const std::string& path,
+                           const std::string& name);
+  void CountAction(std::string_view type, const absl::Status& s);
+
+  ReconcilerDeps d_;
+  absl::Mutex mu_;
+  // key -> "uid/generation" validated OK, or the error message.
+  std::map<std::string, std::pair<std::string, std::string>> validated_ ABSL_GUARDED_BY(mu_);
+};
+
+// API paths of the objects the executor writes.
+std::string PodsPath(std::string_view ns);
+std::string PvcsPath(std::string_view ns);
+std::string RevisionsPath(std::string_view ns);
+
+}  // namespace cloneset::executor

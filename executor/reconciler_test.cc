@@ -1,0 +1,276 @@
+// The reconcile against mocks: exact API calls for each kind of plan, and the rules of reconciler.h.
+#include "executor/reconciler.h"
+
+#include "executor/testing/mocks.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/api_status.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/mock_rest_client.h"
+#include "prometheus/registry.h"
+
+namespace cloneset::executor {
+namespace {
+
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::testing::InSequence;
+using ::testing::NiceMock;
+using ::testing::Return;
+using ::testing::StrictMock;
+using kube::PatchType;
+
+constexpr char kKey[] = "ns/cs";
+
+std::string Obj(const std::string& name, int rv) {
+  return "{\"metadata\":{\"name\":\"" + name + "\",\"namespace\":\"ns\",\"resourceVersion\":\"" +
+         std::to_string(rv) + "\"}}";
+}
+
+absl::Status Conflict() {
+  return kube::StatusFromHttp(409, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict",)"
+                                   R"("code":409,"message":"the object has been modified"})");
+}
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  ReconcilerTest() : metrics_(registry_) {
+    cs_ = std::make_shared<pb::CloneSet>();
+    cs_->set_api_version("apps.kruise.io/v1alpha1");
+    cs_->mutable_metadata()->set_name("cs");
+    cs_->mutable_metadata()->set_namespace_("ns");
+    cs_->mutable_metadata()->set_uid("uid-1");
+    cs_->mutable_metadata()->set_generation(1);
+    cs_->mutable_metadata()->set_resource_version("100");
+    ON_CALL(cache_, GetCloneSet(kKey)).WillByDefault(Return(cs_));
+    ON_CALL(cache_, Lookup(_, _, _)).WillByDefault(Return(Observed{}));
+    ON_CALL(planner_, Validate(_)).WillByDefault(Return(pb::ValidateResponse()));
+  }
+  Reconciler Make() {
+    return Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
+                       .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
+                       .owns = [this](const std::string&) { return owns_; }});
+  }
+
+  prometheus::Registry registry_;
+  ExecutorMetrics metrics_;
+  std::shared_ptr<pb::CloneSet> cs_;
+  NiceMock<testing::MockClusterCache> cache_;
+  StrictMock<testing::MockPlannerClient> planner_;
+  StrictMock<kube::testing::MockRestClient> client_;
+  NiceMock<testing::MockEventSink> events_;
+  kube::testing::FakeClock clock_;
+  Expectations expectations_{absl::Minutes(5)};
+  bool owns_ = true;
+};
+
+pb::Action CreatePodAction(const std::string& name, int batch, bool with_pvc) {
+  pb::Action a;
+  auto* c = a.mutable_create_pod();
+  c->set_pod_json(Obj(name, 0));
+  if (with_pvc) c->add_pvc_jsons(Obj("ws-" + name, 0));
+  c->set_batch(batch);
+  a.set_stop_on_error(true);
+  return a;
+}
+
+TEST_F(ReconcilerTest, ScaleUpCreatesPvcThenPodThenStatusAndRecordsExpectations) {
+  pb::PlanResponse plan;
+  *plan.add_actions() = CreatePodAction("cs-a", 0, true);
+  plan.set_write_status(true);
+  plan.mutable_status()->set_replicas(1);
+  auto* ev = plan.add_events();
+  ev->set_type(pb::NORMAL);
+  ev->set_reason("SuccessfulCreate");
+  ev->set_message("succeed to create pod cs-a");
+  ev->set_involved_pod("cs-a");
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/persistentvolumeclaims", Obj("ws-cs-a", 0)))
+        .WillOnce(Return(Obj("ws-cs-a", 11)));
+    EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 12)));
+    EXPECT_CALL(client_, Patch("/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs/status", PatchType::kMerge,
+                               HasSubstr("\"replicas\":1")))
+        .WillOnce(Return(Obj("cs", 13)));
+  }
+  EXPECT_CALL(events_, Event(_, "Normal", "SuccessfulCreate", "succeed to create pod cs-a"));
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey),
+            (std::vector<Expectation>{{ObjectKind::kPvc, "ws-cs-a", Want::kPresent, "11"},
+                                      {ObjectKind::kPod, "cs-a", Want::kPresent, "12"},
+                                      {ObjectKind::kCloneSet, "cs", Want::kAtLeastVersion, "13"}}));
+  EXPECT_EQ(metrics_.actions_total("CreatePod", "success"), 1);
+
+  // Until the cache shows those writes, the planner is not called again (StrictMock would fail).
+  auto again = Make().Reconcile(kKey);
+  EXPECT_EQ(again.result, "requeue_after");
+  EXPECT_EQ(again.requeue_after, absl::Minutes(5));
+}
+
+TEST_F(ReconcilerTest, PlannerUnavailableWritesNothing) {
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(absl::UnavailableError("connection refused")));
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(absl::IsUnavailable(r.error));
+  EXPECT_EQ(r.result, "error");
+}
+
+TEST_F(ReconcilerTest, SlowStartStopsAfterTheFailingBatch) {
+  pb::PlanResponse plan;
+  *plan.add_actions() = CreatePodAction("cs-a", 0, false);
+  *plan.add_actions() = CreatePodAction("cs-b", 1, false);
+  *plan.add_actions() = CreatePodAction("cs-c", 1, false);
+  *plan.add_actions() = CreatePodAction("cs-d", 2, false);
+  plan.set_write_status(true);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
+    EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
+        .WillOnce(Return(absl::UnavailableError("etcd timeout")));
+    EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-c", 0))).WillOnce(Return(Obj("cs-c", 6)));
+  }
+  EXPECT_CALL(events_, Event(_, "Warning", "FailedCreate", HasSubstr("etcd timeout")));
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(absl::IsUnavailable(r.error));
+  EXPECT_EQ(metrics_.actions_total("CreatePod", "error"), 1);
+  EXPECT_EQ(metrics_.actions_total("CreatePod", "success"), 2);
+}
+
+TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersion) {
+  pb::PlanResponse plan;
+  auto* st = plan.add_actions()->mutable_patch_pod_status();
+  st->set_name("cs-a");
+  st->set_uid("pu");
+  st->set_resource_version("7");
+  auto* c = st->add_set_conditions();
+  c->set_type("InPlaceUpdateReady");
+  c->set_status("False");
+  auto* pp = plan.add_actions()->mutable_patch_pod();
+  pp->set_name("cs-a");
+  pp->set_uid("pu");
+  pp->set_resource_version("7");
+  (*pp->mutable_container_images())["main"] = "img:v2";
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", PatchType::kStrategicMerge,
+                               HasSubstr("\"resourceVersion\":\"7\"")))
+        .WillOnce(Return(Obj("cs-a", 8)));
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge,
+                               HasSubstr("\"resourceVersion\":\"8\"")))
+        .WillOnce(Return(Obj("cs-a", 9)));
+  }
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey),
+            (std::vector<Expectation>{{ObjectKind::kPod, "cs-a", Want::kAtLeastVersion, "9"}}));
+}
+
+TEST_F(ReconcilerTest, ConflictRereadsTheObjectAndStopsThePlan) {
+  pb::PlanResponse plan;
+  auto* pp = plan.add_actions()->mutable_patch_pod();
+  pp->set_name("cs-a");
+  pp->set_resource_version("7");
+  (*pp->mutable_set_labels())["k"] = "v";
+  auto* del = plan.add_actions()->mutable_delete_pod();
+  del->set_name("cs-b");
+  plan.set_write_status(true);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge, _))
+      .WillOnce(Return(Conflict()));
+  EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-a")).WillOnce(Return(Obj("cs-a", 20)));
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(kube::IsConflict(r.error));
+  EXPECT_EQ(expectations_.Get(kKey),
+            (std::vector<Expectation>{{ObjectKind::kPod, "cs-a", Want::kAtLeastVersion, "20"}}));
+}
+
+TEST_F(ReconcilerTest, DeletePodThenItsPvcsWithUidPrecondition) {
+  pb::PlanResponse plan;
+  auto* del = plan.add_actions()->mutable_delete_pod();
+  del->set_name("cs-b");
+  del->set_uid("ub");
+  del->add_pvc_names("ws-cs-b");
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Delete("/api/v1/namespaces/ns/pods/cs-b", HasSubstr("\"preconditions\":{\"uid\":\"ub\"}")))
+        .WillOnce(Return(Obj("cs-b", 30)));
+    EXPECT_CALL(client_, Delete("/api/v1/namespaces/ns/persistentvolumeclaims/ws-cs-b", _))
+        .WillOnce(Return(kube::StatusFromHttp(404, "")));
+  }
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey), (std::vector<Expectation>{{ObjectKind::kPod, "cs-b", Want::kAbsent, ""},
+                                                               {ObjectKind::kPvc, "ws-cs-b", Want::kAbsent, ""}}));
+}
+
+TEST_F(ReconcilerTest, InvalidCloneSetGetsEventAndConditionAndNoPlan) {
+  pb::ValidateResponse invalid;
+  auto* fe = invalid.add_errors();
+  fe->set_field("spec.updateStrategy.partition");
+  fe->set_message("must be >= 0");
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(invalid));
+  EXPECT_CALL(events_, Event(_, "Warning", "InvalidSpec", "spec.updateStrategy.partition: must be >= 0"));
+  EXPECT_CALL(client_, Patch("/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs/status", PatchType::kMerge,
+                             HasSubstr("\"type\":\"Invalid\"")))
+      .WillOnce(Return(Obj("cs", 101)));
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(r.requeue_after, absl::ZeroDuration());
+}
+
+TEST_F(ReconcilerTest, NotOwnedShardIsSkippedAndLostShardStopsWrites) {
+  owns_ = false;
+  auto r = Make().Reconcile(kKey);
+  EXPECT_EQ(r.result, "not_owned");
+
+  owns_ = true;
+  pb::PlanResponse plan;
+  *plan.add_actions() = CreatePodAction("cs-a", 0, false);
+  *plan.add_actions() = CreatePodAction("cs-b", 1, false);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce([this] {
+    owns_ = false;  // the Lease is lost while the first write is in flight
+    return absl::StatusOr<std::string>(Obj("cs-a", 5));
+  });
+  r = Make().Reconcile(kKey);
+  EXPECT_EQ(r.result, "lost_shard");
+}
+
+TEST_F(ReconcilerTest, ExpiredExpectationsCountALeakAndListFresh) {
+  expectations_.Expect(kKey, {ObjectKind::kPod, "cs-a", Want::kPresent, "5"}, clock_.Now());
+  clock_.Advance(absl::Minutes(5));
+  pb::Pod fresh;
+  fresh.mutable_metadata()->set_name("cs-a");
+  EXPECT_CALL(cache_, ListPodsFresh("ns", "uid-1")).WillOnce(Return(std::vector<pb::Pod>{fresh}));
+  EXPECT_CALL(cache_, PodsOwnedBy(_, _)).Times(0);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce([](const pb::PlanRequest& req) {
+    EXPECT_EQ(req.pods_size(), 1);
+    return absl::StatusOr<pb::PlanResponse>(pb::PlanResponse());
+  });
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok());
+  EXPECT_EQ(metrics_.leaked_total(), 1);
+}
+
+TEST_F(ReconcilerTest, DeletedCloneSetForgetsExpectations) {
+  expectations_.Expect(kKey, {ObjectKind::kPod, "cs-a", Want::kPresent, ""}, clock_.Now());
+  EXPECT_CALL(cache_, GetCloneSet(kKey)).WillOnce(Return(nullptr));
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok());
+  EXPECT_EQ(expectations_.pending_keys(), 0u);
+}
+
+}  // namespace
+}  // namespace cloneset::executor
