@@ -23,6 +23,15 @@ auto CallGuarded(const Fn& fn, const Request& request) -> decltype(fn(request)) 
 
 std::string Peer(grpc::CallbackServerContext* context) { return context->peer(); }
 
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int>& counter) : counter_(counter) { ++counter_; }
+  ~InFlight() { --counter_; }
+
+ private:
+  std::atomic<int>& counter_;
+};
+
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -35,6 +44,7 @@ PlannerService::PlannerService(PlannerFunctions functions, ServiceMetrics* metri
 
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
+  InFlight in_flight(in_flight_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<v1::PlanResponse> result = CallGuarded(functions_.plan, *request);
@@ -64,6 +74,7 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* PlannerService::Validate(grpc::CallbackServerContext* context,
                                                    const v1::ValidateRequest* request,
                                                    v1::ValidateResponse* response) {
+  InFlight in_flight(in_flight_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<v1::ValidateResponse> result = CallGuarded(functions_.validate, *request);
   if (result.ok()) {
@@ -82,6 +93,7 @@ grpc::ServerUnaryReactor* PlannerService::Validate(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* PlannerService::ComputeRevision(grpc::CallbackServerContext* context,
                                                           const v1::ComputeRevisionRequest* request,
                                                           v1::ComputeRevisionResponse* response) {
+  InFlight in_flight(in_flight_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<v1::ComputeRevisionResponse> result = CallGuarded(functions_.compute_revision, *request);
   metrics_->ObserveComputeRevision(ServiceMetrics::ResultLabel(static_cast<int>(result.status().code())));

@@ -1,6 +1,7 @@
 // The gRPC face of the planner: a callback service that calls the pure planning functions, measures and logs.
 #pragma once
 
+#include <atomic>
 #include <functional>
 
 #include "absl/status/statusor.h"
@@ -31,7 +32,11 @@ class PlannerService final : public v1::Planner::CallbackService {
                                             const v1::ComputeRevisionRequest* request,
                                             v1::ComputeRevisionResponse* response) override;
 
+  // Calls currently inside a handler (for draining on shutdown).
+  int in_flight() const { return in_flight_.load(); }
+
  private:
+  std::atomic<int> in_flight_{0};
   PlannerFunctions functions_;
   ServiceMetrics* metrics_;
   JsonLogger* log_;
