@@ -72,23 +72,37 @@ bool IsUpdatedForScale(const PlanContext& ctx, const pb::Pod& pod) {
 
 }  // namespace
 
-std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n) {
+std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n, std::vector<std::string>* waiting) {
   std::set<std::string> result;
   if (n <= 0) return {};
   // Ids whose pod object still exists (active, released, terminating or finished) are never reused: the create
   // would fail with AlreadyExists until the old object is gone (docs/compatibility.md "Scale").
-  std::set<std::string> pod_ids;
+  std::set<std::string> pod_ids, terminating_ids;
   for (const auto* group : {&ctx.pods, &ctx.inactive_pods, &ctx.released_pods}) {
     for (const auto* p : *group) pod_ids.insert(std::string(InstanceId(*p)));
+  }
+  for (const auto* p : ctx.inactive_pods) {
+    if (IsSet(p->metadata().deletion_timestamp())) terminating_ids.insert(std::string(InstanceId(*p)));
   }
   std::set<std::string> existing = pod_ids;
   for (const auto& pvc : ctx.request->pvcs()) existing.insert(std::string(InstanceId(pvc)));
   if (ReusesIds(ctx)) {
+    std::set<std::string> blocked;
     for (const auto* pvc : ScalePvcs(ctx)) {
       const std::string id(InstanceId(*pvc));
-      if (id.empty() || pod_ids.contains(id)) continue;
-      result.insert(id);
-      if (static_cast<int32_t>(result.size()) == n) break;
+      if (id.empty()) continue;
+      if (!pod_ids.contains(id)) {
+        if (static_cast<int32_t>(result.size()) < n) result.insert(id);
+      } else if (ctx.spec.retain_pvcs && terminating_ids.contains(id)) {
+        blocked.insert(id);
+      }
+    }
+    // Retained PVCs of a pod that is still terminating: their id comes back in a moment, so that many creations
+    // wait for it instead of taking a fresh id and orphaning the retained data.
+    for (const std::string& id : blocked) {
+      if (static_cast<int32_t>(result.size()) >= n) break;
+      --n;
+      if (waiting != nullptr) waiting->push_back(id);
     }
   }
   SplitMix64 rng(ctx.request->random_seed() ^ Fnv1a64(ctx.clone_set->metadata().uid()));
@@ -178,7 +192,13 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
   ScaleOutcome outcome;
   const int32_t creations = diff.scale_up_limit;
   const int32_t current_creations = diff.scale_up_num_old;
-  const std::vector<std::string> ids = AvailableInstanceIds(ctx, creations);
+  std::vector<std::string> waiting;
+  const std::vector<std::string> ids = AvailableInstanceIds(ctx, creations, &waiting);
+  for (const std::string& id : waiting) {
+    plan.summary()->add_blocked_reasons(absl::StrCat("instance ", id,
+                                                     " waits for its terminating pod to reuse its retained PVCs"));
+  }
+  if (!waiting.empty()) plan.PushRequeue(absl::Seconds(5));
   int32_t batch = 1, in_batch = 0, batch_size = 1;
   for (size_t i = 0; i < ids.size(); ++i) {
     const bool current = static_cast<int32_t>(i) < current_creations;

@@ -26,8 +26,11 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan);
 // written.
 bool PlanDeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods, PlanBuilder& plan);
 
-// §4.7: `n` instance ids, sorted: ids of PVCs without a pod object first (when PVC reuse or Retain is on), then
-// fresh ids from a PRNG seeded by request.random_seed and the CloneSet uid.
-std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n);
+// §4.7: up to `n` instance ids, sorted: ids of PVCs without a pod object first (when PVC reuse or Retain is on),
+// then fresh ids from a PRNG seeded by request.random_seed and the CloneSet uid. Under Retain, ids whose retained
+// PVCs belong to a pod that is still terminating are not replaced by fresh ids: they are listed in `waiting` and
+// the result is that much shorter.
+std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n,
+                                              std::vector<std::string>* waiting = nullptr);
 
 }  // namespace cloneset::planner

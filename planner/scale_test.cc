@@ -650,6 +650,36 @@ TEST(Retain, ScaleDownThenUpReusesInstancesAndPvcs) {
   for (const auto& a : s2.plan.response()->actions()) EXPECT_EQ(a.create_pod().pvc_jsons_size(), 0);
 }
 
+TEST(Retain, ReplacementWaitsForTerminatingPodToFreeItsId) {
+  // cs-bbbbb was deleted (ReCreate or scale-in) and is still terminating; its PVC is retained. Replicas 3 needs
+  // 2 more pods: one takes the fresh-free retained id ccccc, the other waits for bbbbb instead of a fresh id.
+  ResolvedSpec spec = Spec(3);
+  spec.retain_pvcs = true;
+  Scenario s(Request(CloneSetBuilder().Replicas(3).Vct(VctJson("data")).RetainPvcs(),
+                     {New("cs-aaaaa"), PodBuilder("cs-bbbbb").Revision("cs-new").Deleting(Now())},
+                     {PvcBuilder("data-cs-aaaaa", "aaaaa"), PvcBuilder("data-cs-bbbbb", "bbbbb"),
+                      PvcBuilder("data-cs-ccccc", "ccccc")}),
+             spec, "cs-new");
+  s.Scale();
+  EXPECT_THAT(s.CreatedIds(), ElementsAre("ccccc"));
+  EXPECT_THAT(s.plan.summary()->blocked_reasons(),
+              ElementsAre("instance bbbbb waits for its terminating pod to reuse its retained PVCs"));
+  EXPECT_EQ(s.plan.requeue(), absl::Seconds(5));
+}
+
+TEST(Retain, FailedPodDoesNotHoldItsIdForever) {
+  // A Failed pod that nobody deletes would block forever: its id is skipped and a fresh one is used.
+  ResolvedSpec spec = Spec(1);
+  spec.retain_pvcs = true;
+  Scenario s(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")).RetainPvcs(),
+                     {PodBuilder("cs-bbbbb").Revision("cs-new").Phase("Failed")}, {PvcBuilder("data-cs-bbbbb", "bbbbb")}),
+             spec, "cs-new");
+  s.Scale();
+  ASSERT_EQ(s.CreatedIds().size(), 1u);
+  EXPECT_NE(s.CreatedIds()[0], "bbbbb");
+  EXPECT_EQ(s.plan.summary()->blocked_reasons_size(), 0);
+}
+
 TEST(Scale, IdleWhenNothingToDo) {
   Scenario s(Request(CloneSetBuilder().Replicas(2), {New("cs-a"), New("cs-b")}), Spec(2), "cs-new");
   s.Scale();
