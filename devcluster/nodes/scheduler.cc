@@ -15,21 +15,19 @@ constexpr int64_t kDefaultScoreCpuMilli = 100;
 constexpr int64_t kDefaultScoreMemory = 200 * 1024 * 1024;
 
 int64_t RequestValue(const nlohmann::json& container, const char* resource, bool milli) {
-  const auto* requests = container.contains("resources") && container["resources"].is_object() &&
-                                 container["resources"].contains("requests") &&
-                                 container["resources"]["requests"].is_object()
-                             ? &container["resources"]["requests"]
-                             : nullptr;
+  auto res = container.find("resources");
+  if (res == container.end() || !res->is_object()) return 0;
   // Kubernetes defaults requests from limits when only limits are given.
-  if (requests == nullptr || !requests->contains(resource)) {
-    const auto& res = container.value("resources", nlohmann::json::object());
-    if (res.is_object() && res.contains("limits") && res["limits"].is_object() &&
-        res["limits"].contains(resource)) {
-      requests = &res["limits"];
+  const nlohmann::json* value = nullptr;
+  for (const char* section : {"requests", "limits"}) {
+    auto sec = res->find(section);
+    if (sec != res->end() && sec->is_object() && sec->contains(resource)) {
+      value = &(*sec)[resource];
+      break;
     }
   }
-  if (requests == nullptr || !requests->contains(resource)) return 0;
-  auto v = milli ? ParseMilliQuantity((*requests)[resource], resource) : ParseQuantity((*requests)[resource], resource);
+  if (value == nullptr) return 0;
+  auto v = milli ? ParseMilliQuantity(*value, resource) : ParseQuantity(*value, resource);
   return v.ok() ? std::max<int64_t>(*v, 0) : 0;
 }
 

@@ -1,0 +1,92 @@
+#include "devcluster/nodes/scheduler.h"
+
+#include <gtest/gtest.h>
+
+namespace cloneset::devcluster::nodes {
+namespace {
+
+NodeSlot Node(std::string name, int64_t cpu_used, int64_t pods, bool ready = true,
+              std::vector<std::pair<std::string, std::string>> labels = {}) {
+  NodeSlot n;
+  n.name = std::move(name);
+  n.alloc_cpu_milli = 4000;
+  n.alloc_memory_bytes = 8LL << 30;
+  n.alloc_pods = 3;
+  n.req_cpu_milli = n.score_cpu_milli = cpu_used;
+  n.score_memory_bytes = 0;
+  n.pods = pods;
+  n.ready = ready;
+  n.labels = std::move(labels);
+  return n;
+}
+
+TEST(Scheduler, RequestOfSumsContainersAndDefaultsFromLimits) {
+  nlohmann::json pod = {{"spec",
+                         {{"containers",
+                           {{{"resources", {{"requests", {{"cpu", "250m"}, {"memory", "64Mi"}}}}}},
+                            {{"resources", {{"limits", {{"cpu", "1"}}}}}},
+                            {{"name", "no-resources"}}}},
+                          {"initContainers", {{{"resources", {{"requests", {{"cpu", "2"}}}}}}}},
+                          {"nodeSelector", {{"disk", "ssd"}}}}}};
+  PodRequest r = RequestOf(pod);
+  EXPECT_EQ(r.cpu_milli, 2000);  // init container max wins over 1250
+  EXPECT_EQ(r.memory_bytes, 64LL << 20);
+  EXPECT_EQ(r.score_cpu_milli, 250 + 1000 + 100);
+  EXPECT_EQ(r.node_selector, (std::vector<std::pair<std::string, std::string>>{{"disk", "ssd"}}));
+  EXPECT_EQ(RequestOf(nlohmann::json::object()).cpu_milli, 0);
+  EXPECT_EQ(RequestOf({{"spec", {{"containers", {{{"resources", {{"requests", {{"cpu", "bogus"}}}}}}}}}}}).cpu_milli, 0);
+}
+
+TEST(Scheduler, PickNodeTable) {
+  struct Case {
+    std::string name;
+    PodRequest request;
+    std::vector<NodeSlot> nodes;
+    std::optional<size_t> want;
+    std::string message;
+  };
+  PodRequest small;
+  small.cpu_milli = small.score_cpu_milli = 500;
+  PodRequest ssd = small;
+  ssd.node_selector = {{"disk", "ssd"}};
+  PodRequest huge;
+  huge.cpu_milli = huge.score_cpu_milli = 5000;
+  std::vector<Case> cases = {
+      {"least cpu wins", small, {Node("a", 2000, 1), Node("b", 1000, 1)}, 1, ""},
+      {"tie -> fewer pods", small, {Node("a", 1000, 2), Node("b", 1000, 1)}, 1, ""},
+      {"tie -> name", small, {Node("b", 0, 0), Node("a", 0, 0)}, 1, ""},
+      {"not ready skipped", small, {Node("a", 0, 0, false), Node("b", 3000, 1)}, 1, ""},
+      {"selector", ssd, {Node("a", 0, 0), Node("b", 3000, 1, true, {{"disk", "ssd"}})}, 1, ""},
+      {"full pods", small, {Node("a", 0, 3)}, std::nullopt, "0/1 nodes are available: 1 Too many pods."},
+      {"nothing fits",
+       huge,
+       {Node("a", 0, 0), Node("b", 0, 0, false), Node("c", 0, 0, true, {})},
+       std::nullopt,
+       "0/3 nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }."},
+      {"selector mismatch", ssd, {Node("a", 0, 0)}, std::nullopt,
+       "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."},
+      {"no nodes", small, {}, std::nullopt, "0/0 nodes are available."},
+  };
+  for (const auto& c : cases) {
+    Placement p = PickNode(c.request, c.nodes);
+    EXPECT_EQ(p.node, c.want) << c.name;
+    EXPECT_EQ(p.message, c.message) << c.name;
+  }
+}
+
+TEST(Scheduler, BindingAndUnschedulableConditions) {
+  nlohmann::json pod = {{"spec", nlohmann::json::object()}, {"status", {{"phase", "Pending"}}}};
+  EXPECT_TRUE(ApplyUnschedulable(pod, "0/1 nodes are available.", "2026-01-01T00:00:00Z"));
+  EXPECT_FALSE(ApplyUnschedulable(pod, "0/1 nodes are available.", "2026-01-01T00:00:05Z"));  // no-op
+  EXPECT_EQ(pod["status"]["conditions"][0]["reason"], "Unschedulable");
+  EXPECT_TRUE(ApplyBinding(pod, "devcluster-node-1", "2026-01-01T00:00:09Z"));
+  EXPECT_EQ(pod["spec"]["nodeName"], "devcluster-node-1");
+  const auto& cond = pod["status"]["conditions"][0];
+  EXPECT_EQ(cond["status"], "True");
+  EXPECT_EQ(cond["lastTransitionTime"], "2026-01-01T00:00:09Z");
+  EXPECT_FALSE(cond.contains("reason"));
+  EXPECT_FALSE(ApplyBinding(pod, "devcluster-node-1", "2026-01-01T00:00:10Z"));
+}
+
+}  // namespace
+}  // namespace cloneset::devcluster::nodes
