@@ -117,7 +117,8 @@ struct NodeSimulator::Impl {
       return;
     }
     PodEntry& e = pods[key];
-    if (e.written_rv == so.resource_version) return;  // our own write echoing back
+    // Our own write echoing back, or an older version than one we already wrote: nothing new to decide.
+    if (so.resource_version <= e.written_rv) return;
     json pod = so.Parse();
     const std::string node = Str(Obj(pod, "spec"), "nodeName");
     const std::string phase = Str(Obj(pod, "status"), "phase");
@@ -280,7 +281,10 @@ struct NodeSimulator::Impl {
       int idx = node_index[node];
       nodes[idx].slot.Add(e.request, +1);
       e.node = idx;
-      if (cond.ok()) dirty[key] = std::move(*cond);
+      if (cond.ok()) {
+        e.written_rv = std::stoll(Str(Obj(*cond, "metadata"), "resourceVersion"));
+        dirty[key] = std::move(*cond);
+      }
     }
   }
 
