@@ -1,0 +1,108 @@
+// One Plan call on a mid-rollout CloneSet of 10 .. 100 000 pods: in-process, and over gRPC on loopback against the
+// service started in this process on port 0 (serialization and transport included).
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "benchmark/benchmark.h"
+#include "grpcpp/grpcpp.h"
+#include "planner/bench/rollout_snapshot.h"
+#include "planner/plan.h"
+#include "planner/service/default_functions.h"
+#include "planner/service/planner_service.h"
+#include "planner/service/server.h"
+#include "prometheus/registry.h"
+
+namespace cloneset::planner::bench {
+namespace {
+
+const v1::PlanRequest& RequestFor(int32_t pods) {
+  static auto* cache = new std::map<int32_t, v1::PlanRequest>();
+  auto it = cache->find(pods);
+  if (it == cache->end()) {
+    auto request = MidRolloutRequest(pods);
+    if (!request.ok()) {
+      std::fprintf(stderr, "cannot build the snapshot: %s\n", std::string(request.status().message()).c_str());
+      std::abort();
+    }
+    it = cache->emplace(pods, *std::move(request)).first;
+  }
+  return it->second;
+}
+
+void SetCounters(benchmark::State& state, const v1::PlanRequest& request, const v1::PlanResponse& response) {
+  const auto n = static_cast<double>(request.pods_size());
+  state.counters["pods/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["request_bytes"] = static_cast<double>(request.ByteSizeLong());
+  state.counters["response_bytes"] = static_cast<double>(response.ByteSizeLong());
+  state.counters["actions"] = response.actions_size();
+  state.SetComplexityN(request.pods_size());
+}
+
+void BM_PlanInProcess(benchmark::State& state) {
+  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  v1::PlanResponse last;
+  for (auto _ : state) {
+    absl::StatusOr<v1::PlanResponse> response = Plan(request);
+    if (!response.ok()) {
+      state.SkipWithError(std::string(response.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(response);
+    if (state.iterations() == 1) last = *std::move(response);
+  }
+  SetCounters(state, request, last);
+}
+
+// The service, started once for all gRPC benchmarks.
+struct LoopbackService {
+  LoopbackService() : metrics(registry), log(&sink, service::LogLevel::kError) {
+    svc = std::make_unique<service::PlannerService>(service::DefaultPlannerFunctions(), &metrics, &log);
+    service::ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.max_request_bytes = 512 << 20;
+    auto started = service::StartServer(options, svc.get());
+    if (!started.ok()) std::abort();
+    running = std::move(*started);
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    args.SetMaxSendMessageSize(-1);
+    stub = v1::Planner::NewStub(
+        grpc::CreateCustomChannel(running.address, grpc::InsecureChannelCredentials(), args));
+  }
+  prometheus::Registry registry;
+  service::ServiceMetrics metrics;
+  std::ostringstream sink;
+  service::JsonLogger log;
+  std::unique_ptr<service::PlannerService> svc;
+  service::RunningServer running;
+  std::unique_ptr<v1::Planner::Stub> stub;
+};
+
+void BM_PlanGrpc(benchmark::State& state) {
+  static auto* loopback = new LoopbackService();
+  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  v1::PlanResponse response;
+  for (auto _ : state) {
+    grpc::ClientContext ctx;
+    response.Clear();
+    const grpc::Status st = loopback->stub->Plan(&ctx, request, &response);
+    if (!st.ok()) {
+      state.SkipWithError(st.error_message().c_str());
+      return;
+    }
+  }
+  SetCounters(state, request, response);
+}
+
+void Sizes(benchmark::internal::Benchmark* b) {
+  b->Arg(10)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Complexity(benchmark::oNLogN);
+}
+
+BENCHMARK(BM_PlanInProcess)->Apply(Sizes);
+BENCHMARK(BM_PlanGrpc)->Apply(Sizes)->UseRealTime();
+
+}  // namespace
+}  // namespace cloneset::planner::bench
+
+BENCHMARK_MAIN();
