@@ -353,7 +353,7 @@ void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
   // Revision labels of the pods (full and short form), collected once: revMatch(pod, rev) for every revision.
   absl::flat_hash_set<std::string_view> pod_labels, pod_short_hashes;
   for (const auto* pod : ctx.pods) {
-    auto it = pod->metadata().labels().find(kRevisionLabel);
+    auto it = pod->metadata().labels().find(std::string_view(kRevisionLabel));
     if (it == pod->metadata().labels().end()) continue;
     pod_labels.insert(it->second);
     pod_short_hashes.insert(short_of(it->second));
