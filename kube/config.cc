@@ -234,6 +234,7 @@ absl::StatusOr<std::string> TokenSource::Token() {
   struct stat st;
   if (::stat(file_.c_str(), &st) != 0) {
     if (!cached_.empty()) return cached_;
+    if (!static_token_.empty()) return static_token_;
     return absl::UnavailableError(absl::StrCat("token file \"", file_, "\" is missing"));
   }
   if (st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec ||

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -203,12 +204,12 @@ class HttpRestClient final : public RestClient {
       return on_data(std::string_view(data, n));
     };
     if (cancel && !cancel->OnCancel([c = cli.get()] { c->stop(); })) return absl::OkStatus();
-    const absl::Time start = clock_->Now();
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
     cli->send(req, res, err);
     if (cancel) cancel->ClearOnCancel();
-    Record("WATCH", status != 0 ? absl::StrCat(status) : "<error>", start);
+    // Counted, but kept out of the latency histogram: a watch lasts minutes.
+    Record("GET", status != 0 ? absl::StrCat(status) : "<error>", std::nullopt);
     if (cancel && cancel->cancelled()) return absl::OkStatus();
     if (status != 0 && (status < 200 || status >= 300)) return StatusFromHttp(status, error_body);
     if (err == httplib::Error::Success || err == httplib::Error::Canceled) return absl::OkStatus();
@@ -309,11 +310,12 @@ class HttpRestClient final : public RestClient {
     return out;
   }
 
-  void Record(const std::string& method, const std::string& code, absl::Time start) {
+  void Record(const std::string& method, const std::string& code, std::optional<absl::Time> start) {
     if (requests_ == nullptr) return;
     requests_->Add({{"code", code}, {"method", method}, {"host", host_label_}}).Increment();
+    if (!start) return;
     latency_->Add({{"verb", method}, {"host", host_label_}}, LatencyBuckets())
-        .Observe(absl::ToDoubleSeconds(clock_->Now() - start));
+        .Observe(absl::ToDoubleSeconds(clock_->Now() - *start));
   }
 
   const Endpoint ep_;
