@@ -1,0 +1,210 @@
+#include "imagepull/coordinator.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace cloneset::imagepull {
+namespace {
+
+using Json = nlohmann::json;
+
+int PhaseRank(const std::string& phase) {
+  if (phase == "Pending") return 0;
+  if (phase == "Unknown") return 1;
+  if (phase == "Running") return 2;
+  return 3;
+}
+
+}  // namespace
+
+absl::StatusOr<PodInfo> ParsePodInfo(std::string_view json) {
+  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return absl::InvalidArgumentError("Pod: not a JSON object");
+  PodInfo p;
+  const Json meta = j.value("metadata", Json::object());
+  const Json spec = j.value("spec", Json::object());
+  const Json status = j.value("status", Json::object());
+  if (!meta.is_object() || !spec.is_object() || !status.is_object()) {
+    return absl::InvalidArgumentError("Pod: metadata, spec and status must be objects");
+  }
+  p.name = meta.value("name", "");
+  p.node = spec.value("nodeName", "");
+  if (meta.contains("labels") && meta["labels"].is_object()) {
+    for (auto it = meta["labels"].begin(); it != meta["labels"].end(); ++it) {
+      if (it->is_string()) p.labels[it.key()] = it->get<std::string>();
+    }
+  }
+  p.deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
+  p.created = meta["creationTimestamp"].is_string() ? ParseTime(meta["creationTimestamp"].get<std::string>())
+                                                    : absl::InfinitePast();
+  p.phase = status.value("phase", "Pending");
+  if (status.contains("conditions") && status["conditions"].is_array()) {
+    for (const Json& c : status["conditions"]) {
+      if (c.is_object() && c.value("type", "") == "Ready") {
+        p.ready = c.value("status", "") == "True";
+        if (c.contains("lastTransitionTime") && c["lastTransitionTime"].is_string()) {
+          p.ready_since = ParseTime(c["lastTransitionTime"].get<std::string>());
+        }
+      }
+    }
+  }
+  if (status.contains("containerStatuses") && status["containerStatuses"].is_array()) {
+    for (const Json& c : status["containerStatuses"]) {
+      if (c.is_object() && c.contains("restartCount") && c["restartCount"].is_number_integer()) {
+        p.restarts = std::max(p.restarts, c["restartCount"].get<int32_t>());
+      }
+    }
+  }
+  return p;
+}
+
+std::vector<std::string> TargetNodes(std::vector<PodInfo> pods) {
+  std::erase_if(pods, [](const PodInfo& p) { return p.node.empty() || p.deleting; });
+  std::stable_sort(pods.begin(), pods.end(), [](const PodInfo& a, const PodInfo& b) {
+    if (PhaseRank(a.phase) != PhaseRank(b.phase)) return PhaseRank(a.phase) < PhaseRank(b.phase);
+    if (a.ready != b.ready) return !a.ready;
+    if (a.ready && a.ready_since != b.ready_since) return a.ready_since > b.ready_since;
+    if (a.restarts != b.restarts) return a.restarts > b.restarts;
+    if (a.created != b.created) return a.created > b.created;
+    return a.name < b.name;  // deterministic where upstream's unstable sort is not
+  });
+  std::vector<std::string> nodes;
+  std::set<std::string> seen;
+  for (const PodInfo& p : pods) {
+    if (seen.insert(p.node).second) nodes.push_back(p.node);
+  }
+  return nodes;
+}
+
+absl::Time StaleDeadline(const NodeView& view, int32_t timeout_seconds) {
+  const absl::Duration timeout = absl::Seconds(timeout_seconds);
+  if (view.report.has_value() && view.report->start_time != absl::InfinitePast()) {
+    return view.report->start_time + timeout + kNoReportGrace;
+  }
+  const absl::Time assigned = view.request.has_value() ? view.request->assigned_at : absl::InfinitePast();
+  if (assigned == absl::InfinitePast()) return absl::InfiniteFuture();  // unknown: never judged stale
+  return assigned + 2 * timeout + kNoReportGrace;
+}
+
+PullRequest RequestFor(const PullJob& job, absl::Time now) {
+  return PullRequest{.job = job.Key(),
+                     .job_uid = job.uid,
+                     .image = job.image,
+                     .secret_namespace = job.namespace_,
+                     .pull_secrets = job.pull_secrets,
+                     .timeout_seconds = job.timeout_seconds,
+                     .assigned_at = now};
+}
+
+JobDecision DecideJob(const JobInputs& in) {
+  const PullJob& job = *in.job;
+  JobDecision out;
+  const std::vector<std::string> targets = TargetNodes(in.pods);
+
+  // Effective per-node state from the requests and reports.
+  std::map<std::string, NodePullStatus> nodes;
+  int in_flight = 0;
+  bool any_assigned = false;
+  for (const auto& [node, view] : in.nodes) {
+    if (!view.request.has_value()) continue;  // a report without a request is stale: ignored
+    any_assigned = true;
+    NodePullStatus st{.node = node, .phase = PullPhase::kPulling, .start_time = view.request->assigned_at};
+    if (view.report.has_value()) {
+      const PullReport& r = *view.report;
+      st.image_id = r.image_id;
+      st.message = r.message;
+      if (r.start_time != absl::InfinitePast()) st.start_time = r.start_time;
+      if (IsTerminal(r.phase)) {
+        st.phase = r.phase;
+        st.completion_time = r.completion_time;
+      }
+    }
+    if (!IsTerminal(st.phase) && in.now >= StaleDeadline(view, job.timeout_seconds)) {
+      st.phase = PullPhase::kFailed;
+      st.message = absl::StrCat("no agent finished the pull within ", job.timeout_seconds,
+                                "s (is cloneset-agent running on this node?)");
+      st.completion_time = in.now;
+      for (const NodePullStatus& p : job.status.nodes) {  // keep the first verdict's time: no status churn
+        if (p.node == node && p.phase == PullPhase::kFailed && p.completion_time != absl::InfinitePast()) {
+          st.completion_time = p.completion_time;
+        }
+      }
+    }
+    if (st.phase == PullPhase::kPulling) ++in_flight;
+    nodes[node] = std::move(st);
+  }
+
+  const bool waiting = !any_assigned && in.updated_ready < job.min_updated_ready_pods;
+  for (const std::string& node : targets) {
+    if (nodes.contains(node)) continue;
+    if (!waiting && in_flight < job.parallelism) {
+      out.assign.push_back(node);
+      ++in_flight;
+      nodes[node] = NodePullStatus{.node = node, .phase = PullPhase::kPulling, .start_time = in.now};
+    } else {
+      nodes[node] = NodePullStatus{.node = node, .phase = PullPhase::kPending};
+    }
+  }
+
+  PullJobStatus& st = out.status;
+  for (auto& [node, n] : nodes) {
+    switch (n.phase) {
+      case PullPhase::kPending: ++st.pending; break;
+      case PullPhase::kPulling: ++st.pulling; break;
+      case PullPhase::kSucceeded: ++st.succeeded; break;
+      case PullPhase::kFailed: ++st.failed; break;
+    }
+    st.nodes.push_back(std::move(n));
+  }
+  st.desired = static_cast<int32_t>(st.nodes.size());
+  const PullJobStatus& prev = job.status;
+  st.start_time = prev.start_time;
+  if (st.start_time == absl::InfinitePast() && (any_assigned || !out.assign.empty())) st.start_time = in.now;
+  if (waiting) {
+    st.phase = "Waiting";
+    st.message = absl::StrCat("waiting for ", job.min_updated_ready_pods, " updated ready pods (have ",
+                              in.updated_ready, ")");
+  } else if (st.pending == 0 && st.pulling == 0) {
+    st.phase = "Complete";
+    st.completion_time = prev.phase == "Complete" && prev.completion_time != absl::InfinitePast() ? prev.completion_time
+                                                                                                  : in.now;
+    st.message = absl::StrCat("pulled on ", st.succeeded, " of ", st.desired, " nodes");
+  } else {
+    st.phase = "Running";
+  }
+
+  std::map<std::string, PullPhase> before;
+  for (const NodePullStatus& n : prev.nodes) before[n.node] = n.phase;
+  for (const NodePullStatus& n : st.nodes) {
+    auto it = before.find(n.node);
+    if (n.phase == PullPhase::kFailed && (it == before.end() || it->second != PullPhase::kFailed)) {
+      out.events.push_back({"Warning", "ImagePullFailed",
+                            absl::StrCat("ImagePullJob ", job.name, ": node ", n.node, " failed to pull ", job.image,
+                                         ": ", n.message)});
+    }
+  }
+  if (st.phase == "Complete" && prev.phase != "Complete") {
+    out.events.push_back({"Normal", "ImagePullJobComplete",
+                          absl::StrCat("ImagePullJob ", job.name, ": ", job.image, " pulled on ", st.succeeded, " of ",
+                                       st.desired, " nodes (", st.failed, " failed)")});
+  }
+  return out;
+}
+
+std::vector<PullRequest> DesiredRequests(const std::vector<PullRequest>& current, const std::set<std::string>& live_job_uids,
+                                         const std::vector<PullRequest>& added) {
+  std::vector<PullRequest> out;
+  std::set<std::string> have;
+  for (const PullRequest& r : current) {
+    if (live_job_uids.contains(r.job_uid) && have.insert(r.job_uid).second) out.push_back(r);
+  }
+  for (const PullRequest& r : added) {
+    if (have.insert(r.job_uid).second) out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace cloneset::imagepull

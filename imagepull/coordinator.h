@@ -1,0 +1,80 @@
+// The pull-job coordinator's pure decisions: which nodes an ImagePullJob targets, in which order, which of them
+// get a pull request now (never more than `parallelism` nodes pulling at once per job), and the job status.
+// The loop that feeds these from the API server lives in coordinator_loop.h.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "imagepull/types.h"
+
+namespace cloneset::imagepull {
+
+// What the coordinator needs of a pod (the ones matching a job's podSelector: not yet on the new revision).
+struct PodInfo {
+  std::string name;
+  std::string node;  // "" = unscheduled
+  std::map<std::string, std::string> labels;
+  std::string phase;  // Pending, Running, Unknown, Succeeded, Failed
+  bool ready = false;
+  absl::Time ready_since = absl::InfinitePast();
+  int32_t restarts = 0;
+  absl::Time created = absl::InfinitePast();
+  bool deleting = false;
+};
+absl::StatusOr<PodInfo> ParsePodInfo(std::string_view json);
+
+// The nodes of `pods` in the CloneSet's default update order (semantics §5.4 step 1: Pending < Unknown < Running,
+// not-ready before ready, more recently ready first, more restarts first, newer first), first occurrence wins.
+// Unscheduled and terminating pods are skipped. Priority/scatter strategies are not applied to node selection.
+std::vector<std::string> TargetNodes(std::vector<PodInfo> pods);
+
+// One node as seen for one job: the request the coordinator wrote (if any) and the agent's report (if any).
+struct NodeView {
+  std::optional<PullRequest> request;
+  std::optional<PullReport> report;
+};
+
+// A pull that no agent finishes within this is failed by the coordinator (no agent on the node, or the agent
+// died mid-pull): a report's startTime + timeout + grace, or, before any report, assignedAt + 2*timeout + grace
+// (the agent may queue the pull behind its per-node cap).
+inline constexpr absl::Duration kNoReportGrace = absl::Seconds(30);
+absl::Time StaleDeadline(const NodeView& view, int32_t timeout_seconds);
+
+struct JobInputs {
+  const PullJob* job = nullptr;
+  std::vector<PodInfo> pods;          // pods in the job's namespace matching its podSelector
+  int32_t updated_ready = 0;          // the CloneSet's updatedReadyReplicas for this revision (0 otherwise)
+  std::map<std::string, NodeView> nodes;  // node -> view, for every node that has a request or report of this job
+  absl::Time now;
+};
+
+struct JobEvent {
+  std::string type;  // Normal | Warning
+  std::string reason;
+  std::string message;
+  bool operator==(const JobEvent&) const = default;
+};
+
+struct JobDecision {
+  std::vector<std::string> assign;  // nodes that get a pull request now, in update order
+  PullJobStatus status;
+  std::vector<JobEvent> events;
+};
+
+JobDecision DecideJob(const JobInputs& in);
+
+// The request written for `node` when `job` is assigned to it.
+PullRequest RequestFor(const PullJob& job, absl::Time now);
+
+// A node's desired spec.pulls: the current requests of jobs that still exist (finished ones stay, so a
+// restarted agent sees its report and does not pull again), then the new ones. Job deletion is the cleanup.
+std::vector<PullRequest> DesiredRequests(const std::vector<PullRequest>& current, const std::set<std::string>& live_job_uids,
+                                         const std::vector<PullRequest>& added);
+
+}  // namespace cloneset::imagepull

@@ -1,0 +1,68 @@
+// The coordinator's imperative shell: every `period` it lists ImagePullJobs and NodeImages, the pods each job
+// selects and the owning CloneSet's status, runs DecideJob, writes new pull requests into the nodes' NodeImage
+// specs (resourceVersion-guarded merge patches), the job status (status subresource) and events, and removes
+// the requests of deleted jobs (deleting a NodeImage left empty). All state lives in the API server, so a
+// restarted executor continues where the last one stopped. Run it in one replica only (leader lease).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kube/clock.h"
+#include "kube/event_recorder.h"
+#include "kube/rest_client.h"
+
+namespace prometheus {
+class Registry;
+template <typename T>
+class Family;
+class Counter;
+class Gauge;
+}  // namespace prometheus
+
+namespace cloneset::imagepull {
+
+struct CoordinatorOptions {
+  absl::Duration period = absl::Seconds(1);
+  const kube::Clock* clock = nullptr;          // RealClock when null
+  kube::EventRecorder* events = nullptr;       // no events when null
+  prometheus::Registry* registry = nullptr;    // cloneset_imagepull_* metrics when set
+};
+
+struct RoundStats {
+  int jobs = 0;
+  int assigned = 0;
+  int status_writes = 0;
+  int node_writes = 0;
+  int errors = 0;
+};
+
+class Coordinator {
+ public:
+  Coordinator(kube::RestClient& client, CoordinatorOptions options);
+  ~Coordinator();
+
+  // One pass over every job. Errors of single objects are counted and retried next round.
+  absl::StatusOr<RoundStats> RunOnce();
+  // Runs RunOnce every period on a thread while `active()` (e.g. "we hold the lease") is true.
+  void Start(std::function<bool()> active = nullptr);
+  void Stop();
+
+ private:
+  kube::RestClient& client_;
+  const CoordinatorOptions opts_;
+  const kube::Clock& clock_;
+  prometheus::Family<prometheus::Counter>* rounds_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* nodes_gauge_ = nullptr;
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace cloneset::imagepull

@@ -1,0 +1,258 @@
+#include "imagepull/coordinator.h"
+
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cloneset::imagepull {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1767225600);
+
+PodInfo Pod(std::string name, std::string node, std::string phase = "Running", bool ready = true,
+            absl::Time ready_since = kT0, int restarts = 0) {
+  PodInfo p;
+  p.name = std::move(name);
+  p.node = std::move(node);
+  p.phase = std::move(phase);
+  p.ready = ready;
+  p.ready_since = ready_since;
+  p.restarts = restarts;
+  p.created = kT0 - absl::Hours(1);
+  return p;
+}
+
+PullJob Job(int parallelism, int min_ready = 0, int timeout = 60) {
+  PullJob j;
+  j.namespace_ = "ns";
+  j.name = "web-7f9-app";
+  j.uid = "job-uid";
+  j.image = "nginx:1.25";
+  j.parallelism = parallelism;
+  j.min_updated_ready_pods = min_ready;
+  j.timeout_seconds = timeout;
+  return j;
+}
+
+NodeView Assigned(absl::Time at, std::optional<PullPhase> reported = std::nullopt, std::string message = "") {
+  NodeView v;
+  v.request = PullRequest{.job = "ns/web-7f9-app", .job_uid = "job-uid", .image = "nginx:1.25", .assigned_at = at};
+  if (reported) {
+    v.report = PullReport{.job = "ns/web-7f9-app", .job_uid = "job-uid", .image = "nginx:1.25", .phase = *reported,
+                          .message = std::move(message), .start_time = at + absl::Seconds(1)};
+    if (IsTerminal(*reported)) v.report->completion_time = at + absl::Seconds(3);
+  }
+  return v;
+}
+
+std::vector<PodInfo> FourNodes() {
+  return {Pod("p0", "n0"), Pod("p1", "n1"), Pod("p2", "n2"), Pod("p3", "n3")};
+}
+
+TEST(TargetNodesTest, FollowsDefaultUpdateOrderAndDeduplicates) {
+  std::vector<PodInfo> pods = {
+      Pod("ready-old", "n1", "Running", true, kT0 - absl::Minutes(10)),
+      Pod("ready-new", "n2", "Running", true, kT0 - absl::Minutes(1)),
+      Pod("not-ready", "n3", "Running", false),
+      Pod("pending", "n4", "Pending", false),
+      Pod("unknown", "n5", "Unknown", false),
+      Pod("unscheduled", "", "Pending", false),
+      Pod("restarts", "n6", "Running", true, kT0 - absl::Minutes(10), 3),
+      Pod("same-node", "n4", "Running", true),
+  };
+  PodInfo deleting = Pod("deleting", "n9", "Pending", false);
+  deleting.deleting = true;
+  pods.push_back(deleting);
+  EXPECT_THAT(TargetNodes(pods), ElementsAre("n4", "n5", "n3", "n2", "n6", "n1"));
+}
+
+TEST(DecideJobTest, AssignsAtMostParallelismNodesInUpdateOrder) {
+  PullJob job = Job(2);
+  JobInputs in{.job = &job, .pods = FourNodes(), .now = kT0};
+  JobDecision d = DecideJob(in);
+  EXPECT_THAT(d.assign, ElementsAre("n0", "n1"));
+  EXPECT_EQ(d.status.phase, "Running");
+  EXPECT_EQ(d.status.desired, 4);
+  EXPECT_EQ(d.status.pulling, 2);
+  EXPECT_EQ(d.status.pending, 2);
+  EXPECT_EQ(d.status.start_time, kT0);
+  EXPECT_THAT(d.events, IsEmpty());
+}
+
+TEST(DecideJobTest, FreedSlotGoesToTheNextNode) {
+  PullJob job = Job(2);
+  JobInputs in{.job = &job, .pods = FourNodes(), .now = kT0 + absl::Seconds(5)};
+  in.nodes["n0"] = Assigned(kT0, PullPhase::kSucceeded);
+  in.nodes["n1"] = Assigned(kT0, PullPhase::kPulling);
+  JobDecision d = DecideJob(in);
+  EXPECT_THAT(d.assign, ElementsAre("n2"));
+  EXPECT_EQ(d.status.succeeded, 1);
+  EXPECT_EQ(d.status.pulling, 2);
+  EXPECT_EQ(d.status.pending, 1);
+}
+
+TEST(DecideJobTest, WaitsForMinUpdatedReadyPods) {
+  struct Case {
+    int min_ready;
+    int updated_ready;
+    bool already_assigned;
+    std::vector<std::string> assign;
+    std::string phase;
+  };
+  for (const Case& c : std::vector<Case>{{2, 1, false, {}, "Waiting"},
+                                         {2, 2, false, {"n0"}, "Running"},
+                                         {0, 0, false, {"n0"}, "Running"},
+                                         // once started, a dip in ready pods does not stop the job
+                                         {2, 0, true, {}, "Running"}}) {
+    SCOPED_TRACE(testing::Message() << c.min_ready << "/" << c.updated_ready << "/" << c.already_assigned);
+    PullJob job = Job(1, c.min_ready);
+    JobInputs in{.job = &job, .pods = FourNodes(), .updated_ready = c.updated_ready, .now = kT0};
+    if (c.already_assigned) in.nodes["n0"] = Assigned(kT0, PullPhase::kPulling);
+    JobDecision d = DecideJob(in);
+    EXPECT_EQ(d.assign, c.assign);
+    EXPECT_EQ(d.status.phase, c.phase);
+  }
+  PullJob job = Job(1, 3);
+  JobInputs in{.job = &job, .pods = FourNodes(), .updated_ready = 1, .now = kT0};
+  EXPECT_EQ(DecideJob(in).status.message, "waiting for 3 updated ready pods (have 1)");
+  EXPECT_EQ(DecideJob(in).status.pending, 4);
+}
+
+TEST(DecideJobTest, ReportedFailureIsAWarningAndDoesNotBlock) {
+  PullJob job = Job(1);
+  JobInputs in{.job = &job, .pods = FourNodes(), .now = kT0 + absl::Seconds(5)};
+  in.nodes["n0"] = Assigned(kT0, PullPhase::kFailed, "rpc error: not found");
+  JobDecision d = DecideJob(in);
+  EXPECT_THAT(d.assign, ElementsAre("n1"));
+  EXPECT_EQ(d.status.failed, 1);
+  ASSERT_EQ(d.status.nodes.size(), 4u);
+  EXPECT_EQ(d.status.nodes[0].node, "n0");
+  EXPECT_EQ(d.status.nodes[0].phase, PullPhase::kFailed);
+  EXPECT_EQ(d.status.nodes[0].message, "rpc error: not found");
+  EXPECT_THAT(d.events, ElementsAre(JobEvent{"Warning", "ImagePullFailed",
+                                             "ImagePullJob web-7f9-app: node n0 failed to pull nginx:1.25: rpc "
+                                             "error: not found"}));
+  // Already reported: no second event.
+  job.status = d.status;
+  EXPECT_THAT(DecideJob(in).events, IsEmpty());
+}
+
+TEST(DecideJobTest, PullWithoutAgentReportTimesOut) {
+  struct Case {
+    std::optional<PullPhase> report;
+    absl::Duration elapsed;
+    PullPhase want;
+  };
+  // timeout 60 s: no report -> 2*60+30 s after assignment; report started at +1 s -> 60+30 s after that.
+  for (const Case& c : std::vector<Case>{{std::nullopt, absl::Seconds(149), PullPhase::kPulling},
+                                         {std::nullopt, absl::Seconds(150), PullPhase::kFailed},
+                                         {PullPhase::kPulling, absl::Seconds(90), PullPhase::kPulling},
+                                         {PullPhase::kPulling, absl::Seconds(91), PullPhase::kFailed},
+                                         {PullPhase::kSucceeded, absl::Hours(1), PullPhase::kSucceeded}}) {
+    SCOPED_TRACE(absl::FormatDuration(c.elapsed));
+    PullJob job = Job(1, 0, 60);
+    JobInputs in{.job = &job, .pods = {Pod("p0", "n0"), Pod("p1", "n1")}, .now = kT0 + c.elapsed};
+    in.nodes["n0"] = Assigned(kT0, c.report);
+    JobDecision d = DecideJob(in);
+    EXPECT_EQ(d.status.nodes[0].phase, c.want);
+    // A timed-out node frees its slot.
+    EXPECT_EQ(d.assign.size(), c.want == PullPhase::kPulling ? 0u : 1u);
+  }
+}
+
+TEST(DecideJobTest, CompletesOnceAndKeepsTheCompletionTime) {
+  PullJob job = Job(2);
+  JobInputs in{.job = &job, .pods = {Pod("p0", "n0"), Pod("p1", "n1")}, .now = kT0 + absl::Seconds(10)};
+  in.nodes["n0"] = Assigned(kT0, PullPhase::kSucceeded);
+  in.nodes["n1"] = Assigned(kT0, PullPhase::kFailed, "timeout");
+  JobDecision d = DecideJob(in);
+  EXPECT_EQ(d.status.phase, "Complete");
+  EXPECT_EQ(d.status.completion_time, kT0 + absl::Seconds(10));
+  EXPECT_EQ(d.status.message, "pulled on 1 of 2 nodes");
+  ASSERT_EQ(d.events.size(), 2u);
+  EXPECT_EQ(d.events[1], (JobEvent{"Normal", "ImagePullJobComplete",
+                                   "ImagePullJob web-7f9-app: nginx:1.25 pulled on 1 of 2 nodes (1 failed)"}));
+  job.status = d.status;
+  in.now += absl::Minutes(1);
+  JobDecision again = DecideJob(in);
+  EXPECT_TRUE(again.status == job.status) << "a settled job must not be rewritten";
+  EXPECT_THAT(again.events, IsEmpty());
+}
+
+TEST(DecideJobTest, UpdatedPodsDropTheirPendingNodes) {
+  PullJob job = Job(1);
+  // p1..p3 were updated in place meanwhile: they no longer match the selector.
+  JobInputs in{.job = &job, .pods = {Pod("p0", "n0")}, .now = kT0};
+  in.nodes["n0"] = Assigned(kT0, PullPhase::kSucceeded);
+  JobDecision d = DecideJob(in);
+  EXPECT_THAT(d.assign, IsEmpty());
+  EXPECT_EQ(d.status.desired, 1);
+  EXPECT_EQ(d.status.phase, "Complete");
+}
+
+TEST(DecideJobTest, NoTargetsCompletesAtOnce) {
+  PullJob job = Job(1);
+  JobInputs in{.job = &job, .now = kT0};
+  JobDecision d = DecideJob(in);
+  EXPECT_EQ(d.status.phase, "Complete");
+  EXPECT_EQ(d.status.desired, 0);
+}
+
+// Drives DecideJob like the loop does, with agents finishing pulls at random times and the coordinator
+// "restarting" (deciding from API state only) every round; measures nodes pulling at once.
+TEST(DecideJobTest, ParallelismIsNeverExceededMeasured) {
+  for (int parallelism : {1, 2, 3, 5}) {
+    SCOPED_TRACE(parallelism);
+    std::mt19937 rng(parallelism);
+    PullJob job = Job(parallelism);
+    std::vector<PodInfo> pods;
+    for (int i = 0; i < 12; ++i) pods.push_back(Pod("p" + std::to_string(i), "n" + std::to_string(i)));
+    std::map<std::string, NodeView> api;  // what the NodeImages say
+    absl::Time now = kT0;
+    int max_pulling = 0, rounds = 0, total_assigned = 0;
+    std::map<std::string, int> assigned_count;
+    while (rounds++ < 200) {
+      JobInputs in{.job = &job, .pods = pods, .nodes = api, .now = now};
+      JobDecision d = DecideJob(in);
+      job.status = d.status;
+      for (const std::string& n : d.assign) {
+        api[n] = Assigned(now, PullPhase::kPulling);
+        ++assigned_count[n];
+        ++total_assigned;
+      }
+      int pulling = 0;
+      for (auto& [n, v] : api) {
+        if (!IsTerminal(v.report->phase)) {
+          ++pulling;
+          if (rng() % 3 == 0) v.report->phase = (rng() % 5 == 0) ? PullPhase::kFailed : PullPhase::kSucceeded;
+        }
+      }
+      max_pulling = std::max(max_pulling, pulling);
+      if (d.status.phase == "Complete") break;
+      now += absl::Seconds(1);
+    }
+    EXPECT_EQ(max_pulling, parallelism);
+    EXPECT_EQ(total_assigned, 12);
+    for (const auto& [n, c] : assigned_count) EXPECT_EQ(c, 1) << n << " was assigned twice";
+    EXPECT_EQ(job.status.phase, "Complete");
+    EXPECT_EQ(job.status.succeeded + job.status.failed, 12);
+  }
+}
+
+TEST(DesiredRequestsTest, KeepsLiveJobsDropsDeletedAddsNew) {
+  auto req = [](std::string uid) { return PullRequest{.job = "ns/" + uid, .job_uid = uid, .image = "i"}; };
+  std::vector<PullRequest> current = {req("a"), req("gone"), req("b")};
+  std::vector<PullRequest> out = DesiredRequests(current, {"a", "b", "c"}, {req("c"), req("a")});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].job_uid, "a");
+  EXPECT_EQ(out[1].job_uid, "b");
+  EXPECT_EQ(out[2].job_uid, "c");
+  EXPECT_THAT(DesiredRequests(current, {}, {}), IsEmpty());
+}
+
+}  // namespace
+}  // namespace cloneset::imagepull
