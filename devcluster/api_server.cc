@@ -328,6 +328,11 @@ ApiServer::StreamStep ApiServer::NextWatchChunk(WatchStream& s, std::string* out
       poll, std::chrono::duration_cast<std::chrono::milliseconds>(s.deadline - now) + std::chrono::milliseconds(1));
   WatchEvent ev;
   if (!s.watcher->Next(&ev, wait)) return StreamStep::kIdle;
+  if (ev.type == EventType::kBookmark) {
+    // The watcher offers a bookmark whenever a wait times out; send at most one per interval.
+    if (now - s.last_bookmark < std::chrono::seconds(1)) return StreamStep::kIdle;
+    s.last_bookmark = now;
+  }
   const char* type = EventTypeName(ev.type);
   if (ev.type == EventType::kError) {
     s.ended = true;

@@ -37,6 +37,7 @@ struct WatchStream {
   bool sent_columns = false;
   bool ended = false;
   std::chrono::steady_clock::time_point deadline;
+  std::chrono::steady_clock::time_point last_bookmark;
 };
 
 struct ApiResponse {

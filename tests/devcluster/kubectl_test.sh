@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Integration tests: start cloneset-devcluster on 127.0.0.1:0 with a fresh KUBECACHEDIR and drive real kubectl
+# through the workflows of the seeds and docs/kubectl-compat. Usage: kubectl_test.sh <suite> <binary> <repo-root>
+set -uo pipefail
+SUITE="$1" BIN="$2" ROOT="$3"
+WORK=$(mktemp -d /tmp/devcluster-kubectl-XXXXXX)
+SEEDS="$ROOT/tests/data/seed000"
+CRD="$ROOT/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"
+KDIR=$(dirname "$(readlink -f "$(command -v kubectl)")")
+K127="$KDIR/kubectl.1.27" K133="$KDIR/kubectl.1.33"
+PASS=0 FAIL=0 SERVER_PID=""
+
+cleanup() {
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { PASS=$((PASS + 1)); }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*" >&2; }
+expect_eq() {  # name want got
+  if [ "$2" == "$3" ]; then ok; else bad "$1: want [$2] got [$3]"; fi
+}
+expect_contains() {  # name needle haystack
+  if [[ "$3" == *"$2"* ]]; then ok; else bad "$1: [$2] not in [$3]"; fi
+}
+
+start_server() {  # extra flags...
+  "$BIN" --listen=127.0.0.1:0 --kubeconfig="$WORK/kubeconfig" --nodes=0 "$@" >"$WORK/server.out" 2>>"$WORK/server.err" &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    grep -q "listening on" "$WORK/server.out" 2>/dev/null && break
+    sleep 0.05
+  done
+  URL=$(sed -n 's/^listening on //p' "$WORK/server.out")
+  [ -n "$URL" ] || { echo "server did not start" >&2; cat "$WORK/server.err" >&2; exit 1; }
+  TOKEN=$(sed -n 's/^ *token: //p' "$WORK/kubeconfig")
+  export KUBECONFIG="$WORK/kubeconfig" KUBECACHEDIR="$WORK/cache-$RANDOM"
+}
+stop_server() {  # signal
+  kill "-${1:-TERM}" "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+}
+api() {  # method path [curl args...] -> prints "<code> <body>"
+  local m="$1" p="$2"; shift 2
+  curl -sk -o "$WORK/body" -w '%{http_code}' -X "$m" -H "Authorization: Bearer $TOKEN" "$@" "$URL$p"
+  echo " $(head -c 2000 "$WORK/body")"
+}
+
+suite_workflows() {
+  start_server
+  expect_eq "version minor" '"32"' "$(kubectl version -o json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["serverVersion"]["minor"]))')"
+  expect_eq "apply crd" "customresourcedefinition.apiextensions.k8s.io/clonesets.apps.kruise.io created" "$(kubectl apply -f "$CRD" 2>&1)"
+  expect_eq "crd established" "customresourcedefinition.apiextensions.k8s.io/clonesets.apps.kruise.io condition met" \
+    "$(kubectl wait --for condition=established crd/clonesets.apps.kruise.io --timeout=10s 2>&1)"
+  local want_created=("storageclass.storage.k8s.io/fast-ssd created" "configmap/transcoder-config created"
+    "service/video-transcoder-service created" "cloneset.apps.kruise.io/video-transcoder created")
+  local i=0
+  for f in storageclass configmap service cloneset; do
+    expect_eq "apply $f" "${want_created[$i]}" "$(kubectl apply -f "$SEEDS/$f.yaml" 2>&1)"; i=$((i + 1))
+  done
+  expect_eq "re-apply unchanged" "cloneset.apps.kruise.io/video-transcoder unchanged" "$(kubectl apply -f "$SEEDS/cloneset.yaml" 2>&1)"
+  local header; header=$(kubectl get clone 2>&1 | head -1)
+  expect_contains "get clone header" "NAME               DESIRED   UPDATED   UPDATED_READY" "$header"
+  expect_contains "get clone header tail" "READY   TOTAL   AGE" "$header"
+  expect_contains "get clone row" "video-transcoder   3" "$(kubectl get clone 2>&1 | tail -1)"
+  expect_contains "wide columns" "CONTAINERS   IMAGES" "$(kubectl get clone -o wide 2>&1 | head -1)"
+  expect_eq "no pods yet" "No resources found in default namespace." "$(kubectl get pods 2>&1)"
+  # Modified apply: 3-way merge patch.
+  sed -e 's/replicas: 3/replicas: 4/' -e 's#video-transcoder:v1.2.0#video-transcoder:v1.2.1#' "$SEEDS/cloneset.yaml" >"$WORK/cs2.yaml"
+  expect_eq "apply configured" "cloneset.apps.kruise.io/video-transcoder configured" "$(kubectl apply -f "$WORK/cs2.yaml" 2>&1)"
+  expect_eq "replicas+generation" "4 2 my-registry/video-transcoder:v1.2.1" \
+    "$(kubectl get clone video-transcoder -o jsonpath='{.spec.replicas} {.metadata.generation} {.spec.template.spec.containers[0].image}')"
+  expect_eq "scale" "cloneset.apps.kruise.io/video-transcoder scaled" "$(kubectl scale clone video-transcoder --replicas=5 2>&1)"
+  expect_eq "merge patch" "cloneset.apps.kruise.io/video-transcoder patched" \
+    "$(kubectl patch clone video-transcoder --type=merge -p '{"spec":{"updateStrategy":{"partition":2}}}' 2>&1)"
+  local rv_before; rv_before=$(kubectl get clone video-transcoder -o jsonpath='{.metadata.resourceVersion}')
+  expect_eq "no-op patch" "cloneset.apps.kruise.io/video-transcoder patched (no change)" \
+    "$(kubectl patch clone video-transcoder --type=merge -p '{"spec":{"replicas":5}}' 2>&1)"
+  expect_eq "no-op keeps rv" "$rv_before" "$(kubectl get clone video-transcoder -o jsonpath='{.metadata.resourceVersion}')"
+  expect_eq "json patch" "cloneset.apps.kruise.io/video-transcoder patched" \
+    "$(kubectl patch clone video-transcoder --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"my-registry/video-transcoder:v1.3.0"}]' 2>&1)"
+  expect_eq "image after json patch" "my-registry/video-transcoder:v1.3.0" \
+    "$(kubectl get clone video-transcoder -o jsonpath='{.spec.template.spec.containers[0].image}')"
+  expect_contains "strategic patch on CR is 415" "is not supported by apps.kruise.io/v1alpha1, Kind=CloneSet" \
+    "$(kubectl patch clone video-transcoder -p '{"spec":{"replicas":6}}' 2>&1)"
+  expect_eq "label" "cloneset.apps.kruise.io/video-transcoder labeled" "$(kubectl label clone video-transcoder tier=media 2>&1)"
+  expect_contains "-L column" "TIER" "$(kubectl get clone -L tier | head -1)"
+  expect_contains "-L value" "media" "$(kubectl get clone -L tier | tail -1)"
+  expect_contains "show-labels" "app=video-transcoder,tier=media" "$(kubectl get clone --show-labels | tail -1)"
+  local desc; desc=$(kubectl describe clone video-transcoder 2>&1)
+  expect_contains "describe name" "Name:         video-transcoder" "$desc"
+  expect_contains "describe events" "Events:" "$desc"
+  expect_eq "wait jsonpath met" "cloneset.apps.kruise.io/video-transcoder condition met" \
+    "$(kubectl wait --for=jsonpath='{.spec.replicas}'=5 cloneset/video-transcoder --timeout=10s 2>&1)"
+  local out rc
+  out=$(kubectl wait --for=jsonpath='{.status.updatedReadyReplicas}'=5 cloneset/video-transcoder --timeout=2s 2>&1); rc=$?
+  expect_eq "wait timeout rc" "1" "$rc"
+  expect_contains "wait timeout message" "timed out waiting for the condition" "$out"
+  # get -w streams Table rows for changes.
+  timeout 6 kubectl get clone -w >"$WORK/watch.out" 2>&1 &
+  local wpid=$!
+  sleep 1.5
+  kubectl scale clone video-transcoder --replicas=7 >/dev/null
+  sleep 1.5
+  kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+  expect_eq "get -w rows" "2" "$(grep -c '^video-transcoder' "$WORK/watch.out")"
+  expect_contains "get -w shows new replicas" "video-transcoder   7" "$(tail -1 "$WORK/watch.out")"
+  # Built-in kinds: strategic merge patch on re-apply, service ports, pods, PVC selectors.
+  sed 's/port: 80$/port: 81/' "$SEEDS/service.yaml" >"$WORK/svc.yaml"
+  expect_eq "service configured" "service/video-transcoder-service configured" "$(kubectl apply -f "$WORK/svc.yaml" 2>&1)"
+  expect_eq "service ports" "81/8080" "$(kubectl get svc video-transcoder-service -o jsonpath='{range .spec.ports[*]}{.port}/{.targetPort}{end}')"
+  cat >"$WORK/pod.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: worker
+  labels: {app: worker}
+spec:
+  containers:
+  - name: main
+    image: busybox:1.36
+  - name: side
+    image: busybox:1.36
+YAML
+  expect_eq "pod created" "pod/worker created" "$(kubectl apply -f "$WORK/pod.yaml" 2>&1)"
+  sed -i '0,/busybox:1.36/s//busybox:1.37/' "$WORK/pod.yaml"
+  expect_eq "pod configured (SMP)" "pod/worker configured" "$(kubectl apply -f "$WORK/pod.yaml" 2>&1)"
+  expect_eq "pod images" "busybox:1.37 busybox:1.36" "$(kubectl get pod worker -o jsonpath='{.spec.containers[0].image} {.spec.containers[1].image}')"
+  expect_eq "pod table" "NAME     READY   STATUS    RESTARTS   AGE" "$(kubectl get pods | head -1)"
+  expect_contains "pod label selector" "worker" "$(kubectl get pods -l 'app in (worker,x)' -o name)"
+  expect_eq "pod label selector miss" "" "$(kubectl get pods -l 'app!=worker' -o name 2>/dev/null)"
+  cat >"$WORK/pvc.yaml" <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-video-transcoder-abcde
+  labels: {apps.kruise.io/cloneset-instance-id: abcde}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: fast-ssd
+  resources: {requests: {storage: 50Gi}}
+YAML
+  kubectl apply -f "$WORK/pvc.yaml" >/dev/null
+  expect_eq "pvc existence selector" "persistentvolumeclaim/data-video-transcoder-abcde" \
+    "$(kubectl get pvc -l apps.kruise.io/cloneset-instance-id -o name)"
+  expect_eq "pvc not-exists selector" "" "$(kubectl get pvc -l '!apps.kruise.io/cloneset-instance-id' -o name 2>/dev/null)"
+  expect_eq "delete pod" 'pod "worker" deleted' "$(kubectl delete pod worker 2>&1)"
+  expect_eq "delete dry-run" 'cloneset.apps.kruise.io "video-transcoder" deleted (server dry run)' \
+    "$(kubectl delete clone video-transcoder --dry-run=server 2>&1)"
+  expect_eq "delete clone" 'cloneset.apps.kruise.io "video-transcoder" deleted' "$(kubectl delete clone video-transcoder 2>&1)"
+  out=$(kubectl get clone video-transcoder 2>&1); rc=$?
+  expect_eq "get deleted rc" "1" "$rc"
+  expect_eq "get deleted" 'Error from server (NotFound): clonesets.apps.kruise.io "video-transcoder" not found' "$out"
+  local metrics; metrics=$(curl -sk "$URL/metrics")
+  expect_contains "metrics requests" 'apiserver_request_total{code="200",resource="clonesets.apps.kruise.io",user_agent="kubectl",verb="patch"}' "$metrics"
+  expect_contains "metrics objects" 'apiserver_storage_objects{resource="configmaps"} 1' "$metrics"
+}
+
+suite_versions() {
+  start_server
+  kubectl apply -f "$CRD" >/dev/null
+  for kc in "$K127" "$K133"; do
+    export KUBECACHEDIR="$WORK/cache-$(basename "$kc")"
+    local v; v=$(basename "$kc")
+    expect_eq "$v apply create" "cloneset.apps.kruise.io/video-transcoder created" "$("$kc" apply -f "$SEEDS/cloneset.yaml" 2>&1)"
+    expect_eq "$v apply configmap" "configmap/transcoder-config created" "$("$kc" apply -f "$SEEDS/configmap.yaml" 2>&1)"
+    sed 's/replicas: 3/replicas: 4/' "$SEEDS/cloneset.yaml" >"$WORK/cs.yaml"
+    expect_eq "$v apply update" "cloneset.apps.kruise.io/video-transcoder configured" "$("$kc" apply -f "$WORK/cs.yaml" 2>&1)"
+    expect_eq "$v scale" "cloneset.apps.kruise.io/video-transcoder scaled" "$("$kc" scale clone video-transcoder --replicas=6 2>&1)"
+    expect_eq "$v get" "6" "$("$kc" get clone video-transcoder -o jsonpath='{.spec.replicas}')"
+    expect_contains "$v table" "UPDATED_READY" "$("$kc" get clone 2>&1 | head -1)"
+    expect_eq "$v label" "cloneset.apps.kruise.io/video-transcoder labeled" "$("$kc" label clone video-transcoder v=1 2>&1)"
+    expect_eq "$v delete" 'cloneset.apps.kruise.io "video-transcoder" deleted' "$("$kc" delete clone video-transcoder 2>&1)"
+    "$kc" delete -f "$SEEDS/configmap.yaml" >/dev/null
+  done
+}
+
+suite_bad_inputs() {
+  start_server --watch-history=10
+  local cm='/api/v1/namespaces/default/configmaps'
+  expect_eq "no token" "401" "$(curl -sk -o /dev/null -w '%{http_code}' "$URL$cm")"
+  expect_eq "healthz public" "200 ok" "$(curl -sk -w ' %{http_code}' -o /dev/null "$URL/healthz" | awk '{print $1}') ok"
+  expect_contains "malformed json" '400 {"apiVersion":"v1","code":400' "$(api POST $cm -H 'Content-Type: application/json' -d '{"metadata":')"
+  expect_contains "malformed yaml" '400 ' "$(api POST $cm -H 'Content-Type: application/yaml' --data-binary $'a: [\n')"
+  expect_contains "yaml body ok" '201 ' "$(api POST $cm -H 'Content-Type: application/yaml' --data-binary $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: "1"\n')"
+  expect_contains "wrong content type" '415 ' "$(api POST $cm -H 'Content-Type: text/plain' -d 'x')"
+  expect_contains "invalid name" '"reason":"Invalid"' "$(api POST $cm -H 'Content-Type: application/json' -d '{"metadata":{"name":"Bad_Name"}}')"
+  expect_contains "invalid name code" '422 ' "$(api POST $cm -H 'Content-Type: application/json' -d '{"metadata":{"name":"Bad_Name"}}')"
+  expect_contains "missing name" 'metadata.name: Required value' "$(api POST $cm -H 'Content-Type: application/json' -d '{"metadata":{}}')"
+  expect_contains "unknown kind" '404 ' "$(api GET /api/v1/namespaces/default/widgets)"
+  expect_contains "unknown version" '404 ' "$(api GET /apis/apps.kruise.io/v9/namespaces/default/clonesets)"
+  head -c 3200000 /dev/zero | tr '\0' 'a' | sed 's/^/{"metadata":{"name":"big"},"data":{"a":"/; s/$/"}}/' >"$WORK/big.json"
+  expect_contains "oversize body" '413 ' "$(api POST $cm -H 'Content-Type: application/json' --data-binary @"$WORK/big.json")"
+  expect_contains "already exists" '409 ' "$(api POST $cm -H 'Content-Type: application/yaml' --data-binary $'metadata:\n  name: from-yaml\n')"
+  expect_contains "stale rv conflict" '"reason":"Conflict"' "$(api PUT $cm/from-yaml -H 'Content-Type: application/json' -d '{"metadata":{"name":"from-yaml","resourceVersion":"1"}}')"
+  expect_contains "bad selector" '400 ' "$(api GET "$cm?labelSelector=a%20in%20(b")"
+  expect_contains "bad field selector" '400 ' "$(api GET "$cm?fieldSelector=spec.foo%3Dx")"
+  expect_contains "json patch not array" '400 ' "$(api PATCH $cm/from-yaml -H 'Content-Type: application/json-patch+json' -d '{}')"
+  expect_contains "patch failed test" '422 ' "$(api PATCH $cm/from-yaml -H 'Content-Type: application/json-patch+json' -d '[{"op":"test","path":"/data/a","value":"2"}]')"
+  for i in $(seq 1 12); do api POST $cm -H 'Content-Type: application/json' -d "{\"metadata\":{\"name\":\"n$i\"}}" >/dev/null; done
+  expect_contains "too old watch" '"code":410' "$(curl -sk -m 3 -H "Authorization: Bearer $TOKEN" "$URL$cm?watch=true&resourceVersion=1&timeoutSeconds=1" -o - ; true)"
+  expect_contains "still healthy" '200 ' "$(api GET /readyz)"
+}
+
+suite_durability() {
+  start_server --data-dir="$WORK/data"
+  kubectl apply -f "$CRD" >/dev/null
+  kubectl apply -f "$SEEDS/cloneset.yaml" >/dev/null
+  kubectl apply -f "$SEEDS/configmap.yaml" >/dev/null
+  kubectl scale clone video-transcoder --replicas=9 >/dev/null
+  local before; before=$(kubectl get clone video-transcoder -o jsonpath='{.metadata.uid} {.metadata.resourceVersion} {.spec.replicas}')
+  local cm_before; cm_before=$(kubectl get cm transcoder-config -o jsonpath='{.metadata.uid} {.metadata.resourceVersion}')
+  stop_server KILL  # no final snapshot: the write-ahead log must carry everything
+  start_server --data-dir="$WORK/data"
+  expect_eq "cloneset after crash" "$before" "$(kubectl get clone video-transcoder -o jsonpath='{.metadata.uid} {.metadata.resourceVersion} {.spec.replicas}')"
+  expect_eq "configmap after crash" "$cm_before" "$(kubectl get cm transcoder-config -o jsonpath='{.metadata.uid} {.metadata.resourceVersion}')"
+  kubectl label clone video-transcoder restarted=yes >/dev/null
+  local rv; rv=$(kubectl get clone video-transcoder -o jsonpath='{.metadata.resourceVersion}')
+  [ "$rv" -gt "${before#* }" ] 2>/dev/null; expect_eq "rv continues" "0" "$(( rv > $(echo "$before" | cut -d' ' -f2) ? 0 : 1 ))"
+  stop_server TERM  # graceful: snapshot
+  start_server --data-dir="$WORK/data"
+  expect_eq "after clean restart" "$rv yes" "$(kubectl get clone video-transcoder -o jsonpath='{.metadata.resourceVersion} {.metadata.labels.restarted}')"
+  expect_contains "table after restart" "video-transcoder   9" "$(kubectl get clone | tail -1)"
+}
+
+"suite_$SUITE"
+echo "$SUITE: $PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
