@@ -9,12 +9,12 @@
 
 namespace cloneset::executor {
 
-std::string PodsPath(std::string_view ns) { return absl::StrCat("/api/v1/namespaces/", ns, "/pods"); }
+std::string PodsPath(std::string_view ns) { return "/api/v1/namespaces/" + std::string(ns) + "/pods"; }
 std::string PvcsPath(std::string_view ns) {
-  return absl::StrCat("/api/v1/namespaces/", ns, "/persistentvolumeclaims");
+  return "/api/v1/namespaces/" + std::string(ns) + "/persistentvolumeclaims";
 }
 std::string RevisionsPath(std::string_view ns) {
-  return absl::StrCat("/apis/apps/v1/namespaces/", ns, "/controllerrevisions");
+  return "/apis/apps/v1/namespaces/" + std::string(ns) + "/controllerrevisions";
 }
 
 namespace {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# API writes per pod made by the executor (User-Agent cloneset-executor), from the embedded cluster's
+# apiserver_request_total{verb,resource,user_agent}. Scenarios (semantics §11; upstream 4, 4, 7; targets 3, 3, 5):
+#   scale-up of N pods with one PVC template, in-place image update of N pods, ReCreate update of N pods with one
+#   PVC. Counts POST/PUT/PATCH/DELETE on pods (incl. subresources) and PVCs; CloneSet status writes and events
+#   are per CloneSet and reported separately.
+# Usage: bench/writes_per_pod.sh [N]   (starts its own stack in a temporary run directory)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+N="${1:-10}"
+export RUN_DIR="$(mktemp -d /tmp/writes-bench-XXXXXX)"
+export BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+trap '"$ROOT/run" down >/dev/null 2>&1 || true; rm -rf "$RUN_DIR"' EXIT
+KC="$("$ROOT/run" up --no-agents | tail -1)"
+export KUBECONFIG="$KC" KUBECACHEDIR="$RUN_DIR/kubecache"
+
+# writes RESOURCE_REGEX: executor writes so far on matching resources.
+writes() {
+  kubectl get --raw /metrics | awk -v re="$1" '
+    /^apiserver_request_total\{/ && /user_agent="cloneset-executor"/ && /verb="(POST|PUT|PATCH|DELETE)"/ {
+      match($0, /resource="[^"]*"/); r = substr($0, RSTART + 10, RLENGTH - 11)
+      if (r ~ re) s += $NF }
+    END { print s + 0 }'
+}
+pod_writes() { writes '^(pods|persistentvolumeclaims)'; }
+status_writes() { writes '^clonesets'; }
+event_writes() { writes '^events'; }
+
+manifest() {  # manifest NAME STRATEGY IMAGE REPLICAS
+  cat <<YAML
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: $1, namespace: default}
+spec:
+  replicas: $4
+  selector: {matchLabels: {app: $1}}
+  updateStrategy: {type: $2, maxUnavailable: "100%"}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      containers: [{name: main, image: "$3"}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+YAML
+}
+
+wait_for() {  # wait_for NAME IMAGE: N pods Ready on IMAGE and the status caught up
+  local deadline=$((SECONDS + 180))
+  while [ $SECONDS -lt $deadline ]; do
+    local ready
+    ready="$(kubectl get pods -l app="$1" -o jsonpath='{range .items[*]}{.spec.containers[0].image}{" "}{.status.conditions[?(@.type=="Ready")].status}{" "}{.metadata.deletionTimestamp}{"\n"}{end}' |
+      awk -v img="$2" '$1 == img && $2 == "True" && NF == 2' | wc -l)"
+    local updated
+    updated="$(kubectl get clonesets.apps.kruise.io "$1" -o jsonpath='{.status.updatedReadyReplicas}')"
+    if [ "$ready" = "$N" ] && [ "${updated:-0}" = "$N" ]; then sleep 3; return 0; fi
+    sleep 0.5
+  done
+  echo "timed out waiting for $1" >&2; kubectl get pods -o wide >&2; return 1
+}
+
+measure() {  # measure LABEL COMMAND...: runs the command, prints writes per pod
+  local label="$1"; shift
+  local p0 s0 e0; p0=$(pod_writes); s0=$(status_writes); e0=$(event_writes)
+  "$@"
+  local p1 s1 e1; p1=$(pod_writes); s1=$(status_writes); e1=$(event_writes)
+  awk -v l="$label" -v n="$N" -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v e=$((e1 - e0)) \
+    'BEGIN { printf "| %s | %d | %d | %.2f | %d | %d |\n", l, n, p, p / n, s, e }'
+}
+
+scale_up() { manifest inplace InPlaceIfPossible img:v1 "$N" | kubectl apply -f - >/dev/null; wait_for inplace img:v1; }
+inplace() { manifest inplace InPlaceIfPossible img:v2 "$N" | kubectl apply -f - >/dev/null; wait_for inplace img:v2; }
+recreate_setup() { manifest recreate ReCreate img:v1 "$N" | kubectl apply -f - >/dev/null; wait_for recreate img:v1; }
+recreate() { manifest recreate ReCreate img:v2 "$N" | kubectl apply -f - >/dev/null; wait_for recreate img:v2; }
+
+echo "| scenario | pods | pod+PVC writes | writes/pod | CloneSet writes | events |"
+echo "|---|---|---|---|---|---|"
+measure "scale-up, 1 PVC template" scale_up
+measure "in-place image update" inplace
+recreate_setup
+measure "ReCreate update, 1 PVC" recreate
