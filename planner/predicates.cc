@@ -91,12 +91,12 @@ std::string_view InstanceId(const pb::Pod& pod) { return Label(pod.metadata(), k
 std::string_view InstanceId(const pb::PersistentVolumeClaim& pvc) { return Label(pvc.metadata(), kInstanceIdLabel); }
 
 std::string_view Label(const pb::ObjectMeta& meta, std::string_view key) {
-  auto it = meta.labels().find(std::string(key));
+  auto it = meta.labels().find(key);
   return it == meta.labels().end() ? std::string_view() : std::string_view(it->second);
 }
 
 std::string_view Annotation(const pb::ObjectMeta& meta, std::string_view key) {
-  auto it = meta.annotations().find(std::string(key));
+  auto it = meta.annotations().find(key);
   return it == meta.annotations().end() ? std::string_view() : std::string_view(it->second);
 }
 
