@@ -371,42 +371,148 @@ bool RolloutIsInPlace(const PlanContext& ctx) {
 // ---------------------------------------------------------------------------------------------------------------
 // Annotations
 
-std::string FormatInPlaceState(const InPlaceUpdateState& state) {
-  OrderedJson doc = OrderedJson::object();
-  doc["revision"] = state.revision;
-  doc["updateTimestamp"] = state.update_timestamp;
-  if (state.last_container_statuses.empty()) {
-    doc["lastContainerStatuses"] = nullptr;
-  } else {
-    OrderedJson statuses = OrderedJson::object();
-    for (const auto& [name, status] : state.last_container_statuses) {
-      OrderedJson entry = OrderedJson::object();
-      if (!status.image_id.empty()) entry["imageID"] = status.image_id;
-      if (!status.container_id.empty()) entry["containerID"] = status.container_id;
-      statuses[name] = std::move(entry);
+namespace {
+
+// JSON string literal the way Go's encoding/json writes it (HTML-sensitive characters escaped), without building
+// a DOM: this runs once per updated pod.
+void AppendJsonString(std::string& out, std::string_view value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '<': case '>': case '&':
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xf]);
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 0xf]);
+        } else if (c == 0xe2 && i + 2 < value.size() && static_cast<unsigned char>(value[i + 1]) == 0x80 &&
+                   (static_cast<unsigned char>(value[i + 2]) == 0xa8 ||
+                    static_cast<unsigned char>(value[i + 2]) == 0xa9)) {
+          out += static_cast<unsigned char>(value[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+          i += 2;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
     }
-    doc["lastContainerStatuses"] = std::move(statuses);
   }
-  if (state.update_env_from_metadata) doc["updateEnvFromMetadata"] = true;
-  if (state.update_resources) doc["updateResources"] = true;
-  if (state.update_images) doc["updateImages"] = true;
-  if (!state.next_container_images.empty()) doc["nextContainerImages"] = state.next_container_images;
+  out.push_back('"');
+}
+
+void AppendStringMap(std::string& out, const std::map<std::string, std::string>& map) {
+  out.push_back('{');
+  bool first = true;
+  for (const auto& [k, v] : map) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendJsonString(out, k);
+    out.push_back(':');
+    AppendJsonString(out, v);
+  }
+  out.push_back('}');
+}
+
+void AppendStringList(std::string& out, const std::vector<std::string>& list) {
+  out.push_back('[');
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendJsonString(out, list[i]);
+  }
+  out.push_back(']');
+}
+
+}  // namespace
+
+std::string FormatInPlaceState(const InPlaceUpdateState& state) {
+  std::string out;
+  out.reserve(256);
+  out += "{\"revision\":";
+  AppendJsonString(out, state.revision);
+  out += ",\"updateTimestamp\":";
+  AppendJsonString(out, state.update_timestamp);
+  out += ",\"lastContainerStatuses\":";
+  if (state.last_container_statuses.empty()) {
+    out += "null";
+  } else {
+    out.push_back('{');
+    bool first = true;
+    for (const auto& [name, status] : state.last_container_statuses) {
+      if (!first) out.push_back(',');
+      first = false;
+      AppendJsonString(out, name);
+      out += ":{";
+      bool inner = false;
+      if (!status.image_id.empty()) {
+        out += "\"imageID\":";
+        AppendJsonString(out, status.image_id);
+        inner = true;
+      }
+      if (!status.container_id.empty()) {
+        out += inner ? ",\"containerID\":" : "\"containerID\":";
+        AppendJsonString(out, status.container_id);
+      }
+      out.push_back('}');
+    }
+    out.push_back('}');
+  }
+  if (state.update_env_from_metadata) out += ",\"updateEnvFromMetadata\":true";
+  if (state.update_resources) out += ",\"updateResources\":true";
+  if (state.update_images) out += ",\"updateImages\":true";
+  if (!state.next_container_images.empty()) {
+    out += ",\"nextContainerImages\":";
+    AppendStringMap(out, state.next_container_images);
+  }
   if (!state.next_container_ref_metadata.empty()) {
-    OrderedJson refs = OrderedJson::object();
-    for (const auto& [name, ref] : state.next_container_ref_metadata) refs[name] = RefMetadataJson(ref);
-    doc["nextContainerRefMetadata"] = std::move(refs);
+    out += ",\"nextContainerRefMetadata\":{";
+    bool first = true;
+    for (const auto& [name, ref] : state.next_container_ref_metadata) {
+      if (!first) out.push_back(',');
+      first = false;
+      AppendJsonString(out, name);
+      out += ":{";
+      if (!ref.labels.empty()) {
+        out += "\"labels\":";
+        AppendStringMap(out, ref.labels);
+      }
+      if (!ref.annotations.empty()) {
+        out += ref.labels.empty() ? "\"annotations\":" : ",\"annotations\":";
+        AppendStringMap(out, ref.annotations);
+      }
+      out.push_back('}');
+    }
+    out.push_back('}');
   }
   if (!state.pre_check_containers_required_ready.empty()) {
-    doc["preCheckBeforeNext"] = {{"containersRequiredReady", state.pre_check_containers_required_ready}};
+    out += ",\"preCheckBeforeNext\":{\"containersRequiredReady\":";
+    AppendStringList(out, state.pre_check_containers_required_ready);
+    out.push_back('}');
   }
   if (!state.container_batches_record.empty()) {
-    OrderedJson batches = OrderedJson::array();
-    for (const ContainerBatch& batch : state.container_batches_record) {
-      batches.push_back({{"timestamp", batch.timestamp}, {"containers", batch.containers}});
+    out += ",\"containerBatchesRecord\":[";
+    for (size_t i = 0; i < state.container_batches_record.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      out += "{\"timestamp\":";
+      AppendJsonString(out, state.container_batches_record[i].timestamp);
+      out += ",\"containers\":";
+      AppendStringList(out, state.container_batches_record[i].containers);
+      out.push_back('}');
     }
-    doc["containerBatchesRecord"] = std::move(batches);
+    out.push_back(']');
   }
-  return doc.dump();
+  out.push_back('}');
+  return out;
 }
 
 absl::StatusOr<InPlaceUpdateState> ParseInPlaceState(const std::string& json) {
@@ -512,18 +618,43 @@ absl::StatusOr<InPlaceUpdateSpec> ParseGraceSpec(const std::string& json) {
   return spec;
 }
 
+namespace {
+// Looked up for every pod of every plan: static keys avoid building a std::string per lookup.
+std::string_view FirstAnnotation(const pb::Pod& pod, const std::string& key, const std::string& legacy) {
+  const auto& annotations = pod.metadata().annotations();
+  if (annotations.empty()) return {};
+  auto it = annotations.find(key);
+  if (it != annotations.end() && !it->second.empty()) return it->second;
+  it = annotations.find(legacy);
+  return it == annotations.end() ? std::string_view() : std::string_view(it->second);
+}
+}  // namespace
+
 std::string_view InPlaceStateAnnotation(const pb::Pod& pod) {
-  std::string_view value = Annotation(pod.metadata(), kInPlaceStateAnnotation);
-  return value.empty() ? Annotation(pod.metadata(), kLegacyInPlaceStateAnnotation) : value;
+  static const std::string* const kKey = new std::string(kInPlaceStateAnnotation);
+  static const std::string* const kLegacy = new std::string(kLegacyInPlaceStateAnnotation);
+  return FirstAnnotation(pod, *kKey, *kLegacy);
 }
 
 std::string_view InPlaceGraceAnnotation(const pb::Pod& pod) {
-  std::string_view value = Annotation(pod.metadata(), kInPlaceGraceAnnotation);
-  return value.empty() ? Annotation(pod.metadata(), kLegacyInPlaceGraceAnnotation) : value;
+  static const std::string* const kKey = new std::string(kInPlaceGraceAnnotation);
+  static const std::string* const kLegacy = new std::string(kLegacyInPlaceGraceAnnotation);
+  return FirstAnnotation(pod, *kKey, *kLegacy);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Batches and completion
+
+const std::string& Rfc3339(absl::Time t) {
+  // One plan formats the same `now` for every pod it touches; remember the last one (per thread, so pure).
+  thread_local absl::Time last = absl::InfinitePast();
+  thread_local std::string text;
+  if (t != last) {
+    text = FormatRfc3339(t);
+    last = t;
+  }
+  return text;
+}
 
 InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
                                absl::Time now, bool apply_metadata) {
@@ -604,7 +735,7 @@ InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec
   if (!state.next_container_images.empty() || !state.next_container_ref_metadata.empty()) {
     state.pre_check_containers_required_ready = now_list;
   }
-  state.container_batches_record.push_back({FormatRfc3339(now), now_list});
+  state.container_batches_record.push_back({Rfc3339(now), now_list});
   batch.state = std::move(state);
   return batch;
 }

@@ -113,6 +113,9 @@ bool ContainersUpdateCompleted(const pb::Pod& pod, const InPlaceUpdateState& sta
 // DefaultCheckInPlaceUpdateCompleted: no state -> true; grace pending or a next batch pending -> false.
 bool InPlaceUpdateCompleted(const pb::Pod& pod);
 
+// FormatRfc3339 with a per-thread memo of the last value (a plan formats the same `now` many times).
+const std::string& Rfc3339(absl::Time t);
+
 // "nginx" -> "docker.io/library/nginx:latest": equal references compare equal however they are spelled.
 std::string NormalizeImage(std::string_view image);
 

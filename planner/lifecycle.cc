@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "planner/inplace.h"
 #include "planner/predicates.h"
 
 namespace cloneset::planner {
@@ -176,7 +177,7 @@ bool SetLifecycleState(const PlanContext& ctx, const pb::Pod& pod, std::string_v
   if (LifecycleState(pod) == state) return false;
   pb::PatchPod* patch = AddPodPatch(pod, "lifecycle", plan);
   (*patch->mutable_set_labels())[kLifecycleStateLabel] = std::string(state);
-  (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = FormatRfc3339(ctx.now);
+  (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = Rfc3339(ctx.now);
   if (readd_handler != nullptr) {
     for (const auto& [key, value] : readd_handler->labels_handler()) (*patch->mutable_set_labels())[key] = value;
     for (const std::string& finalizer : readd_handler->finalizers_handler()) {

@@ -1,6 +1,7 @@
 #include "planner/update.h"
 
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -129,8 +130,14 @@ void RefreshInPlace(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& pla
     RefreshGrace(ctx, pod, grace, plan);
     return;
   }
+  const bool has_gate = HasReadinessGate(pod, kInPlaceUpdateReadyCondition);
+  const pb::Condition* condition = has_gate ? FindCondition(pod, kInPlaceUpdateReadyCondition) : nullptr;
+  const bool ready_true = condition != nullptr && condition->status() == "True" && condition->reason().empty() &&
+                          condition->message().empty();
   const std::string_view state_json = InPlaceStateAnnotation(pod);
-  if (!state_json.empty()) {
+  // Fast path for the common steady pod: nothing to complete and no later batch pending, so the state JSON need
+  // not be parsed (this runs for every pod of every plan).
+  if (!state_json.empty() && (!ready_true || state_json.find("\"nextContainer") != std::string_view::npos)) {
     absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(state_json));
     if (state.ok()) {
       if (!ContainersUpdateCompleted(pod, *state)) return;
@@ -146,12 +153,7 @@ void RefreshInPlace(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& pla
       }
     }
   }
-  if (!HasReadinessGate(pod, kInPlaceUpdateReadyCondition)) return;
-  const pb::Condition* condition = FindCondition(pod, kInPlaceUpdateReadyCondition);
-  if (condition != nullptr && condition->status() == "True" && condition->reason().empty() &&
-      condition->message().empty()) {
-    return;
-  }
+  if (!has_gate || ready_true) return;
   MarkInPlaceReady(ctx, pod, plan);
 }
 
@@ -212,11 +214,11 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const pb::Pod& pod, const InPl
   SetRevisionLabels(ctx, spec.revision, patch);
   if (HasLifecycle(ctx)) {
     (*patch->mutable_set_labels())[kLifecycleStateLabel] = kStateUpdating;
-    (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = FormatRfc3339(ctx.now);
+    (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = Rfc3339(ctx.now);
   }
   InPlaceUpdateState state;
   state.revision = spec.revision;
-  state.update_timestamp = FormatRfc3339(ctx.now);
+  state.update_timestamp = Rfc3339(ctx.now);
   state.update_env_from_metadata = spec.update_env_from_metadata;
   state.update_images = !spec.container_images.empty();
   if (spec.grace_seconds <= 0) {
@@ -282,14 +284,43 @@ void RecreatePod(const PlanContext& ctx, const pb::Pod& pod, const std::string& 
   plan.AddEvent(pb::NORMAL, "SuccessfulDelete", absl::StrCat("succeed to delete pod ", name), name);
 }
 
+// In-place feasibility depends only on (pod revision, target): computed once per revision, not per pod, so a
+// plan that updates thousands of pods parses and diffs the templates once.
+class InPlaceSpecCache {
+ public:
+  InPlaceSpecCache(const PlanContext& ctx, const std::string& target) : ctx_(ctx), target_(target) {}
+
+  const std::optional<InPlaceUpdateSpec>& Get(const pb::Pod& pod, std::string* why_not) {
+    const pb::ControllerRevision* revision = PodRevision(ctx_, pod);
+    const std::string key = revision == nullptr ? std::string() : revision->metadata().name();
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      Entry entry;
+      entry.spec = CalculateInPlaceUpdate(ctx_, revision, target_, &entry.why_not);
+      it = cache_.emplace(key, std::move(entry)).first;
+    }
+    *why_not = it->second.why_not;
+    return it->second.spec;
+  }
+
+ private:
+  struct Entry {
+    std::optional<InPlaceUpdateSpec> spec;
+    std::string why_not;
+  };
+  const PlanContext& ctx_;
+  const std::string& target_;
+  std::map<std::string, Entry> cache_;
+};
+
 // §5.6 for one selected pod. Returns an error for InPlaceOnly pods that cannot be updated in place.
 absl::Status UpdatePod(const PlanContext& ctx, const pb::Pod& pod, const std::string& target, PlanBuilder& plan,
-                       bool* updated) {
+                       InPlaceSpecCache& specs, bool* updated) {
   *updated = false;
   const std::string& name = pod.metadata().name();
   if (ctx.spec.policy != PodUpdatePolicy::kReCreate) {
     std::string why_not;
-    std::optional<InPlaceUpdateSpec> spec = CalculateInPlaceUpdate(ctx, PodRevision(ctx, pod), target, &why_not);
+    const std::optional<InPlaceUpdateSpec>& spec = specs.Get(pod, &why_not);
     if (spec.has_value()) {
       const std::string_view state = LifecycleState(pod);
       const pb::LifecycleHook* hook = InPlaceUpdateHook(ctx);
@@ -341,7 +372,8 @@ bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error)
   for (const pb::Pod* pod : ctx.pods) {
     RefreshInPlace(ctx, *pod, plan);
     bool patched = RefreshLifecycle(ctx, *pod, plan);
-    if (!pod->metadata().labels().contains(kPodTemplateHashLabel)) {
+    static const std::string* const kTemplateHashKey = new std::string(kPodTemplateHashLabel);
+    if (!pod->metadata().labels().contains(*kTemplateHashKey)) {
       const std::string hash(ShortHash(Label(pod->metadata(), kRevisionLabel)));
       pb::PatchPod* patch = patched ? plan.response()->mutable_actions(plan.response()->actions_size() - 1)
                                           ->mutable_patch_pod()
@@ -417,9 +449,10 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
 
   absl::Status first_error;
   int updated_now = 0;
+  InPlaceSpecCache specs(ctx, target);
   for (size_t i = 0; i < can; ++i) {
     bool updated = false;
-    absl::Status status = UpdatePod(ctx, *ctx.pods[ordered[i]], target, plan, &updated);
+    absl::Status status = UpdatePod(ctx, *ctx.pods[ordered[i]], target, plan, specs, &updated);
     if (updated) ++updated_now;
     if (!status.ok() && first_error.ok()) first_error = status;
   }

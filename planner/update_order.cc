@@ -16,42 +16,59 @@ int PhaseOrdinal(const std::string& phase) {
   return 0;  // Pending and anything unexpected
 }
 
-// k8s afterOrZero: a zero (unset) time counts as the latest.
-bool AfterOrZero(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
-  if (!IsSet(a) || !IsSet(b)) return !IsSet(a);
-  return ToTime(a) > ToTime(b);
-}
-
-bool SameTime(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
-  return a.seconds() == b.seconds() && a.nanos() == b.nanos();
-}
-
 int32_t MaxRestarts(const pb::Pod& pod) {
   int32_t max = 0;
   for (const pb::ContainerStatus& status : pod.container_statuses()) max = std::max(max, status.restart_count());
   return max;
 }
 
-const google::protobuf::Timestamp& ReadyTime(const pb::Pod& pod) {
-  static const google::protobuf::Timestamp kZero;
-  const pb::Condition* ready = FindCondition(pod, "Ready");
-  return ready == nullptr ? kZero : ready->last_transition_time();
+// Everything the k8s ActivePods comparator reads, extracted once per pod so sorting does no lookups.
+struct Instant {
+  bool set = false;
+  int64_t seconds = 0;
+  int32_t nanos = 0;
+  explicit Instant(const google::protobuf::Timestamp& ts = {})
+      : set(IsSet(ts)), seconds(ts.seconds()), nanos(ts.nanos()) {}
+  bool operator==(const Instant& o) const { return seconds == o.seconds && nanos == o.nanos; }
+  // k8s afterOrZero: a zero (unset) time counts as the latest.
+  bool AfterOrZero(const Instant& o) const {
+    if (!set || !o.set) return !set;
+    return seconds != o.seconds ? seconds > o.seconds : nanos > o.nanos;
+  }
+};
+
+struct ActiveKey {
+  bool unscheduled = false;
+  int phase = 0;
+  bool ready = false;
+  Instant ready_time;
+  int32_t restarts = 0;
+  Instant created;
+};
+
+ActiveKey MakeActiveKey(const pb::Pod& pod) {
+  ActiveKey key;
+  key.unscheduled = pod.node_name().empty();
+  key.phase = PhaseOrdinal(pod.phase());
+  for (const pb::Condition& c : pod.conditions()) {
+    if (c.type() != "Ready") continue;
+    key.ready = c.status() == "True";
+    key.ready_time = Instant(c.last_transition_time());
+    break;
+  }
+  key.restarts = MaxRestarts(pod);
+  key.created = Instant(pod.metadata().creation_timestamp());
+  return key;
 }
 
 // k8s controller.ActivePods "Less": the pod that is least useful comes first.
-bool ActivePodsLess(const pb::Pod& a, const pb::Pod& b) {
-  if (a.node_name() != b.node_name() && (a.node_name().empty() || b.node_name().empty())) {
-    return a.node_name().empty();
-  }
-  if (PhaseOrdinal(a.phase()) != PhaseOrdinal(b.phase())) return PhaseOrdinal(a.phase()) < PhaseOrdinal(b.phase());
-  const bool ready_a = IsK8sReady(a);
-  const bool ready_b = IsK8sReady(b);
-  if (ready_a != ready_b) return !ready_a;
-  if (ready_a && ready_b && !SameTime(ReadyTime(a), ReadyTime(b))) return AfterOrZero(ReadyTime(a), ReadyTime(b));
-  if (MaxRestarts(a) != MaxRestarts(b)) return MaxRestarts(a) > MaxRestarts(b);
-  const auto& created_a = a.metadata().creation_timestamp();
-  const auto& created_b = b.metadata().creation_timestamp();
-  if (!SameTime(created_a, created_b)) return AfterOrZero(created_a, created_b);
+bool ActivePodsLess(const pb::Pod& pa, const ActiveKey& a, const pb::Pod& pb_, const ActiveKey& b) {
+  if (pa.node_name() != pb_.node_name() && (a.unscheduled || b.unscheduled)) return a.unscheduled;
+  if (a.phase != b.phase) return a.phase < b.phase;
+  if (a.ready != b.ready) return !a.ready;
+  if (a.ready && b.ready && !(a.ready_time == b.ready_time)) return a.ready_time.AfterOrZero(b.ready_time);
+  if (a.restarts != b.restarts) return a.restarts > b.restarts;
+  if (!(a.created == b.created)) return a.created.AfterOrZero(b.created);
   return false;
 }
 
@@ -183,8 +200,17 @@ int64_t TrailingNumber(std::string_view value) {
 }
 
 void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates) {
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](int a, int b) { return ActivePodsLess(*pods[a], *pods[b]); });
+  struct Entry {
+    int index;
+    ActiveKey key;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(candidates.size());
+  for (int i : candidates) entries.push_back({i, MakeActiveKey(*pods[i])});
+  std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    return ActivePodsLess(*pods[a.index], a.key, *pods[b.index], b.key);
+  });
+  for (size_t i = 0; i < entries.size(); ++i) candidates[i] = entries[i].index;
 }
 
 void SortByPriority(const pb::UpdatePriorityStrategy& priority, const std::vector<const pb::Pod*>& pods,
@@ -269,9 +295,9 @@ std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const 
   SortByActivePodsOrder(pods, candidates);
   if (strategy.has_priority_strategy()) SortByPriority(strategy.priority_strategy(), pods, candidates);
   candidates = ScatterCandidates(strategy.scatter_strategy(), pods, std::move(candidates));
-  std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) {
-    return LifecycleState(*pods[a]) == kStatePreparingUpdate && LifecycleState(*pods[b]) != kStatePreparingUpdate;
-  });
+  // Stable partition = stable sort with "PreparingUpdate first" as the only key.
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [&](int i) { return LifecycleState(*pods[i]) == kStatePreparingUpdate; });
   return candidates;
 }
 
