@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "devcluster/api_server.h"
+#include "devcluster/log.h"
 #include "devcluster/store.h"
 
 namespace prometheus {
@@ -44,7 +45,5 @@ class HttpServer {
 // The user_agent label: the product token of a User-Agent ("kubectl/v1.32.4 (linux/amd64)" -> "kubectl").
 std::string UserAgentLabel(const std::string& user_agent);
 
-// One structured log line on stderr: {"ts":...,"level":...,"msg":...,<fields>}.
-void LogJson(const std::string& level, const std::string& msg, const nlohmann::json& fields = nlohmann::json::object());
 
 }  // namespace cloneset::devcluster

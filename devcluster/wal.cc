@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "devcluster/http_server.h"
+#include "devcluster/log.h"
 
 namespace cloneset::devcluster {
 namespace {
