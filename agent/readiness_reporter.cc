@@ -1,0 +1,108 @@
+#include "agent/readiness_reporter.h"
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "kube/api_status.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace cloneset::agent {
+
+ReadinessReporter::ReadinessReporter(kube::RestClient& client, Options options)
+    : client_(client),
+      opts_(std::move(options)),
+      clock_(opts_.clock != nullptr ? *opts_.clock : kube::RealClock::Get()),
+      informer_(client,
+                kube::InformerOptions{.path = "/api/v1/pods", .field_selector = "spec.nodeName=" + opts_.node,
+                                      .resync_period = absl::Seconds(30)},
+                DecodePodView,
+                {.on_add = [this](const auto& p) { Enqueue(p->namespace_ + "/" + p->name); },
+                 .on_update = [this](const auto&, const auto& p) { Enqueue(p->namespace_ + "/" + p->name); },
+                 .on_delete = nullptr}) {
+  if (opts_.registry != nullptr) {
+    reports_ = &prometheus::BuildCounter()
+                    .Name("cloneset_agent_readiness_reports_total")
+                    .Help("InPlaceUpdateReady reports by result (success, conflict, error)")
+                    .Register(*opts_.registry);
+    latency_ = &prometheus::BuildHistogram()
+                    .Name("cloneset_agent_readiness_report_latency_seconds")
+                    .Help("From the in-place update's start (state updateTimestamp) to the agent's report")
+                    .Register(*opts_.registry)
+                    .Add({}, prometheus::Histogram::BucketBoundaries{0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600});
+  }
+}
+
+ReadinessReporter::~ReadinessReporter() { Stop(); }
+
+void ReadinessReporter::Enqueue(const std::string& key) {
+  absl::MutexLock l(&mu_);
+  if (queued_.insert(key).second) queue_.push_back(key);
+}
+
+void ReadinessReporter::Start() {
+  informer_.Start();
+  worker_ = std::thread([this] { Run(); });
+}
+
+void ReadinessReporter::Stop() {
+  {
+    absl::MutexLock l(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  informer_.Stop();
+  if (worker_.joinable()) worker_.join();
+}
+
+void ReadinessReporter::Run() {
+  while (true) {
+    std::string key;
+    {
+      absl::MutexLock l(&mu_);
+      mu_.Await(absl::Condition(this, &ReadinessReporter::HasWork));
+      if (stopping_) return;
+      key = queue_.front();
+      queue_.pop_front();
+      queued_.erase(key);
+    }
+    Handle(key);
+  }
+}
+
+void ReadinessReporter::Handle(const std::string& key) {
+  auto pod = informer_.Get(key);
+  if (pod == nullptr) return;
+  const absl::Time now = clock_.Now();
+  ReadinessDecision d = DecideReadiness(*pod, now);
+  if (!d.report) return;
+  auto res = client_.Patch(absl::StrCat("/api/v1/namespaces/", pod->namespace_, "/pods/", pod->name, "/status"),
+                           kube::PatchType::kStrategicMerge, ReadinessPatch(*pod, now));
+  std::string result = "success";
+  if (!res.ok()) result = kube::IsConflict(res.status()) ? "conflict" : "error";
+  if (reports_ != nullptr) reports_->Add({{"result", result}}).Increment();
+  if (!res.ok()) {
+    // A conflict means a newer pod version is on its way through the watch; it is decided again then.
+    if (result == "error") {
+      std::cerr << nlohmann::json({{"level", "warning"}, {"component", "cloneset-agent"}, {"msg", "readiness report"},
+                                   {"pod", key}, {"error", res.status().ToString()}})
+                       .dump()
+                << std::endl;
+    }
+    return;
+  }
+  if (latency_ != nullptr) latency_->Observe(absl::ToDoubleSeconds(d.update_duration));
+  if (opts_.events != nullptr) {
+    kube::ObjectReference ref{.api_version = "v1", .kind = "Pod", .namespace_ = pod->namespace_, .name = pod->name,
+                              .uid = pod->uid};
+    (void)opts_.events->Event(ref, "Normal", "InPlaceUpdateReady",
+                              absl::StrCat("in-place update completed in ",
+                                           absl::FormatDuration(absl::Trunc(d.update_duration, absl::Milliseconds(1))),
+                                           " (reported by cloneset-agent on ", opts_.node, ")"));
+  }
+}
+
+}  // namespace cloneset::agent
