@@ -103,7 +103,7 @@ void WorkQueue::AddLocked(const std::string& item) {
   if (processing_.count(item)) return;  // re-queued by Done()
   queue_.push_back(item);
   if (metrics_) metrics_->depth->Set(static_cast<double>(queue_.size()));
-  cv_.Signal();
+  cv_.SignalAll();  // the metrics thread waits on cv_ too: Signal() could wake only it
 }
 
 void WorkQueue::Add(const std::string& item) {
@@ -185,7 +185,7 @@ void WorkQueue::Done(const std::string& item) {
   if (dirty_.count(item)) {
     queue_.push_back(item);
     if (metrics_) metrics_->depth->Set(static_cast<double>(queue_.size()));
-    cv_.Signal();
+    cv_.SignalAll();  // the metrics thread waits on cv_ too: Signal() could wake only it
   }
 }
 
