@@ -231,6 +231,17 @@ TEST(InPlaceStateTest, FieldOrderAndRoundTrip) {
   EXPECT_EQ(FormatInPlaceState(*parsed), json);
 }
 
+TEST(InPlaceStateTest, EscapesLikeGo) {
+  InPlaceUpdateState state;
+  state.revision = "a\"b<c>&d\\e\n\x01";
+  state.update_timestamp = "t";
+  EXPECT_EQ(FormatInPlaceState(state),
+            R"({"revision":"a\"b\u003cc\u003e\u0026d\\e\n\u0001","updateTimestamp":"t","lastContainerStatuses":null})");
+  absl::StatusOr<InPlaceUpdateState> parsed = ParseInPlaceState(FormatInPlaceState(state));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->revision, state.revision);
+}
+
 TEST(InPlaceStateTest, ParseRejectsNonObject) {
   EXPECT_FALSE(ParseInPlaceState("[]").ok());
   EXPECT_FALSE(ParseInPlaceState("not json").ok());

@@ -92,10 +92,8 @@ void LabelRevision(const PlanContext& ctx, const std::string& key, PlanBuilder& 
   pb::UpdateRevision* update = action->mutable_update_revision();
   update->set_name(ctx.update_revision);
   const pb::ControllerRevision* revision = FindRevision(ctx, ctx.update_revision);
-  if (revision != nullptr) {
-    update->set_resource_version(revision->metadata().resource_version());
-    update->set_revision(revision->revision());
-  }
+  update->set_resource_version(revision->metadata().resource_version());
+  update->set_revision(revision->revision());
   (*update->mutable_set_labels())[key] = "true";
 }
 
@@ -207,8 +205,11 @@ void PlanImagePreDownload(const PlanContext& ctx, PlanBuilder& plan) {
   const int32_t updated_ready = status.update_revision() == ctx.update_revision ? status.updated_ready_replicas() : 0;
   if (min_ready > updated_ready) return;
   const pb::ControllerRevision* revision = FindRevision(ctx, ctx.update_revision);
-  if (revision != nullptr && (revision->metadata().labels().contains(kPreDownloadCreatedLabel) ||
-                              revision->metadata().labels().contains(kPreDownloadIgnoredLabel))) {
+  // A revision this plan creates cannot be labelled in the same plan (UpdateRevision needs its number and
+  // resource version); the next plan sees it and decides.
+  if (revision == nullptr) return;
+  if (revision->metadata().labels().contains(kPreDownloadCreatedLabel) ||
+      revision->metadata().labels().contains(kPreDownloadIgnoredLabel)) {
     return;
   }
   if (!IgnoreReason(ctx).empty()) {

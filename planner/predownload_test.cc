@@ -93,6 +93,9 @@ INSTANTIATE_TEST_SUITE_P(
                    cs.mutable_clone_set()->mutable_status()->set_updated_ready_replicas(5);
                  },
                  {}},
+        SkipCase{"UpdateRevisionNotStoredYet",
+                 [](CloneSetBuilder&, ResolvedSpec&, auto& revs) { revs.pop_back(); },
+                 {}},
         SkipCase{"AlreadyCreated",
                  [](CloneSetBuilder&, ResolvedSpec&, auto& revs) {
                    (*revs[1].mutable_metadata()->mutable_labels())[kPreDownloadCreatedLabel] = "true";
@@ -129,6 +132,18 @@ INSTANTIATE_TEST_SUITE_P(
                  },
                  {kIgnored}}),
     [](const auto& info) { return info.param.name; });
+
+TEST(PreDownloadTest, LabelKeepsRevisionNumberAndVersion) {
+  std::vector<pb::ControllerRevision> revisions = {RevisionBuilder("cs-1", 1),
+                                                   RevisionBuilder("cs-2", 7).Template(TemplateJson("nginx:1.26"))};
+  revisions[1].mutable_metadata()->set_resource_version("42");
+  auto s = MakeScenario(Enabled(), {}, InPlaceSpec(), {}, revisions);
+  PlanImagePreDownload(s->ctx, s->plan);
+  ASSERT_EQ(s->plan.response()->actions_size(), 2);
+  const pb::UpdateRevision& update = s->plan.response()->actions(1).update_revision();
+  EXPECT_EQ(update.revision(), 7);
+  EXPECT_EQ(update.resource_version(), "42");
+}
 
 TEST(PreDownloadTest, RevisionsEqualDeletesJobs) {
   auto s = MakeScenario(Enabled(), {}, InPlaceSpec(), {}, {}, "cs-2", "cs-2");
