@@ -1,0 +1,95 @@
+#include "agent/readiness.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace cloneset::agent {
+namespace {
+
+using Json = nlohmann::json;
+const absl::Time kNow = absl::FromUnixSeconds(1767225600 + 42);  // 42 s after the update started
+
+// A pod mid in-place update: c1 changed from nginx:1.24 (imageID old-id) to nginx:1.25.
+Json Pod() {
+  Json state = {{"revision", "web-2"},
+                {"updateTimestamp", "2026-01-01T00:00:00Z"},
+                {"lastContainerStatuses", {{"c1", {{"imageID", "old-id"}}}}},
+                {"updateImages", true}};
+  return {{"metadata",
+           {{"namespace", "ns"}, {"name", "web-0"}, {"uid", "u"}, {"resourceVersion", "17"},
+            {"annotations", {{"apps.kruise.io/inplace-update-state", state.dump()}}}}},
+          {"spec",
+           {{"readinessGates", {{{"conditionType", "InPlaceUpdateReady"}}}},
+            {"containers", {{{"name", "c1"}, {"image", "nginx:1.25"}}, {{"name", "side"}, {"image", "busybox"}}}}}},
+          {"status",
+           {{"conditions", {{{"type", "InPlaceUpdateReady"}, {"status", "False"}, {"reason", "StartInPlaceUpdate"}}}},
+            {"containerStatuses",
+             {{{"name", "c1"}, {"image", "nginx:1.25"}, {"imageID", "new-id"}, {"ready", true}},
+              {{"name", "side"}, {"image", "busybox:latest"}, {"imageID", "bb"}, {"ready", true}}}}}}};
+}
+
+Json With(Json pod, const std::string& pointer, Json value) {
+  pod[Json::json_pointer(pointer)] = std::move(value);
+  return pod;
+}
+Json StateWith(const std::string& key, Json value) {
+  Json pod = Pod();
+  Json state = Json::parse(pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"].get<std::string>());
+  state[key] = std::move(value);
+  pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"] = state.dump();
+  return pod;
+}
+
+TEST(DecideReadinessTest, Table) {
+  struct Case {
+    std::string name;
+    Json pod;
+    bool report;
+    std::string why;
+  };
+  Json same_id = With(Pod(), "/status/containerStatuses/0/imageID", "old-id");
+  for (const Case& c : std::vector<Case>{
+           {"complete: new image id, ready", Pod(), true, ""},
+           {"same image id, status image equals spec: complete (kruise#635)", same_id, true, ""},
+           {"same image id, old image still running", With(same_id, "/status/containerStatuses/0/image", "nginx:1.24"),
+            false, "container c1 still runs the old image"},
+           {"not ready yet", With(Pod(), "/status/containerStatuses/0/ready", false), false, "container c1 not ready"},
+           {"container status missing", With(Pod(), "/status/containerStatuses", Json::array()), false,
+            "container c1 has no status"},
+           {"already True", With(Pod(), "/status/conditions/0", {{"type", "InPlaceUpdateReady"}, {"status", "True"}}),
+            false, "already reported"},
+           {"no gate", With(Pod(), "/spec/readinessGates", Json::array()), false, "no InPlaceUpdateReady readiness gate"},
+           {"no state", With(Pod(), "/metadata/annotations", Json::object()), false, "no in-place update state"},
+           {"grace pending", With(Pod(), "/metadata/annotations/apps.kruise.io~1inplace-update-grace", "{}"), false,
+            "grace period pending"},
+           {"next batch pending", StateWith("nextContainerImages", {{"side", "busybox:2"}}), false,
+            "later container batch pending"},
+           {"env from metadata", StateWith("updateEnvFromMetadata", true), false,
+            "env-from-metadata update: left to the executor"},
+           {"terminating", With(Pod(), "/metadata/deletionTimestamp", "2026-01-01T00:00:01Z"), false, "terminating"},
+       }) {
+    SCOPED_TRACE(c.name);
+    auto view = DecodePodView(c.pod.dump());
+    ASSERT_TRUE(view.ok()) << view.status();
+    ReadinessDecision d = DecideReadiness(*view, kNow);
+    EXPECT_EQ(d.report, c.report);
+    EXPECT_EQ(d.why, c.why);
+    if (d.report) {
+      EXPECT_EQ(d.update_duration, absl::Seconds(42));
+    }
+  }
+}
+
+TEST(ReadinessPatchTest, GuardedByResourceVersionAndClearsTheStartReason) {
+  auto view = DecodePodView(Pod().dump());
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(ReadinessPatch(*view, kNow),
+            R"({"metadata":{"resourceVersion":"17"},"status":{"conditions":[{"lastTransitionTime":"2026-01-01T00:00:42Z",)"
+            R"("message":null,"reason":null,"status":"True","type":"InPlaceUpdateReady"}]}})");
+}
+
+TEST(DecodePodViewTest, RejectsNonObjects) { EXPECT_FALSE(DecodePodView("[1]").ok()); }
+
+}  // namespace
+}  // namespace cloneset::agent
