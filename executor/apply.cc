@@ -6,7 +6,9 @@
 #include "kube/api_status.h"
 #include "kube/watch_stream.h"
 #include "nlohmann/json.hpp"
+#include "google/protobuf/util/message_differencer.h"
 #include "snapshot/patch.h"
+#include "snapshot/snapshot.h"
 
 namespace cloneset::executor {
 
@@ -67,6 +69,33 @@ std::string PodOf(const pb::Action& a) {
     case pb::Action::kPatchPodStatus: return a.patch_pod_status().name();
     default: return "";
   }
+}
+
+// Whether `fresh` has the labels, annotations, finalizers, owners, containers and deletion state of the pod
+// `name` in the snapshot.
+bool SameMetadataAndSpec(const pb::Pod& fresh, const pb::PlanRequest& req, const std::string& name) {
+  for (const auto& p : req.pods()) {
+    if (p.metadata().name() != name) continue;
+    const auto& a = p.metadata();
+    const auto& b = fresh.metadata();
+    if (a.uid() != b.uid() || a.has_deletion_timestamp() != b.has_deletion_timestamp()) return false;
+    pb::ObjectMeta ma = a, mb = b;
+    for (auto* m : {&ma, &mb}) {
+      m->clear_resource_version();
+      m->clear_generation();
+      m->clear_creation_timestamp();
+    }
+    pb::Pod pa, pb_;
+    *pa.mutable_metadata() = ma;
+    *pb_.mutable_metadata() = mb;
+    *pa.mutable_containers() = p.containers();
+    *pb_.mutable_containers() = fresh.containers();
+    pa.set_node_name(p.node_name());
+    pb_.set_node_name(fresh.node_name());
+    return pa.SerializeAsString() == pb_.SerializeAsString() ||
+           google::protobuf::util::MessageDifferencer::Equals(pa, pb_);
+  }
+  return false;
 }
 
 }  // namespace
@@ -194,6 +223,19 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
   const kube::PatchType type =
       req->content_type == snapshot::kStrategicMergePatch ? kube::PatchType::kStrategicMerge : kube::PatchType::kMerge;
   auto resp = d_.client->Patch(req->path, type, req->body);
+  for (int attempt = 0; attempt < 3 && action.has_patch_pod() && kube::IsConflict(resp.status()); ++attempt) {
+    // Mode A of semantics Appendix A (fresh read + retry): a pod whose metadata and spec are still what the
+    // planner saw (only status moved on, e.g. the kubelet reacting to our InPlaceUpdateReady write) gets the same
+    // patch at its fresh version. Any metadata/spec change is a real conflict: re-plan.
+    auto fresh = d_.client->Get(PodsPath(st.ns) + "/" + name);
+    if (!fresh.ok()) break;
+    auto pod = snapshot::PodFromJson(*fresh);
+    if (!pod.ok() || !SameMetadataAndSpec(*pod, st.req, name)) break;
+    action.mutable_patch_pod()->set_resource_version(pod->metadata().resource_version());
+    req = snapshot::ActionToPatch(action, st.ns, st.cs.metadata().name(), st.cs.api_version());
+    if (!req.ok()) return req.status();
+    resp = d_.client->Patch(req->path, type, req->body);
+  }
   if (kube::IsConflict(resp.status())) {
     std::string object_path = req->path;
     if (object_path.ends_with("/status")) object_path.resize(object_path.size() - 7);

@@ -185,11 +185,49 @@ TEST_F(ReconcilerTest, ConflictRereadsTheObjectAndStopsThePlan) {
   EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
   EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge, _))
       .WillOnce(Return(Conflict()));
-  EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-a")).WillOnce(Return(Obj("cs-a", 20)));
+  // The fresh pod is not the one the planner saw (not in the snapshot): no retry, re-plan later.
+  EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-a")).Times(2).WillRepeatedly(Return(Obj("cs-a", 20)));
   auto r = Make().Reconcile(kKey);
   EXPECT_TRUE(kube::IsConflict(r.error));
   EXPECT_EQ(expectations_.Get(kKey),
             (std::vector<Expectation>{{ObjectKind::kPod, "cs-a", Want::kAtLeastVersion, "20"}}));
+}
+
+TEST_F(ReconcilerTest, ConflictFromAStatusOnlyChangeRetriesAtTheFreshVersion) {
+  pb::Pod seen;
+  seen.mutable_metadata()->set_name("cs-a");
+  seen.mutable_metadata()->set_namespace_("ns");
+  seen.mutable_metadata()->set_uid("pu");
+  seen.mutable_metadata()->set_resource_version("7");
+  auto* c = seen.add_containers();
+  c->set_name("main");
+  c->set_image("img:v1");
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(std::vector<pb::Pod>{seen}));
+  pb::PlanResponse plan;
+  auto* pp = plan.add_actions()->mutable_patch_pod();
+  pp->set_name("cs-a");
+  pp->set_uid("pu");
+  pp->set_resource_version("7");
+  (*pp->mutable_container_images())["main"] = "img:v2";
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  const std::string fresh =
+      R"({"metadata":{"name":"cs-a","namespace":"ns","uid":"pu","resourceVersion":"8"},)"
+      R"("spec":{"containers":[{"name":"main","image":"img:v1"}]},"status":{"phase":"Running"}})";
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge,
+                               HasSubstr("\"resourceVersion\":\"7\"")))
+        .WillOnce(Return(Conflict()));
+    EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-a")).WillOnce(Return(fresh));
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge,
+                               HasSubstr("\"resourceVersion\":\"8\"")))
+        .WillOnce(Return(Obj("cs-a", 9)));
+  }
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey),
+            (std::vector<Expectation>{{ObjectKind::kPod, "cs-a", Want::kAtLeastVersion, "9"}}));
 }
 
 TEST_F(ReconcilerTest, DeletePodThenItsPvcsWithUidPrecondition) {

@@ -36,7 +36,9 @@ class ExecutorE2eTest : public ::testing::Test {
 
     MustKubectl({"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"});
     ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "clonesets"}).exit_code == 0; }, absl::Seconds(20)));
-    MustKubectl({"create", "namespace", "cloneset-system"});
+    // `apply` rather than `create namespace`: the embedded cluster takes JSON/YAML bodies only (no protobuf).
+    auto ns = Kubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n");
+    ASSERT_EQ(ns.exit_code, 0) << ns.output;
     StartExecutor();
   }
   void TearDown() override {

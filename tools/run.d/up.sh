@@ -13,8 +13,10 @@ _alive() {
 
 # _addr NAME PATTERN: the first "PATTERN <addr>" announced in NAME's log (stdout or stderr).
 _addr() {
-  grep -m1 -o "$2 [a-z]*:*/*[0-9.\[\]:]*" "$(_run_dir)/$1.log" 2>/dev/null | awk '{print $NF}' | sed 's#^[a-z]*://##'
+  grep -m1 -oE "(^| )$2 [^ \"]+" "$(_run_dir)/$1.log" 2>/dev/null | awk '{print $NF}' | sed 's#^[a-z]*://##'
 }
+_has_addr() { [ -n "$(_addr "$1" "$2")" ]; }
+_ready() { curl -sf "http://$(_addr "$1" 'listening on')/readyz"; }
 
 _wait_for() {  # _wait_for SECONDS DESCRIPTION COMMAND...
   local secs="$1" what="$2"; shift 2
@@ -65,14 +67,16 @@ run_up() {
   local kc=(kubectl --kubeconfig "$kubeconfig")
   local crd="$ROOT/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"
   [ -f "$crd" ] || crd="$ROOT/tests/executor/data/crd.yaml"
-  "${kc[@]}" apply -f "$crd" >/dev/null
+  "${kc[@]}" apply -f "$crd" >/dev/null 2>&1 || "${kc[@]}" get crd clonesets.apps.kruise.io >/dev/null 2>&1 ||
+    "${kc[@]}" create -f "$crd" >/dev/null
   _wait_for 30 "the CloneSet CRD" "${kc[@]}" get clonesets.apps.kruise.io -A
-  "${kc[@]}" get namespace cloneset-system >/dev/null 2>&1 || "${kc[@]}" create namespace cloneset-system >/dev/null
+  # `apply` rather than `create namespace`: the embedded cluster takes JSON/YAML bodies only (no protobuf).
+  printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n' | "${kc[@]}" apply -f - >/dev/null
 
   local i targets=()
   for ((i = 0; i < planners; i++)); do
     _start "planner-$i" "$bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0
-    _wait_for 20 "planner-$i" test -n "$(_addr "planner-$i" 'listening on')"
+    _wait_for 20 "planner-$i" _has_addr "planner-$i" 'listening on'
     targets+=("$(_addr "planner-$i" 'listening on')")
   done
   local planner_target; planner_target="ipv4:$(IFS=,; echo "${targets[*]}")"
@@ -81,8 +85,8 @@ run_up() {
       --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
   done
   for ((i = 0; i < executors; i++)); do
-    _wait_for 30 "executor-$i health endpoint" test -n "$(_addr "executor-$i" 'listening on')"
-    _wait_for 60 "executor-$i /readyz" curl -sf "http://$(_addr "executor-$i" 'listening on')/readyz"
+    _wait_for 30 "executor-$i health endpoint" _has_addr "executor-$i" 'listening on'
+    _wait_for 60 "executor-$i /readyz" _ready "executor-$i"
   done
   [ "$agents" = 1 ] && [ -x "$bin/cloneset-agent" ] && log "up: agents are started by the agent helper's script"
   echo "$kubeconfig" >"$dir/kubeconfig.path"
