@@ -1,0 +1,307 @@
+#include "tools/clonesetctl/live.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cloneset/planner/v1/planner.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
+#include "planner/context.h"
+#include "planner/predicates.h"
+#include "snapshot/snapshot.h"
+
+namespace cloneset::clonesetctl {
+namespace {
+
+using Json = nlohmann::json;
+
+bool OwnedBy(const pb::ObjectMeta& meta, const std::string& uid) {
+  return std::any_of(meta.owner_references().begin(), meta.owner_references().end(),
+                     [&](const pb::OwnerReference& o) { return o.uid() == uid; });
+}
+
+absl::Status Reachable(const absl::Status& s, const std::string& server) {
+  if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
+    return absl::UnavailableError(absl::StrCat("cannot reach the cluster at ", server, ": ", s.message()));
+  }
+  return s;
+}
+
+// Every item of a LIST response, as compact JSON.
+absl::StatusOr<std::vector<std::string>> Items(kube::RestClient& client, const std::string& server,
+                                               const std::string& path) {
+  auto body = client.List(path, {});
+  if (!body.ok()) return Reachable(body.status(), server);
+  Json doc = Json::parse(*body, nullptr, false);
+  if (!doc.is_object() || !doc["items"].is_array()) {
+    return absl::InternalError(absl::StrCat(path, ": response is not a list"));
+  }
+  std::vector<std::string> items;
+  for (const Json& item : doc["items"]) items.push_back(item.dump());
+  return items;
+}
+
+std::string ShortRevision(const pb::Pod& pod) {
+  return std::string(planner::ShortHash(planner::Label(pod.metadata(), planner::kRevisionLabel)));
+}
+
+std::string Bar(int done, int total, int width) {
+  if (total <= 0) return std::string(width, '.');
+  const int filled = std::clamp(done * width / total, 0, width);
+  return std::string(filled, '#') + std::string(width - filled, '.');
+}
+
+std::optional<std::filesystem::path> RunDir() {
+  if (const char* env = std::getenv("RUN_DIR"); env != nullptr && *env != '\0') return std::filesystem::path(env);
+  std::error_code ec;
+  for (std::filesystem::path p = std::filesystem::current_path(ec); !ec && !p.empty(); p = p.parent_path()) {
+    if (std::filesystem::is_directory(p / ".run", ec)) return p / ".run";
+    if (p == p.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::string& server,
+                                           const std::string& ns, const std::string& name) {
+  LiveCloneSet live;
+  auto body = client.Get(absl::StrCat("/apis/apps.kruise.io/v1alpha1/namespaces/", ns, "/clonesets/", name));
+  if (absl::IsNotFound(body.status())) {
+    return absl::NotFoundError(absl::StrCat("CloneSet ", ns, "/", name, " not found"));
+  }
+  if (!body.ok()) return Reachable(body.status(), server);
+  auto cs = snapshot::CloneSetFromJson(*body);
+  if (!cs.ok()) return cs.status();
+  live.clone_set = *std::move(cs);
+  const std::string& uid = live.clone_set.metadata().uid();
+
+  auto pods = Items(client, server, absl::StrCat("/api/v1/namespaces/", ns, "/pods"));
+  if (!pods.ok()) return pods.status();
+  for (const std::string& item : *pods) {
+    auto pod = snapshot::PodFromJson(item);
+    if (pod.ok() && OwnedBy(pod->metadata(), uid)) live.pods.push_back(*std::move(pod));
+  }
+  std::sort(live.pods.begin(), live.pods.end(),
+            [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
+  auto pvcs = Items(client, server, absl::StrCat("/api/v1/namespaces/", ns, "/persistentvolumeclaims"));
+  if (!pvcs.ok()) return pvcs.status();
+  for (const std::string& item : *pvcs) {
+    auto pvc = snapshot::PvcFromJson(item);
+    if (pvc.ok() && OwnedBy(pvc->metadata(), uid)) live.pvcs.push_back(*std::move(pvc));
+  }
+  auto revs = Items(client, server, absl::StrCat("/apis/apps/v1/namespaces/", ns, "/controllerrevisions"));
+  if (!revs.ok()) return revs.status();
+  for (const std::string& item : *revs) {
+    auto rev = snapshot::RevisionFromJson(item);
+    if (rev.ok() && OwnedBy(rev->metadata(), uid)) live.revisions.push_back(*std::move(rev));
+  }
+  auto nodes = Items(client, server, "/api/v1/nodes");
+  if (nodes.ok()) {
+    for (const std::string& item : *nodes) {
+      auto node = snapshot::NodeFromJson(item);
+      if (node.ok()) live.nodes.push_back(*std::move(node));
+    }
+  }
+  return live;
+}
+
+std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
+  const pb::CloneSet& cs = live.clone_set;
+  const pb::CloneSetStatus& st = cs.status();
+  const int desired = cs.spec().has_replicas() ? cs.spec().replicas() : 1;
+  int updated = 0, ready = 0, available = 0, active = 0;
+  for (const pb::Pod& pod : live.pods) {
+    if (!planner::IsActive(pod)) continue;
+    ++active;
+    if (planner::RevisionMatches(pod, st.update_revision())) ++updated;
+    if (planner::IsK8sReady(pod)) ++ready;
+    if (planner::IsAvailable(pod, cs.spec().min_ready_seconds(), now)) ++available;
+  }
+  std::string out = absl::StrFormat(
+      "CloneSet %s/%s  generation %d (observed %d)  update revision %s (current %s)\n",
+      cs.metadata().namespace_(), cs.metadata().name(), cs.metadata().generation(), st.observed_generation(),
+      st.update_revision().empty() ? "-" : st.update_revision(),
+      st.current_revision().empty() ? "-" : st.current_revision());
+  const pb::UpdateStrategy& u = cs.spec().update_strategy();
+  auto ios = [](const pb::IntOrString& v, const char* unset) -> std::string {
+    if (v.value_case() == pb::IntOrString::kIntValue) return std::to_string(v.int_value());
+    if (v.value_case() == pb::IntOrString::kStrValue) return v.str_value();
+    return unset;
+  };
+  absl::StrAppend(&out, absl::StrFormat("strategy %s  maxUnavailable %s  maxSurge %s  partition %s%s\n",
+                                        u.type().empty() ? "ReCreate" : u.type(), ios(u.max_unavailable(), "20%"),
+                                        ios(u.max_surge(), "0"), ios(u.partition(), "0"),
+                                        u.paused() ? "  PAUSED" : ""));
+  absl::StrAppend(&out, absl::StrFormat("updated [%s] %d/%d   ready [%s] %d/%d   available %d/%d   pods %d\n",
+                                        Bar(updated, desired, 20), updated, desired, Bar(ready, desired, 20), ready,
+                                        desired, available, desired, active));
+  absl::StrAppend(&out, absl::StrFormat("%-28s %-14s %-12s %-16s %-6s %-8s %s\n", "POD", "NODE", "REVISION",
+                                        "LIFECYCLE", "READY", "RESTARTS", "PVC"));
+  for (const pb::Pod& pod : live.pods) {
+    int restarts = 0, containers_ready = 0;
+    for (const pb::ContainerStatus& c : pod.container_statuses()) {
+      restarts += c.restart_count();
+      containers_ready += c.ready() ? 1 : 0;
+    }
+    std::vector<std::string> claims;
+    for (const pb::PersistentVolumeClaim& pvc : live.pvcs) {
+      if (!planner::InstanceId(pvc).empty() && planner::InstanceId(pvc) == planner::InstanceId(pod)) {
+        claims.push_back(pvc.metadata().name());
+      }
+    }
+    std::string state(planner::LifecycleState(pod));
+    if (planner::IsSet(pod.metadata().deletion_timestamp())) state = "Terminating";
+    absl::StrAppend(&out, absl::StrFormat("%-28s %-14s %-12s %-16s %-6s %-8d %s\n", pod.metadata().name(),
+                                          pod.node_name().empty() ? "-" : pod.node_name(),
+                                          ShortRevision(pod).empty() ? "-" : ShortRevision(pod),
+                                          state.empty() ? "-" : state,
+                                          absl::StrCat(containers_ready, "/", pod.containers_size()), restarts,
+                                          claims.empty() ? "-" : absl::StrJoin(claims, ",")));
+  }
+  for (const pb::Condition& c : st.conditions()) {
+    if (c.status() == "True" && !c.message().empty()) absl::StrAppend(&out, c.type(), ": ", c.message(), "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, const pb::PlanRequest& request,
+                                            absl::Duration deadline) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto stub = pb::Planner::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+  pb::PlanResponse response;
+  const grpc::Status s = stub->Plan(&ctx, request, &response);
+  if (s.ok()) return response;
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::UnavailableError(absl::StrCat("planner at ", address, " is unreachable: ", s.error_message()));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      absl::StrCat("planner at ", address, ": ", s.error_message()));
+}
+
+pb::PlanRequest PlanRequestFor(const LiveCloneSet& live, absl::Time now) {
+  pb::PlanRequest req;
+  *req.mutable_clone_set() = live.clone_set;
+  for (const auto& p : live.pods) *req.add_pods() = p;
+  for (const auto& p : live.pvcs) *req.add_pvcs() = p;
+  for (const auto& r : live.revisions) *req.add_revisions() = r;
+  for (const auto& n : live.nodes) *req.add_nodes() = n;
+  planner::SetTimestamp(now, req.mutable_now());
+  req.set_random_seed(static_cast<uint64_t>(absl::ToUnixNanos(now)));
+  return req;
+}
+
+std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {
+  const pb::PlanSummary& s = plan.summary();
+  std::string out = absl::StrFormat("Plan for CloneSet %s/%s: phase %s, update revision %s (current %s)\n",
+                                    live.clone_set.metadata().namespace_(), live.clone_set.metadata().name(),
+                                    s.phase().empty() ? "-" : s.phase(), plan.update_revision(),
+                                    plan.current_revision());
+  if (plan.actions().empty()) absl::StrAppend(&out, "No actions: nothing to do now.\n");
+  int i = 0;
+  for (const pb::Action& a : plan.actions()) {
+    std::string line;
+    switch (a.kind_case()) {
+      case pb::Action::kCreateRevision: line = "create ControllerRevision"; break;
+      case pb::Action::kUpdateRevision: line = "update ControllerRevision " + a.update_revision().name(); break;
+      case pb::Action::kDeleteRevision: line = "delete ControllerRevision " + a.delete_revision().name(); break;
+      case pb::Action::kCreatePod: {
+        Json pod = Json::parse(a.create_pod().pod_json(), nullptr, false);
+        line = absl::StrFormat("create pod %s (revision %s, batch %d%s)",
+                               pod.is_object() ? pod["metadata"].value("name", "?") : "?", a.create_pod().revision(),
+                               a.create_pod().batch(),
+                               a.create_pod().pvc_jsons().empty()
+                                   ? ""
+                                   : absl::StrCat(", ", a.create_pod().pvc_jsons_size(), " new PVC"));
+        break;
+      }
+      case pb::Action::kDeletePod:
+        line = absl::StrCat("delete pod ", a.delete_pod().name(),
+                            a.delete_pod().pvc_names().empty()
+                                ? ""
+                                : absl::StrCat(" and PVC ", absl::StrJoin(a.delete_pod().pvc_names(), ",")));
+        break;
+      case pb::Action::kPatchPod: {
+        const pb::PatchPod& p = a.patch_pod();
+        std::vector<std::string> what;
+        for (const auto& [c, img] : p.container_images()) what.push_back(absl::StrCat("image ", c, "=", img));
+        for (const auto& [k, v] : p.set_labels()) what.push_back(absl::StrCat("label ", k, "=", v));
+        for (const auto& k : p.remove_labels()) what.push_back(absl::StrCat("remove label ", k));
+        for (const auto& f : p.add_finalizers()) what.push_back(absl::StrCat("finalizer +", f));
+        for (const auto& f : p.remove_finalizers()) what.push_back(absl::StrCat("finalizer -", f));
+        if (!p.set_annotations().empty() || !p.remove_annotations().empty()) what.push_back("annotations");
+        line = absl::StrCat("patch pod ", p.name(), " (", p.purpose(), "): ", absl::StrJoin(what, ", "));
+        break;
+      }
+      case pb::Action::kPatchPodStatus: {
+        std::vector<std::string> conds;
+        for (const auto& c : a.patch_pod_status().set_conditions()) conds.push_back(c.type() + "=" + c.status());
+        line = absl::StrCat("patch pod ", a.patch_pod_status().name(), " status (", a.patch_pod_status().purpose(),
+                            "): ", absl::StrJoin(conds, ", "));
+        break;
+      }
+      case pb::Action::kDeletePvc: line = "delete PVC " + a.delete_pvc().name(); break;
+      case pb::Action::kUpdatePvcOwner: line = "move owner of PVC " + a.update_pvc_owner().name(); break;
+      case pb::Action::kPatchCloneSet:
+        line = absl::StrCat("patch CloneSet (", a.patch_clone_set().purpose(), "): ",
+                            a.patch_clone_set().merge_patch_json());
+        break;
+      case pb::Action::kCreateImagePullJob: line = "create ImagePullJob"; break;
+      case pb::Action::kDeleteImagePullJob: line = "delete ImagePullJob " + a.delete_image_pull_job().name(); break;
+      case pb::Action::KIND_NOT_SET: line = "(empty action)"; break;
+    }
+    absl::StrAppend(&out, absl::StrFormat("%3d. %s\n", ++i, line));
+  }
+  absl::StrAppend(&out, absl::StrFormat(
+                            "Summary: scale up %d (limited to %d), scale down %d, update %d (starting now %d, "
+                            "budget %d), surge %d\n",
+                            s.scale_up(), s.scale_up_limited_to(), s.scale_down(), s.update_num(), s.updated_now(),
+                            s.update_max_unavailable(), s.use_surge()));
+  for (const std::string& r : s.blocked_reasons()) absl::StrAppend(&out, "Blocked: ", r, "\n");
+  if (plan.write_status()) {
+    absl::StrAppend(&out, absl::StrFormat("Status write: replicas %d, ready %d, updated %d, updatedReady %d\n",
+                                          plan.status().replicas(), plan.status().ready_replicas(),
+                                          plan.status().updated_replicas(), plan.status().updated_ready_replicas()));
+  }
+  for (const pb::Event& e : plan.events()) {
+    absl::StrAppend(&out, "Event: ", e.type() == pb::WARNING ? "Warning " : "Normal ", e.reason(), ": ",
+                    e.message(), "\n");
+  }
+  if (plan.has_requeue_after() && plan.requeue_after().seconds() + plan.requeue_after().nanos() > 0) {
+    absl::StrAppend(&out, "Requeue after ", plan.requeue_after().seconds(), "s\n");
+  }
+  return out;
+}
+
+std::string RunDirPlannerAddress() {
+  auto dir = RunDir();
+  if (!dir) return "";
+  std::ifstream log(*dir / "planner-0.log");
+  std::string line;
+  static const std::regex kListening(R"(listening on (?:[a-z+]+://)?([0-9.\[\]:a-zA-Z-]+:[0-9]+))");
+  while (std::getline(log, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, kListening)) return m[1];
+  }
+  return "";
+}
+
+std::string RunDirKubeconfig() {
+  auto dir = RunDir();
+  if (!dir) return "";
+  std::ifstream f(*dir / "kubeconfig.path");
+  std::string path;
+  std::getline(f, path);
+  return path;
+}
+
+}  // namespace cloneset::clonesetctl

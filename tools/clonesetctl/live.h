@@ -1,0 +1,49 @@
+// The live commands of clonesetctl: read one CloneSet and what it owns from a cluster (kube/ + snapshot/), render
+// its rollout progress, and ask a planner over gRPC what it would do next.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
+#include "kube/rest_client.h"
+
+namespace cloneset::clonesetctl {
+
+namespace pb = ::cloneset::planner::v1;
+
+struct LiveCloneSet {
+  pb::CloneSet clone_set;
+  std::vector<pb::Pod> pods;  // owned by the CloneSet (owner reference uid), sorted by name
+  std::vector<pb::PersistentVolumeClaim> pvcs;
+  std::vector<pb::ControllerRevision> revisions;
+  std::vector<pb::Node> nodes;
+};
+
+// NOT_FOUND "CloneSet ns/name not found"; UNAVAILABLE "cannot reach the cluster at <server>: ..." on transport
+// errors; the API server's error otherwise.
+absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::string& server,
+                                           const std::string& namespace_, const std::string& name);
+
+// The CloneSet's progress: a summary line, a progress bar of updated/ready/desired and one row per pod
+// (name, node, revision, lifecycle state, ready, restarts, PVCs).
+std::string RenderStatus(const LiveCloneSet& live, absl::Time now);
+
+// Asks the planner at `address` (gRPC target, e.g. 127.0.0.1:7070) for the next plan. UNAVAILABLE names the
+// address when the planner cannot be reached.
+absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, const pb::PlanRequest& request,
+                                            absl::Duration deadline = absl::Seconds(5));
+pb::PlanRequest PlanRequestFor(const LiveCloneSet& live, absl::Time now);
+// One line per action, then the summary, status change, events and requeue.
+std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan);
+
+// Defaults from `./run up`: the planner address announced in <run dir>/planner-0.log and the kubeconfig path
+// in <run dir>/kubeconfig.path, where the run dir is $RUN_DIR or the nearest .run/ from the working directory
+// up. Empty when not found.
+std::string RunDirPlannerAddress();
+std::string RunDirKubeconfig();
+
+}  // namespace cloneset::clonesetctl

@@ -1,0 +1,221 @@
+// clonesetctl: see, plan and simulate CloneSet rollouts. Also a kubectl plugin when installed as kubectl-cloneset.
+//
+//   clonesetctl simulate -f cloneset.yaml [--set image=...] [--set partition=N] [--ready-after 30s]
+//                        [--fail-rate 0.1] [--seed N] [-o table|json]
+//   clonesetctl status NAME [-n ns] [-w]
+//   clonesetctl plan NAME [-n ns] [--planner 127.0.0.1:7070]
+//
+// Exit codes: 0 success, 1 runtime error (unreachable cluster or planner, unknown CloneSet), 2 usage error or
+// invalid manifest.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/util/json_util.h"
+#include "kube/config.h"
+#include "kube/rest_client.h"
+#include "tools/clonesetctl/live.h"
+#include "tools/clonesetctl/render.h"
+#include "tools/clonesetctl/simulate.h"
+
+ABSL_FLAG(std::string, f, "", "simulate: the CloneSet manifest (YAML; the first CloneSet document is used)");
+ABSL_FLAG(std::vector<std::string>, set, {},
+          "simulate: changes for the new spec, key=value (repeatable or comma-separated): image, "
+          "image.<container>, replicas, partition, maxUnavailable, maxSurge, paused, type, minReadySeconds");
+ABSL_FLAG(absl::Duration, ready_after, absl::Seconds(5), "simulate: container running -> ready");
+ABSL_FLAG(absl::Duration, start_delay, absl::Seconds(1), "simulate: pod created or image changed -> running");
+ABSL_FLAG(absl::Duration, terminate_after, absl::ZeroDuration(), "simulate: graceful termination of a deleted pod");
+ABSL_FLAG(double, fail_rate, 0, "simulate: probability that a container start never becomes ready");
+ABSL_FLAG(uint64_t, seed, 1, "simulate: seed of the failures and of new instance ids");
+ABSL_FLAG(int32_t, nodes, 3, "simulate: simulated nodes");
+ABSL_FLAG(std::string, o, "table", "output format: table or json");
+ABSL_FLAG(std::string, n, "default", "namespace of the CloneSet");
+ABSL_FLAG(bool, w, false, "status: watch, redrawing every --interval");
+ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "status -w: refresh period");
+ABSL_FLAG(std::string, kubeconfig, "",
+          "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the one of `./run up`)");
+ABSL_FLAG(std::string, context, "", "kubeconfig context");
+ABSL_FLAG(std::string, planner, "",
+          "planner gRPC address (default: the planner of `./run up`, else 127.0.0.1:7070)");
+
+namespace cc = cloneset::clonesetctl;
+
+namespace {
+
+constexpr char kUsage[] = R"(clonesetctl: see, plan and simulate CloneSet rollouts
+
+  clonesetctl simulate -f cloneset.yaml [--set image=IMG] [--set partition=N] [--set replicas=N]
+                       [--ready-after 30s] [--fail-rate 0.1] [--seed N] [-o table|json]
+      Replays the whole rollout offline with the real planner, a simulated clock and simulated pods.
+  clonesetctl status NAME [-n NAMESPACE] [-w]
+      Rollout progress of one CloneSet and its pods (live with -w).
+  clonesetctl plan NAME [-n NAMESPACE] [--planner ADDRESS]
+      What the planner would do next for the live CloneSet, without doing it.
+
+Installed as `kubectl-cloneset` on the PATH it is also `kubectl cloneset ...` (./run install-plugin).)";
+
+int Fail(const absl::Status& s, int code = 1) {
+  std::cerr << "error: " << s.message() << "\n";
+  return code;
+}
+
+// Long aliases (-f/--filename, -n/--namespace, -w/--watch, -o/--output) and repeated --set values, which absl
+// flags would otherwise overwrite, folded into one comma-separated --set.
+std::vector<std::string> NormalizeArgs(int argc, char** argv) {
+  std::vector<std::string> out{argv[0]};
+  std::vector<std::string> sets;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+             {"--filename", "--f"}, {"--namespace", "--n"}, {"--watch", "--w"}, {"--output", "--o"},
+             {"--ready-after", "--ready_after"}, {"--fail-rate", "--fail_rate"}, {"--start-delay", "--start_delay"},
+             {"--terminate-after", "--terminate_after"}}) {
+      if (a == from || a.rfind(from + "=", 0) == 0) a = to + a.substr(from.size());
+    }
+    if (a == "--set" || a == "-set") {
+      if (i + 1 < argc) sets.push_back(argv[++i]);
+      continue;
+    }
+    if (a.rfind("--set=", 0) == 0) {
+      sets.push_back(a.substr(6));
+      continue;
+    }
+    out.push_back(a);
+  }
+  if (!sets.empty()) out.push_back("--set=" + absl::StrJoin(sets, ","));
+  return out;
+}
+
+absl::StatusOr<std::pair<std::unique_ptr<cloneset::kube::RestClient>, std::string>> Connect() {
+  std::string path = absl::GetFlag(FLAGS_kubeconfig);
+  auto sources = cloneset::kube::ConfigSources::FromEnvironment(path, absl::GetFlag(FLAGS_context));
+  auto config = cloneset::kube::LoadClientConfig(sources);
+  if (!config.ok() && path.empty() && !cc::RunDirKubeconfig().empty()) {
+    sources = cloneset::kube::ConfigSources::FromEnvironment(cc::RunDirKubeconfig(), absl::GetFlag(FLAGS_context));
+    config = cloneset::kube::LoadClientConfig(sources);
+  }
+  if (!config.ok()) return config.status();
+  cloneset::kube::RestClientOptions options;
+  options.user_agent = "clonesetctl";
+  options.max_retries = 1;
+  options.request_timeout = absl::Seconds(10);
+  auto client = cloneset::kube::NewHttpRestClient(*config, options);
+  if (!client.ok()) return client.status();
+  return std::make_pair(*std::move(client), config->server);
+}
+
+int Simulate() {
+  const std::string file = absl::GetFlag(FLAGS_f);
+  if (file.empty()) return Fail(absl::InvalidArgumentError("simulate needs -f cloneset.yaml"), 2);
+  std::ifstream in(file);
+  if (!in) return Fail(absl::InvalidArgumentError(absl::StrCat("cannot read ", file)), 2);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string format = absl::GetFlag(FLAGS_o);
+  if (format != "table" && format != "json") {
+    return Fail(absl::InvalidArgumentError("-o must be table or json"), 2);
+  }
+  cc::SimulateInput input;
+  input.manifest_yaml = text.str();
+  input.sets = absl::GetFlag(FLAGS_set);
+  input.options.ready_after = absl::GetFlag(FLAGS_ready_after);
+  input.options.start_delay = absl::GetFlag(FLAGS_start_delay);
+  input.options.terminate_after = absl::GetFlag(FLAGS_terminate_after);
+  input.options.fail_rate = absl::GetFlag(FLAGS_fail_rate);
+  input.options.seed = absl::GetFlag(FLAGS_seed);
+  input.options.nodes = absl::GetFlag(FLAGS_nodes);
+  if (input.options.fail_rate < 0 || input.options.fail_rate > 1) {
+    return Fail(absl::InvalidArgumentError("--fail-rate must be between 0 and 1"), 2);
+  }
+  auto result = cc::Simulate(input);
+  if (!result.ok()) {
+    return Fail(absl::Status(result.status().code(), absl::StrCat(file, ": ", result.status().message())),
+                absl::IsInvalidArgument(result.status()) ? 2 : 1);
+  }
+  if (format == "json") {
+    std::cout << cc::SimulationJson(*result).dump(2) << "\n";
+  } else {
+    std::cout << cc::SimulationTable(*result, input.options);
+  }
+  return 0;
+}
+
+int Status(const std::string& name) {
+  auto conn = Connect();
+  if (!conn.ok()) return Fail(conn.status());
+  const bool tty = isatty(STDOUT_FILENO) != 0;
+  std::string last;
+  while (true) {
+    auto live = cc::FetchCloneSet(*conn->first, conn->second, absl::GetFlag(FLAGS_n), name);
+    if (!live.ok()) return Fail(live.status());
+    const std::string view = cc::RenderStatus(*live, absl::Now());
+    if (!absl::GetFlag(FLAGS_w)) {
+      std::cout << view;
+      return 0;
+    }
+    if (view != last) {
+      if (tty) std::cout << "\033[H\033[2J";  // redraw in place
+      std::cout << view << (tty ? "" : "\n") << std::flush;
+      last = view;
+    }
+    absl::SleepFor(absl::GetFlag(FLAGS_interval));
+  }
+}
+
+int Plan(const std::string& name) {
+  auto conn = Connect();
+  if (!conn.ok()) return Fail(conn.status());
+  auto live = cc::FetchCloneSet(*conn->first, conn->second, absl::GetFlag(FLAGS_n), name);
+  if (!live.ok()) return Fail(live.status());
+  std::string address = absl::GetFlag(FLAGS_planner);
+  if (address.empty()) address = cc::RunDirPlannerAddress();
+  if (address.empty()) address = "127.0.0.1:7070";
+  auto plan = cc::AskPlanner(address, cc::PlanRequestFor(*live, absl::Now()));
+  if (!plan.ok()) return Fail(plan.status());
+  if (absl::GetFlag(FLAGS_o) == "json") {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    if (auto s = google::protobuf::util::MessageToJsonString(*plan, &json, options); !s.ok()) {
+      return Fail(absl::InternalError(std::string(s.message())));
+    }
+    std::cout << json;
+    return 0;
+  }
+  std::cout << cc::RenderPlan(*live, *plan);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  std::vector<std::string> args = NormalizeArgs(argc, argv);
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
+  if (positional.size() < 2) {
+    std::cerr << kUsage << "\n";
+    return 2;
+  }
+  const std::string command = positional[1];
+  const std::string name = positional.size() > 2 ? positional[2] : "";
+  if (command == "simulate") return Simulate();
+  if (command == "status" || command == "plan") {
+    if (name.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(command, " needs a CloneSet NAME")), 2);
+    return command == "status" ? Status(name) : Plan(name);
+  }
+  std::cerr << "unknown command: " << command << "\n" << kUsage << "\n";
+  return 2;
+}
