@@ -17,7 +17,7 @@ export KUBECONFIG="$KC" KUBECACHEDIR="$RUN_DIR/kubecache"
 # writes RESOURCE_REGEX: executor writes so far on matching resources.
 writes() {
   kubectl get --raw /metrics | awk -v re="$1" '
-    /^apiserver_request_total\{/ && /user_agent="cloneset-executor"/ && /verb="(POST|PUT|PATCH|DELETE)"/ {
+    /^apiserver_request_total\{/ && /user_agent="cloneset-executor"/ && /verb="(create|update|patch|delete|POST|PUT|PATCH|DELETE)"/ {
       match($0, /resource="[^"]*"/); r = substr($0, RSTART + 10, RLENGTH - 11)
       if (r ~ re) s += $NF }
     END { print s + 0 }'
