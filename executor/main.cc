@@ -32,6 +32,7 @@
 #include "nlohmann/json.hpp"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "imagepull/coordinator_loop.h"  // image pre-download coordinator (a1)
 
 ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file; empty: $KUBECONFIG, ~/.kube/config, then in-cluster");
 ABSL_FLAG(std::string, planner_address, "dns:///127.0.0.1:7070",
@@ -215,6 +216,9 @@ int Run() {
 
   cache.Start();
   shards.Start();
+  // Image pre-download: one coordinator per cluster, on whichever executor holds shard 0 (docs/architecture.md).
+  imagepull::Coordinator predownload(**client, {.events = &recorder, .registry = registry.get()});
+  predownload.Start([&shards] { return shards.OwnsShard(0); });
   std::thread gauges([&] {
     while (!stopping) {
       metrics.Shards(shards.owned(), shard_count);
@@ -255,6 +259,7 @@ int Run() {
   stopping = true;
   queue.ShutDown();  // workers finish the reconcile (and its writes) in flight
   for (auto& w : workers) w.join();
+  predownload.Stop();
   shards.Stop(/*release=*/true);
   cache.Stop();
   gauges.join();

@@ -2,6 +2,7 @@
 // real kubectl with a fresh KUBECACHEDIR. Seed 000 (video transcoder with per-pod PVCs): 3 pods Ready with PVCs
 // workspace-video-transcoder-<id>, scale to 5, in-place image update by JSON patch (names, UIDs and PVCs kept),
 // scale to 2.
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -17,19 +18,25 @@ namespace {
 
 using json = nlohmann::json;
 
+// The binary to start: $CLONESET_<NAME>_BIN if set, else the one this build made.
+std::string Bin(const char* env, const char* built) {
+  const char* v = std::getenv(env);
+  return v != nullptr && *v != '\0' ? v : built;
+}
+
 class ExecutorE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
     kubeconfig_ = dir_.path() + "/kubeconfig";
     env_ = {{"KUBECONFIG", kubeconfig_}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()}};
-    ASSERT_TRUE(devcluster_.Start({DEVCLUSTER_BIN, "--listen=127.0.0.1:0", "--kubeconfig=" + kubeconfig_,
+    ASSERT_TRUE(devcluster_.Start({Bin("CLONESET_DEVCLUSTER_BIN", DEVCLUSTER_BIN), "--listen=127.0.0.1:0", "--kubeconfig=" + kubeconfig_,
                                    "--nodes=3", "--pod_ready_delay=100ms", "--pod_start_delay=100ms",
                                    "--pod_max_grace=1s"},
                                   dir_.path() + "/devcluster.log"));
     ASSERT_NE(devcluster_.WaitForAddress("listening on", absl::Seconds(30)), "") << devcluster_.Log();
     ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "--raw", "/healthz"}).exit_code == 0; }, absl::Seconds(20)));
 
-    ASSERT_TRUE(planner_.Start({PLANNER_BIN, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"},
+    ASSERT_TRUE(planner_.Start({Bin("CLONESET_PLANNER_BIN", PLANNER_BIN), "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"},
                                dir_.path() + "/planner.log"));
     planner_addr_ = planner_.WaitForAddress("listening on", absl::Seconds(20));
     ASSERT_NE(planner_addr_, "") << planner_.Log();
@@ -51,7 +58,7 @@ class ExecutorE2eTest : public ::testing::Test {
   }
 
   void StartExecutor() {
-    ASSERT_TRUE(executor_.Start({EXECUTOR_BIN, "--kubeconfig=" + kubeconfig_,
+    ASSERT_TRUE(executor_.Start({Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + kubeconfig_,
                                  "--planner_address=ipv4:" + planner_addr_, "--metrics_listen=127.0.0.1:0",
                                  "--health_listen=127.0.0.1:0", "--identity=e2e"},
                                 dir_.path() + "/executor.log"));
