@@ -25,6 +25,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "kube/config.h"
 #include "kube/rest_client.h"
+#include "tools/clonesetctl/demo.h"
 #include "tools/clonesetctl/live.h"
 #include "tools/clonesetctl/render.h"
 #include "tools/clonesetctl/simulate.h"
@@ -46,6 +47,8 @@ ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "status -w: refresh period
 ABSL_FLAG(std::string, kubeconfig, "",
           "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the one of `./run up`)");
 ABSL_FLAG(std::string, context, "", "kubeconfig context");
+ABSL_FLAG(std::string, manifests, "", "demo: directory with the seed 000 manifests");
+ABSL_FLAG(bool, fast, false, "demo: no pauses between steps");
 ABSL_FLAG(std::string, planner, "",
           "planner gRPC address (default: the planner of `./run up`, else 127.0.0.1:7070)");
 
@@ -212,6 +215,12 @@ int main(int argc, char** argv) {
   const std::string command = positional[1];
   const std::string name = positional.size() > 2 ? positional[2] : "";
   if (command == "simulate") return Simulate();
+  if (command == "demo") {  // hidden: driven by ./run demo
+    std::string kubeconfig = absl::GetFlag(FLAGS_kubeconfig);
+    if (kubeconfig.empty()) kubeconfig = cc::RunDirKubeconfig();
+    return cc::RunDemo(cc::DemoOptions{kubeconfig, absl::GetFlag(FLAGS_manifests), absl::GetFlag(FLAGS_n),
+                                       absl::GetFlag(FLAGS_fast)});
+  }
   if (command == "status" || command == "plan") {
     if (name.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(command, " needs a CloneSet NAME")), 2);
     return command == "status" ? Status(name) : Plan(name);

@@ -219,8 +219,12 @@ INSTANTIATE_TEST_SUITE_P(
                   absl::StatusCode::kInvalidArgument, "expected key=value"},
         ErrorCase{"SetBadReplicas", Manifest(3, "    type: ReCreate\n"), {"replicas=many"},
                   absl::StatusCode::kInvalidArgument, "--set replicas: expected a non-negative integer"},
-        ErrorCase{"SetBadPercent", Manifest(3, "    type: ReCreate\n"), {"maxUnavailable=120%"},
-                  absl::StatusCode::kInvalidArgument, "spec.updateStrategy.maxUnavailable"}),
+        ErrorCase{"SetBadPercent", Manifest(3, "    type: ReCreate\n"), {"maxUnavailable=abc"},
+                  absl::StatusCode::kInvalidArgument, "spec.updateStrategy.maxUnavailable: \"abc\" is not a valid"},
+        ErrorCase{"SetUnknownType", Manifest(3, "    type: ReCreate\n"), {"type=Bogus"},
+                  absl::StatusCode::kInvalidArgument, "spec.updateStrategy.type"},
+        ErrorCase{"SetNegativePartition", Manifest(3, "    type: ReCreate\n"), {"partition=-1"},
+                  absl::StatusCode::kInvalidArgument, "spec.updateStrategy.partition: -1 must not be negative"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(SimulateTest, SeedManifestInPlaceUpgrade) {

@@ -1,0 +1,40 @@
+// `clonesetctl demo` (hidden; run by `./run demo`): plays the seed 000 story against a running cluster with
+// kubectl, shows a live view of the pods while waiting, and checks every step (same pod names, UIDs and PVCs after
+// the in-place upgrade, restart counts, canary size, the chosen pod gone, ...). Returns the process exit code:
+// 0 when every check passed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/clonesetctl/live.h"
+
+namespace cloneset::clonesetctl {
+
+struct DemoOptions {
+  std::string kubeconfig;
+  std::string manifests_dir;  // storageclass.yaml, configmap.yaml, service.yaml, cloneset.yaml
+  std::string namespace_ = "default";
+  bool fast = false;
+};
+
+int RunDemo(const DemoOptions& options);
+
+// What the checks compare between steps, per pod name.
+struct PodFacts {
+  std::string uid;
+  std::string node;
+  std::string revision;
+  std::string image;
+  std::string claim;  // the PVC with the pod's instance id
+  int restarts = 0;
+  bool ready = false;
+};
+std::map<std::string, PodFacts> FactsOf(const LiveCloneSet& live);
+
+// Sum of apiserver_request_total for write verbs (POST, PUT, PATCH, DELETE) whose user_agent starts with one of
+// `agents`, from a Prometheus text exposition.
+double WritesFrom(const std::string& metrics_text, const std::vector<std::string>& agents);
+
+}  // namespace cloneset::clonesetctl
