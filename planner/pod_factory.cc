@@ -1,6 +1,7 @@
 #include "planner/pod_factory.h"
 
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
@@ -30,10 +31,10 @@ Json ObjectOrEmpty(const Json& parent, const char* key) {
   return it != parent.end() && it->is_object() ? *it : Json::object();
 }
 
-}  // namespace
-
-absl::StatusOr<NewPod> BuildPod(const PlanContext& ctx, const std::string& template_json,
-                                const std::string& revision, const std::string& instance_id) {
+// The pod and every claim template's PVC for `instance_id`, PVCs in claim template order (existing ones included).
+// `claim_template_names`, when given, receives the claim template names.
+absl::StatusOr<NewPod> Assemble(const PlanContext& ctx, const std::string& template_json, const std::string& revision,
+                                const std::string& instance_id, std::vector<std::string>* claim_template_names = nullptr) {
   const pb::CloneSet& cs = *ctx.clone_set;
   const std::string& cs_name = cs.metadata().name();
   absl::StatusOr<Json> tmpl = ParseObject(template_json, "spec.template_json");
@@ -77,8 +78,6 @@ absl::StatusOr<NewPod> BuildPod(const PlanContext& ctx, const std::string& templ
 
   // PVC volumes first (in volumeClaimTemplates order, which upstream leaves to Go map order), then the template's
   // own volumes whose names do not collide with a claim template.
-  std::set<std::string> existing_pvcs;
-  for (const auto* pvc : ctx.pvcs) existing_pvcs.insert(pvc->metadata().name());
   NewPod out;
   Json volumes = Json::array();
   std::set<std::string> vct_names;
@@ -93,8 +92,8 @@ absl::StatusOr<NewPod> BuildPod(const PlanContext& ctx, const std::string& templ
     }
     const std::string claim = absl::StrCat(vct_name, "-", cs_name, "-", instance_id);
     vct_names.insert(vct_name);
+    if (claim_template_names != nullptr) claim_template_names->push_back(vct_name);
     volumes.push_back({{"name", vct_name}, {"persistentVolumeClaim", {{"claimName", claim}, {"readOnly", false}}}});
-    if (existing_pvcs.contains(claim)) continue;
 
     Json pvc = *vct;
     pvc.erase("status");
@@ -129,6 +128,99 @@ absl::StatusOr<NewPod> BuildPod(const PlanContext& ctx, const std::string& templ
   Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata}, {"spec", spec}};
   out.pod_json = pod.dump();
   return out;
+}
+
+// Splits `doc` at every occurrence of `marker`.
+std::vector<std::string> SplitAt(const std::string& doc, std::string_view marker) {
+  std::vector<std::string> parts;
+  size_t from = 0;
+  for (size_t at = doc.find(marker); at != std::string::npos; at = doc.find(marker, from)) {
+    parts.push_back(doc.substr(from, at - from));
+    from = at + marker.size();
+  }
+  parts.push_back(doc.substr(from));
+  return parts;
+}
+
+std::string EscapedForJson(const std::string& text) {
+  std::string quoted = Json(text).dump();
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+// Markers tried in turn until one does not occur in the template itself; no proper prefix of a marker is also its
+// suffix, so occurrences never overlap.
+constexpr int kMarkerAttempts = 8;
+std::string Marker(int attempt) { return absl::StrCat("<<instance-id-", attempt, ">>"); }
+
+}  // namespace
+
+std::string PodFactory::Pieces::Join(std::string_view escaped_id) const {
+  size_t size = 0;
+  for (const std::string& p : parts) size += p.size() + escaped_id.size();
+  std::string out;
+  out.reserve(size);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out.append(escaped_id);
+    out.append(parts[i]);
+  }
+  return out;
+}
+
+absl::StatusOr<PodFactory> PodFactory::Create(const PlanContext& ctx, const std::string& template_json,
+                                              const std::string& revision) {
+  PodFactory f;
+  f.ctx_ = &ctx;
+  f.template_json_ = template_json;
+  f.revision_ = revision;
+  f.cs_name_ = ctx.clone_set->metadata().name();
+  for (const auto* pvc : ctx.pvcs) f.existing_pvcs_.insert(pvc->metadata().name());
+  for (int attempt = 0; attempt < kMarkerAttempts && !f.cut_; ++attempt) {
+    // Cut the documents at the marker, then check the cut: joining around a second marker must give exactly what
+    // assembling with that marker gives (it would not if the template contained the marker).
+    const std::string marker = Marker(attempt), check = Marker(attempt) + "x";
+    absl::StatusOr<NewPod> with_marker = Assemble(ctx, template_json, revision, marker);
+    if (!with_marker.ok()) return with_marker.status();
+    absl::StatusOr<NewPod> with_check = Assemble(ctx, template_json, revision, check);
+    if (!with_check.ok()) return with_check.status();
+    f.pod_.parts = SplitAt(with_marker->pod_json, marker);
+    bool exact = f.pod_.Join(check) == with_check->pod_json;
+    f.pvcs_.clear();
+    for (size_t i = 0; i < with_marker->pvc_jsons.size(); ++i) {
+      f.pvcs_.push_back(Pieces{SplitAt(with_marker->pvc_jsons[i], marker)});
+      exact = exact && f.pvcs_.back().Join(check) == with_check->pvc_jsons[i];
+    }
+    f.cut_ = exact;
+  }
+  // Validates the template (for the fallback: Build then assembles every pod from scratch) and names the claims.
+  absl::StatusOr<NewPod> probe = Assemble(ctx, template_json, revision, "probe", &f.vct_names_);
+  if (!probe.ok()) return probe.status();
+  return f;
+}
+
+NewPod PodFactory::Build(const std::string& instance_id) const {
+  NewPod out;
+  std::vector<std::string> all_pvcs;
+  if (cut_) {
+    const std::string escaped = EscapedForJson(instance_id);
+    out.pod_json = pod_.Join(escaped);
+    for (const Pieces& pvc : pvcs_) all_pvcs.push_back(pvc.Join(escaped));
+  } else {
+    absl::StatusOr<NewPod> assembled = Assemble(*ctx_, template_json_, revision_, instance_id);
+    out.pod_json = std::move(assembled->pod_json);
+    all_pvcs = std::move(assembled->pvc_jsons);
+  }
+  for (size_t i = 0; i < all_pvcs.size(); ++i) {
+    if (existing_pvcs_.contains(absl::StrCat(vct_names_[i], "-", cs_name_, "-", instance_id))) continue;
+    out.pvc_jsons.push_back(std::move(all_pvcs[i]));
+  }
+  return out;
+}
+
+absl::StatusOr<NewPod> BuildPod(const PlanContext& ctx, const std::string& template_json,
+                                const std::string& revision, const std::string& instance_id) {
+  absl::StatusOr<PodFactory> factory = PodFactory::Create(ctx, template_json, revision);
+  if (!factory.ok()) return factory.status();
+  return factory->Build(instance_id);
 }
 
 }  // namespace cloneset::planner

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "planner/context.h"
 
@@ -12,6 +14,38 @@ namespace cloneset::planner {
 struct NewPod {
   std::string pod_json;
   std::vector<std::string> pvc_jsons;  // only PVCs that do not exist yet
+};
+
+// Builds the pods of one revision. Only the instance id differs between the pods of a plan, so the template and
+// the volume claim templates are parsed and the documents serialized once (Create), with the places of the id cut
+// out; Build joins the pieces around the id. A scale-out of 10 000 pods costs one parse and one dump, not 10 000.
+class PodFactory {
+ public:
+  // Errors name the template that is not a JSON object or the claim template without a name.
+  static absl::StatusOr<PodFactory> Create(const PlanContext& ctx, const std::string& template_json,
+                                           const std::string& revision);
+
+  // Pod `<cs>-<id>` with those of its PVCs that do not exist yet; byte-identical to assembling it from scratch.
+  NewPod Build(const std::string& instance_id) const;
+
+ private:
+  // A serialized document with the instance id cut out: the id goes between consecutive pieces.
+  struct Pieces {
+    std::vector<std::string> parts;
+    std::string Join(std::string_view escaped_id) const;
+  };
+
+  PodFactory() = default;
+
+  const PlanContext* ctx_ = nullptr;
+  std::string template_json_;  // for the fallback when the documents cannot be cut (see Create)
+  std::string revision_;
+  bool cut_ = false;
+  std::string cs_name_;
+  std::vector<std::string> vct_names_;                   // claim name = <vct>-<cs>-<id>
+  absl::flat_hash_set<std::string_view> existing_pvcs_;  // PVC names, pointing into the request
+  Pieces pod_;
+  std::vector<Pieces> pvcs_;  // one per volume claim template
 };
 
 // Builds pod `<cs>-<id>` at `revision` from `template_json`, with its missing PVCs.

@@ -1,6 +1,7 @@
 #include "planner/scale.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -199,21 +200,25 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
                                                      " waits for its terminating pod to reuse its retained PVCs"));
   }
   if (!waiting.empty()) plan.PushRequeue(absl::Seconds(5));
+  // One factory per revision, made when its first pod is built.
+  std::optional<absl::StatusOr<PodFactory>> current_factory, update_factory;
   int32_t batch = 1, in_batch = 0, batch_size = 1;
   for (size_t i = 0; i < ids.size(); ++i) {
     const bool current = static_cast<int32_t>(i) < current_creations;
     const std::string& revision = current ? ctx.current_revision : ctx.update_revision;
     const std::string& template_json = current ? ctx.current_template_json : ctx.update_template_json;
-    absl::StatusOr<NewPod> pod = BuildPod(ctx, template_json, revision, ids[i]);
-    if (!pod.ok()) {
-      outcome.error = pod.status();
+    std::optional<absl::StatusOr<PodFactory>>& factory = current ? current_factory : update_factory;
+    if (!factory.has_value()) factory = PodFactory::Create(ctx, template_json, revision);
+    if (!factory->ok()) {
+      outcome.error = factory->status();
       break;
     }
+    NewPod pod = (*factory)->Build(ids[i]);
     pb::Action* action = plan.AddAction();
     action->set_stop_on_error(true);
     pb::CreatePod* create = action->mutable_create_pod();
-    create->set_pod_json(std::move(pod->pod_json));
-    for (auto& pvc : pod->pvc_jsons) create->add_pvc_jsons(std::move(pvc));
+    create->set_pod_json(std::move(pod.pod_json));
+    for (auto& pvc : pod.pvc_jsons) create->add_pvc_jsons(std::move(pvc));
     create->set_instance_id(ids[i]);
     create->set_revision(revision);
     create->set_batch(batch);
