@@ -92,6 +92,7 @@ void BM_HttpWrite(benchmark::State& state) {
       workers.emplace_back([&, t] {
         httplib::Client cli("127.0.0.1", server->http.port());
         cli.set_keep_alive(true);
+        cli.set_tcp_nodelay(true);
         std::string path = absl::StrCat("/api/v1/namespaces/default/pods/video-transcoder-", 100000 + t);
         for (int i = 0; i < 500; ++i) {
           std::string body = absl::StrCat(R"({"metadata":{"labels":{"n":")", i, R"("}}})");

@@ -141,6 +141,7 @@ absl::Status HttpServer::Start() {
   int threads = o.threads;
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   svr.set_payload_max_length(64 * 1024 * 1024);  // the API layer answers 413 above 3 MiB itself
+  svr.set_tcp_nodelay(true);  // headers and body go out as separate writes: avoid Nagle + delayed-ACK stalls
   svr.set_keep_alive_max_count(100000);
   svr.set_keep_alive_timeout(30);
   svr.set_read_timeout(30, 0);

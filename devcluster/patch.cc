@@ -157,8 +157,9 @@ absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const
       if (!v.is_array()) return absl::FailedPreconditionError(absl::StrCat("strategic merge patch: ", k, " must be a list"));
       if (result.contains(field) && result[field].is_array()) {
         auto& list = result[field];
+        const nlohmann::json& drop = v;  // structured bindings cannot be captured before C++20 in clang 14
         list.erase(std::remove_if(list.begin(), list.end(),
-                                  [&](const nlohmann::json& x) { return std::find(v.begin(), v.end(), x) != v.end(); }),
+                                  [&](const nlohmann::json& x) { return std::find(drop.begin(), drop.end(), x) != drop.end(); }),
                    list.end());
       }
       continue;

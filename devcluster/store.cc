@@ -88,8 +88,9 @@ struct Store::State {
   void CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth);
   absl::StatusOr<nlohmann::json> DeleteLocked(TypeState& ts, const std::string& key, const DeleteOptions& opts,
                                               int depth);
+  // prev_parsed: the stored object already parsed by the caller (saves a parse), or null.
   absl::StatusOr<nlohmann::json> WriteLocked(TypeState& ts, nlohmann::json incoming, bool status,
-                                             const WriteOptions& options);
+                                             const WriteOptions& options, nlohmann::json* prev_parsed = nullptr);
   void OnCrdChangeLocked(const ObjectPtr& obj, bool deleted);
 };
 
@@ -365,7 +366,7 @@ absl::Status ValidateMeta(const nlohmann::json& meta) {
 }  // namespace
 
 absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann::json incoming, bool status,
-                                                         const WriteOptions& options) {
+                                                         const WriteOptions& options, nlohmann::json* prev_parsed) {
   if (!incoming.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
   if (!incoming.contains("metadata") || !incoming["metadata"].is_object())
     return absl::InvalidArgumentError("metadata: Required value");
@@ -389,7 +390,7 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
     return absl::AbortedError(absl::StrCat("Precondition failed: UID in precondition: ", uid->get<std::string>(),
                                            ", UID in object meta: ", old->uid));
   if (absl::Status s = ValidateMeta(meta); !s.ok()) return s;
-  nlohmann::json prev = old->Parse();
+  nlohmann::json prev = prev_parsed ? std::move(*prev_parsed) : old->Parse();
   nlohmann::json next;
   if (status) {
     next = prev;
@@ -670,13 +671,14 @@ absl::StatusOr<nlohmann::json> Store::Mutate(std::string_view resource, std::str
   auto it = (*ts)->objects.find(key);
   if (it == (*ts)->objects.end())
     return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
-  nlohmann::json j = it->second->Parse();
+  nlohmann::json prev = it->second->Parse();
+  nlohmann::json j = prev;
   if (absl::Status s = mutate(j); !s.ok()) return s;
   if (!j.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
   if (!j["metadata"].is_object()) j["metadata"] = nlohmann::json::object();
   j["metadata"]["name"] = it->second->name;
   if ((*ts)->type.namespaced) j["metadata"]["namespace"] = it->second->ns;
-  return state_->WriteLocked(**ts, std::move(j), status, options);
+  return state_->WriteLocked(**ts, std::move(j), status, options, &prev);
 }
 
 absl::StatusOr<nlohmann::json> Store::Delete(std::string_view resource, std::string_view ns, std::string_view name,
