@@ -41,7 +41,7 @@ std::map<std::string, PodFacts> FactsOf(const LiveCloneSet& live) {
 
 double WritesFrom(const std::string& text, const std::vector<std::string>& agents) {
   static const std::regex kLine(R"(^apiserver_request_total\{([^}]*)\}\s+([0-9.eE+]+))");
-  static const std::regex kVerb(R"(verb="(POST|PUT|PATCH|DELETE)")");
+  static const std::regex kVerb(R"re(verb="(POST|PUT|PATCH|DELETE)")re");
   static const std::regex kAgent(R"re(user_agent="([^"]*)")re");
   double total = 0;
   size_t start = 0;

@@ -143,7 +143,7 @@ std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
   absl::StrAppend(&out, absl::StrFormat("updated [%s] %d/%d   ready [%s] %d/%d   available %d/%d   pods %d\n",
                                         Bar(updated, desired, 20), updated, desired, Bar(ready, desired, 20), ready,
                                         desired, available, desired, active));
-  absl::StrAppend(&out, absl::StrFormat("%-28s %-14s %-12s %-16s %-6s %-8s %s\n", "POD", "NODE", "REVISION",
+  absl::StrAppend(&out, absl::StrFormat("%-28s %-18s %-12s %-16s %-6s %-8s %s\n", "POD", "NODE", "REVISION",
                                         "LIFECYCLE", "READY", "RESTARTS", "PVC"));
   for (const pb::Pod& pod : live.pods) {
     int restarts = 0, containers_ready = 0;
@@ -159,7 +159,7 @@ std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
     }
     std::string state(planner::LifecycleState(pod));
     if (planner::IsSet(pod.metadata().deletion_timestamp())) state = "Terminating";
-    absl::StrAppend(&out, absl::StrFormat("%-28s %-14s %-12s %-16s %-6s %-8d %s\n", pod.metadata().name(),
+    absl::StrAppend(&out, absl::StrFormat("%-28s %-18s %-12s %-16s %-6s %-8d %s\n", pod.metadata().name(),
                                           pod.node_name().empty() ? "-" : pod.node_name(),
                                           ShortRevision(pod).empty() ? "-" : ShortRevision(pod),
                                           state.empty() ? "-" : state,

@@ -1,0 +1,249 @@
+// clonesetctl as a user runs it: error cases and output of simulate, status and plan against a real embedded
+// cluster and planner, and simulate's prediction against a real rollout (devcluster + planner + executor).
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/config.h"
+#include "kube/rest_client.h"
+#include "nlohmann/json.hpp"
+#include "tests/executor/process.h"
+#include "tools/clonesetctl/demo.h"
+#include "tools/clonesetctl/live.h"
+
+namespace cloneset::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+const std::string kSeed = std::string(SOURCE_DIR) + "/tests/data/seed000/";
+
+CommandResult Ctl(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.begin(), CLONESETCTL_BIN);
+  return RunCommand(args, env);
+}
+
+std::string WriteFile(const TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.path() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ClonesetctlCli, UsageAndFileErrors) {
+  EXPECT_EQ(Ctl({}).exit_code, 2);
+  auto r = Ctl({"simulate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("simulate needs -f"));
+  r = Ctl({"simulate", "-f", "/nonexistent.yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("cannot read /nonexistent.yaml"));
+  r = Ctl({"simulate", "-f", kSeed + "cloneset.yaml", "-o", "yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("-o must be table or json"));
+  r = Ctl({"status"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("status needs a CloneSet NAME"));
+}
+
+TEST(ClonesetctlCli, InvalidManifestNamesTheField) {
+  TempDir dir;
+  std::ifstream in(kSeed + "cloneset.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("maxUnavailable: 1"), 17, "maxUnavailable: 150");
+  text.replace(text.find("partition: 0"), 12, "partition: -2");
+  auto r = Ctl({"simulate", "-f", WriteFile(dir, "bad.yaml", text)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("spec.updateStrategy.partition"));
+}
+
+TEST(ClonesetctlCli, SimulateJsonWithRepeatedSet) {
+  auto r = Ctl({"simulate", "-f", kSeed + "cloneset.yaml", "--set", "replicas=5", "--set",
+                "image=my-registry/video-transcoder:v1.2.1", "--set=partition=3", "--ready-after", "2s", "-o",
+                "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  EXPECT_EQ(j["outcome"], "partition");
+  EXPECT_EQ(j["final"]["updated"], 2);
+  EXPECT_EQ(j["final"]["desired"], 5);
+  EXPECT_EQ(j["peakUnavailable"], 2);  // the 2 new pods until they are ready
+  EXPECT_EQ(j["steps"][0]["created"].size(), 2u);
+  EXPECT_EQ(j["changes"].size(), 3u);
+}
+
+// An embedded cluster and a planner, no executor: the plan shows what would happen.
+class ClonesetctlLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kubeconfig_ = dir_.path() + "/kubeconfig";
+    env_ = {{"KUBECONFIG", kubeconfig_}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()},
+            {"RUN_DIR", dir_.path() + "/norun"}};
+    ASSERT_TRUE(devcluster_.Start({DEVCLUSTER_BIN, "--listen=127.0.0.1:0", "--kubeconfig=" + kubeconfig_, "--nodes=3",
+                                   "--pod_ready_delay=1s", "--pod_start_delay=200ms", "--pod_max_grace=1s"},
+                                  dir_.path() + "/devcluster.log"));
+    ASSERT_NE(devcluster_.WaitForAddress("listening on", absl::Seconds(30)), "") << devcluster_.Log();
+    ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "--raw", "/healthz"}).exit_code == 0; }));
+    ASSERT_TRUE(planner_.Start({PLANNER_BIN, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"},
+                               dir_.path() + "/planner.log"));
+    planner_addr_ = planner_.WaitForAddress("listening on", absl::Seconds(20));
+    ASSERT_NE(planner_addr_, "");
+    ASSERT_EQ(Kubectl({"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"})
+                  .exit_code, 0);
+    ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "clonesets"}).exit_code == 0; }));
+  }
+  void TearDown() override {
+    executor_.Stop();
+    planner_.Stop();
+    devcluster_.Stop();
+  }
+  CommandResult Kubectl(std::vector<std::string> args) {
+    args.insert(args.begin(), "kubectl");
+    return RunCommand(args, env_);
+  }
+  template <typename F>
+  bool Eventually(F f, absl::Duration timeout = absl::Seconds(30)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      if (f()) return true;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return false;
+  }
+
+  TempDir dir_;
+  std::string kubeconfig_, planner_addr_;
+  std::map<std::string, std::string> env_;
+  Process devcluster_, planner_, executor_;
+};
+
+TEST_F(ClonesetctlLive, StatusAndPlanErrors) {
+  auto r = Ctl({"status", "nope"}, env_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("CloneSet default/nope not found"));
+  ASSERT_EQ(Kubectl({"apply", "-f", kSeed + "cloneset.yaml"}).exit_code, 0);
+  r = Ctl({"plan", "video-transcoder", "--planner", "127.0.0.1:1"}, env_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("planner at 127.0.0.1:1 is unreachable"));
+  const std::string dead = dir_.path() + "/dead.kubeconfig";
+  {
+    std::ifstream in(kubeconfig_);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("server: ");
+    text.replace(at, text.find('\n', at) - at, "server: https://127.0.0.1:1");
+    std::ofstream(dead) << text;
+  }
+  r = Ctl({"status", "video-transcoder", "--kubeconfig", dead}, env_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("cannot reach the cluster at https://127.0.0.1:1"));
+}
+
+TEST_F(ClonesetctlLive, PlanShowsTheCreationsWithoutDoingThem) {
+  ASSERT_EQ(Kubectl({"apply", "-f", kSeed + "cloneset.yaml"}).exit_code, 0);
+  auto r = Ctl({"plan", "video-transcoder", "--planner", planner_addr_}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("create ControllerRevision"));
+  size_t creates = 0;
+  for (size_t at = r.output.find("create pod video-transcoder-"); at != std::string::npos;
+       at = r.output.find("create pod video-transcoder-", at + 1)) {
+    ++creates;
+  }
+  EXPECT_EQ(creates, 3u) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("1 new PVC"));
+  auto pods = Kubectl({"get", "pods", "-o", "name"});
+  EXPECT_EQ(pods.output.find("video-transcoder"), std::string::npos) << "plan must not write";
+  r = Ctl({"status", "video-transcoder"}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("pods 0"));
+}
+
+// Issue 7: simulate's prediction matches a real rollout on the embedded cluster: the same batches and the same
+// peak unavailable count.
+TEST_F(ClonesetctlLive, SimulatePredictsTheRealRollout) {
+  ASSERT_TRUE(executor_.Start({EXECUTOR_BIN, "--kubeconfig=" + kubeconfig_, "--planner_address=ipv4:" + planner_addr_,
+                               "--metrics_listen=127.0.0.1:0", "--health_listen=127.0.0.1:0", "--identity=c1"},
+                              dir_.path() + "/executor.log"));
+  const std::string manifest = dir_.path() + "/cs.yaml";
+  std::ofstream(manifest) << R"(apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: web
+spec:
+  replicas: 5
+  selector:
+    matchLabels: {app: web}
+  updateStrategy:
+    type: InPlaceIfPossible
+    maxUnavailable: 2
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: main
+        image: nginx:1.25
+)";
+  auto predicted = Ctl({"simulate", "-f", manifest, "--set", "image=nginx:1.26", "--ready-after", "1s",
+                        "--start-delay", "200ms", "-o", "json"});
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
+  const json p = json::parse(predicted.output);
+  std::vector<int> predicted_batches;
+  for (const json& s : p["steps"]) {
+    if (!s["updatedInPlace"].empty()) predicted_batches.push_back(static_cast<int>(s["updatedInPlace"].size()));
+  }
+
+  ASSERT_EQ(Kubectl({"apply", "-f", manifest}).exit_code, 0);
+  auto config = kube::LoadKubeconfigFile(kubeconfig_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto client = kube::NewHttpRestClient(*config);
+  ASSERT_TRUE(client.ok());
+  auto fetch = [&] { return clonesetctl::FetchCloneSet(**client, config->server, "default", "web"); };
+  auto settled = [&](const std::string& image) {
+    auto live = fetch();
+    if (!live.ok() || live->pods.size() != 5) return false;
+    for (const auto& [_, f] : clonesetctl::FactsOf(*live)) {
+      if (!f.ready || f.image != image) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(Eventually([&] { return settled("nginx:1.25"); }, absl::Seconds(60)));
+  ASSERT_EQ(Kubectl({"patch", "clonesets.apps.kruise.io/web", "--type=json", "-p",
+                     R"([{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx:1.26"}])"})
+                .exit_code, 0);
+  // Observe: when each pod's image changed (batches are separated by >= the 1.2 s restart), and unavailability.
+  std::map<std::string, absl::Time> changed_at;
+  int peak_unavailable = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(90);
+  while (absl::Now() < deadline) {
+    auto live = fetch();
+    if (!live.ok()) continue;
+    const auto facts = clonesetctl::FactsOf(*live);
+    int available = 0;
+    for (const auto& [name, f] : facts) {
+      available += f.ready ? 1 : 0;
+      if (f.image == "nginx:1.26" && !changed_at.count(name)) changed_at[name] = absl::Now();
+    }
+    peak_unavailable = std::max(peak_unavailable, 5 - available);
+    if (changed_at.size() == 5 && available == 5) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  std::vector<absl::Time> times;
+  for (const auto& [_, t] : changed_at) times.push_back(t);
+  std::sort(times.begin(), times.end());
+  std::vector<int> real_batches;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (i == 0 || times[i] - times[i - 1] > absl::Milliseconds(600)) real_batches.push_back(0);
+    ++real_batches.back();
+  }
+  EXPECT_EQ(real_batches, predicted_batches) << predicted.output;
+  EXPECT_EQ(peak_unavailable, p["peakUnavailable"].get<int>());
+  EXPECT_EQ(p["peakUnavailable"], 2);
+}
+
+}  // namespace
+}  // namespace cloneset::testing
