@@ -57,6 +57,7 @@ run_up() {
   done
   export KUBECACHEDIR="$dir/kubecache"
 
+  local kubeconfig_given="$kubeconfig"  # agents need the embedded cluster's CRI sockets
   if [ -z "$kubeconfig" ]; then
     kubeconfig="$dir/kubeconfig"
     if ! _alive devcluster; then rm -f "$kubeconfig"; fi
@@ -88,7 +89,23 @@ run_up() {
     _wait_for 30 "executor-$i health endpoint" _has_addr "executor-$i" 'listening on'
     _wait_for 60 "executor-$i /readyz" _ready "executor-$i"
   done
-  [ "$agents" = 1 ] && [ -x "$bin/cloneset-agent" ] && log "up: agents are started by the agent helper's script"
+  # Image pre-download (a1): CRDs always; one cloneset-agent per simulated node on that node's CRI socket.
+  local pcrd
+  for pcrd in imagepulljobs nodeimages; do
+    "${kc[@]}" apply -f "$ROOT/charts/cloneset/crds/$pcrd.apps.kruise.io.yaml" >/dev/null
+  done
+  if [ "$agents" = 1 ] && [ -z "${kubeconfig_given:-}" ]; then
+    [ -x "$bin/cloneset-agent" ] || cmd_build --target cloneset-agent
+    for ((i = 0; i < nodes; i++)); do
+      local sock="$dir/devcluster/nodes/devcluster-node-$i/cri.sock"
+      _wait_for 20 "the CRI socket of devcluster-node-$i" test -S "$sock"
+      _start "agent-$i" "$bin/cloneset-agent" --node_name="devcluster-node-$i" --cri_socket="unix://$sock" \
+        --kubeconfig="$kubeconfig" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
+    done
+    for ((i = 0; i < nodes; i++)); do
+      _wait_for 20 "agent-$i /healthz" test -n "$(_addr "agent-$i" 'listening on')"
+    done
+  fi
   echo "$kubeconfig" >"$dir/kubeconfig.path"
   log "up: ready"
   echo "$kubeconfig"
