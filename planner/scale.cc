@@ -78,39 +78,39 @@ std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n,
   if (n <= 0) return {};
   // Ids whose pod object still exists (active, released, terminating or finished) are never reused: the create
   // would fail with AlreadyExists until the old object is gone (docs/compatibility.md "Scale").
-  std::set<std::string> pod_ids, terminating_ids;
+  absl::flat_hash_set<std::string_view> pod_ids, terminating_ids, pvc_ids;
+  pod_ids.reserve(ctx.pods.size() + ctx.inactive_pods.size() + ctx.released_pods.size());
   for (const auto* group : {&ctx.pods, &ctx.inactive_pods, &ctx.released_pods}) {
-    for (const auto* p : *group) pod_ids.insert(std::string(InstanceId(*p)));
+    for (const auto* p : *group) pod_ids.insert(InstanceId(*p));
   }
   for (const auto* p : ctx.inactive_pods) {
-    if (IsSet(p->metadata().deletion_timestamp())) terminating_ids.insert(std::string(InstanceId(*p)));
+    if (IsSet(p->metadata().deletion_timestamp())) terminating_ids.insert(InstanceId(*p));
   }
-  std::set<std::string> existing = pod_ids;
-  for (const auto& pvc : ctx.request->pvcs()) existing.insert(std::string(InstanceId(pvc)));
+  for (const auto& pvc : ctx.request->pvcs()) pvc_ids.insert(InstanceId(pvc));
   if (ReusesIds(ctx)) {
-    std::set<std::string> blocked;
+    std::set<std::string_view> blocked;
     for (const auto* pvc : ScalePvcs(ctx)) {
-      const std::string id(InstanceId(*pvc));
+      const std::string_view id = InstanceId(*pvc);
       if (id.empty()) continue;
       if (!pod_ids.contains(id)) {
-        if (static_cast<int32_t>(result.size()) < n) result.insert(id);
+        if (static_cast<int32_t>(result.size()) < n) result.emplace(id);
       } else if (ctx.spec.retain_pvcs && terminating_ids.contains(id)) {
         blocked.insert(id);
       }
     }
     // Retained PVCs of a pod that is still terminating: their id comes back in a moment, so that many creations
     // wait for it instead of taking a fresh id and orphaning the retained data.
-    for (const std::string& id : blocked) {
+    for (const std::string_view id : blocked) {
       if (static_cast<int32_t>(result.size()) >= n) break;
       --n;
-      if (waiting != nullptr) waiting->push_back(id);
+      if (waiting != nullptr) waiting->emplace_back(id);
     }
   }
   SplitMix64 rng(ctx.request->random_seed() ^ Fnv1a64(ctx.clone_set->metadata().uid()));
   while (static_cast<int32_t>(result.size()) < n) {
     std::string id;
     for (int i = 0; i < kIdLength; ++i) id += kIdAlphabet[rng.Next() % 27];
-    if (existing.contains(id) || result.contains(id)) continue;
+    if (pod_ids.contains(id) || pvc_ids.contains(id) || result.contains(id)) continue;
     result.insert(id);
   }
   return {result.begin(), result.end()};
