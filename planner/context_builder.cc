@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "planner/inplace.h"
 #include "planner/int_or_percent.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
@@ -36,10 +37,13 @@ bool OwnedBy(const pb::ObjectMeta& meta, const std::string& uid) {
 
 template <typename T>
 void SortByName(std::vector<const T*>& objects) {
-  std::stable_sort(objects.begin(), objects.end(), [](const T* a, const T* b) {
-    if (a->metadata().name() != b->metadata().name()) return a->metadata().name() < b->metadata().name();
-    return a->metadata().uid() < b->metadata().uid();
-  });
+  const auto before = [](const T* a, const T* b) {
+    const int by_name = a->metadata().name().compare(b->metadata().name());
+    return by_name != 0 ? by_name < 0 : a->metadata().uid() < b->metadata().uid();
+  };
+  // Lists from the API server come sorted by name already; checking that is linear, sorting is not.
+  if (std::is_sorted(objects.begin(), objects.end(), before)) return;
+  std::stable_sort(objects.begin(), objects.end(), before);
 }
 
 struct Requirement {
@@ -323,6 +327,7 @@ absl::StatusOr<PlanContext> BuildContext(const pb::PlanRequest& request, PlanBui
   ctx.update_template_json = choice->update_template_json;
   ctx.collision_count = choice->collision_count;
   ctx.update_vct_hash = VolumeClaimTemplatesHash(cs.spec());
+  ctx.rollout_in_place = RolloutIsInPlace(ctx);
   return ctx;
 }
 
