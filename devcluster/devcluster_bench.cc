@@ -124,14 +124,15 @@ void BM_WatchFanout(benchmark::State& state) {
       cli.set_read_timeout(120, 0);
       std::string rv = std::to_string(server.store.CurrentResourceVersion());
       cli.Get(absl::StrCat("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=", rv).c_str(),
-              [&](const char*, size_t) {
+              [&](const char* data, size_t len) {
                 auto now = std::chrono::steady_clock::now().time_since_epoch().count();
                 double us = (now - written_ns.load()) / 1000.0;
-                {
+                int events = static_cast<int>(std::count(data, data + len, '\n'));  // one line per event
+                if (events > 0) {
                   std::lock_guard<std::mutex> l(mu);
                   latencies_us.push_back(us);
                 }
-                ++received;
+                received += events;
                 return !stop.load();
               });
     });
@@ -147,7 +148,7 @@ void BM_WatchFanout(benchmark::State& state) {
       return absl::OkStatus();
     });
     ++events;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (received.load() < before + watchers && std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
   }
@@ -166,7 +167,7 @@ void BM_WatchFanout(benchmark::State& state) {
   }
   state.counters["deliveries"] = static_cast<double>(latencies_us.size());
 }
-BENCHMARK(BM_WatchFanout)->Arg(200)->Iterations(200)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WatchFanout)->Arg(200)->Iterations(30)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_Rss100kPods(benchmark::State& state) {
   for (auto _ : state) {
