@@ -10,6 +10,7 @@
 #include <chrono>
 #include <iostream>
 #include <mutex>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,7 @@ struct HttpServer::Impl {
   prometheus::Family<prometheus::Histogram>* durations;
   prometheus::Family<prometheus::Gauge>* watchers;
   prometheus::Family<prometheus::Gauge>* objects;
+  std::unique_ptr<FaultInjector> faults;
 
   void Record(const ApiResponse& r, const httplib::Request& req, std::chrono::steady_clock::time_point start) {
     std::string verb = r.verb.empty() ? absl::AsciiStrToLower(req.method) : r.verb;
@@ -72,7 +74,27 @@ struct HttpServer::Impl {
     for (const auto& [k, v] : req.params) ar.query.emplace(k, v);
     for (const auto& [k, v] : req.headers) ar.headers[absl::AsciiStrToLower(k)] = v;
     ar.body = req.body;
-    ApiResponse r = api->Handle(ar);
+    const std::string client = UserAgentLabel(req.get_header_value("User-Agent"));
+    const WriteFault fault = faults->ForRequest(req.method, client);
+    ApiResponse r;
+    if (fault == WriteFault::kConflict) {
+      r = StatusError(409, "Conflict", "Operation cannot be fulfilled: the object has been modified; please apply "
+                                       "your changes to the latest version and try again (injected fault)");
+    } else if (fault == WriteFault::kErrorBeforeCommit) {
+      r = StatusError(500, "InternalError", "Internal error occurred: injected fault before commit");
+    } else {
+      r = api->Handle(ar);
+    }
+    if (fault == WriteFault::kErrorAfterCommit) {
+      ApiResponse err = StatusError(500, "InternalError", "Internal error occurred: injected fault after commit");
+      err.verb = r.verb;
+      err.resource = r.resource;
+      r = std::move(err);
+    }
+    if (fault != WriteFault::kNone) {
+      LogJson("info", "fault injected", {{"fault", std::string(WriteFaultName(fault))}, {"method", req.method},
+                                         {"path", req.path}, {"user_agent", client}});
+    }
     Record(r, req, start);
     res.status = r.status;
     // httplib gzips exactly "application/json" when the client accepts it (Go clients always do); a
@@ -84,9 +106,16 @@ struct HttpServer::Impl {
     }
     std::shared_ptr<WatchStream> stream(std::move(r.watch));
     ApiServer* api_ptr = api;
+    // An injected watch drop closes the connection mid-stream (no final chunk), as a broken network would.
+    std::optional<std::chrono::steady_clock::time_point> cut_at;
+    if (auto d = faults->WatchDropAfter(client)) cut_at = std::chrono::steady_clock::now() + *d;
     res.set_chunked_content_provider(
         "application/json;charset=utf-8",
-        [stream, api_ptr](size_t, httplib::DataSink& sink) {
+        [stream, api_ptr, cut_at, path = req.path, client](size_t, httplib::DataSink& sink) {
+          if (cut_at && std::chrono::steady_clock::now() >= *cut_at) {
+            LogJson("info", "fault injected", {{"fault", "watch_drop"}, {"path", path}, {"user_agent", client}});
+            return false;
+          }
           std::string chunk;
           // Drain what is ready, then wait a little for more; the client going away shows as a failed write.
           for (int i = 0; i < 64; ++i) {
@@ -111,6 +140,7 @@ HttpServer::HttpServer(ApiServer* api, Store* store, std::shared_ptr<prometheus:
   impl_->store = store;
   impl_->registry = registry ? registry : std::make_shared<prometheus::Registry>();
   impl_->options = std::move(options);
+  impl_->faults = std::make_unique<FaultInjector>(impl_->options.faults);
   auto& reg = *impl_->registry;
   impl_->requests = &prometheus::BuildCounter()
                          .Name("apiserver_request_total")

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "devcluster/api_server.h"
+#include "devcluster/faults.h"
 #include "devcluster/log.h"
 #include "devcluster/store.h"
 
@@ -22,6 +23,7 @@ struct HttpServerOptions {
   std::string cert_path, key_path;  // empty = plain HTTP
   int threads = 256;            // each open watch holds one worker thread
   bool log_requests = false;    // one JSON line per request on stderr
+  FaultOptions faults;          // injected 409s/500s/watch cuts for fault tests (off by default)
 };
 
 class HttpServer {

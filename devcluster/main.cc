@@ -45,6 +45,14 @@ ABSL_FLAG(int, watch_history, 10000, "Watch events kept per resource for resumin
 ABSL_FLAG(int, snapshot_every, 20000, "Write a snapshot after this many write-ahead log records");
 ABSL_FLAG(bool, fsync, true, "fdatasync the write-ahead log on every commit");
 ABSL_FLAG(bool, log_requests, false, "Log every request as a JSON line on stderr (5xx are always logged)");
+ABSL_FLAG(double, fault_conflict_rate, 0, "Fault tests: share of writes answered 409 Conflict unapplied (0 = off)");
+ABSL_FLAG(double, fault_error_rate, 0,
+          "Fault tests: share of writes answered 500 InternalError, half of them after applying the write (0 = off)");
+ABSL_FLAG(absl::Duration, fault_watch_drop_after, absl::ZeroDuration(),
+          "Fault tests: cut every watch connection after a random time in [d/2, d] (0 = never)");
+ABSL_FLAG(std::string, fault_user_agent, "",
+          "Fault tests: inject faults only for this client (first User-Agent token, e.g. cloneset-executor); empty = all");
+ABSL_FLAG(uint64_t, fault_seed, 1, "Fault tests: seed of the fault decisions");
 ABSL_FLAG(std::string, version_minor, "32", "Minor version reported by /version (kubectl's dispatcher picks its binary by it)");
 
 namespace cd = cloneset::devcluster;
@@ -140,6 +148,14 @@ int main(int argc, char** argv) {
   http.port = port;
   http.threads = std::max(8, absl::GetFlag(FLAGS_threads));
   http.log_requests = absl::GetFlag(FLAGS_log_requests);
+  http.faults.conflict_rate = absl::GetFlag(FLAGS_fault_conflict_rate);
+  http.faults.error_rate = absl::GetFlag(FLAGS_fault_error_rate);
+  http.faults.watch_drop_after = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_fault_watch_drop_after));
+  http.faults.user_agent = absl::GetFlag(FLAGS_fault_user_agent);
+  http.faults.seed = absl::GetFlag(FLAGS_fault_seed);
+  if (http.faults.conflict_rate < 0 || http.faults.error_rate < 0 ||
+      http.faults.conflict_rate + http.faults.error_rate > 1)
+    return Fail(absl::InvalidArgumentError("--fault_conflict_rate and --fault_error_rate: each >= 0, sum <= 1"));
   std::string ca_pem;
   if (!absl::GetFlag(FLAGS_insecure_http)) {
     auto certs = cd::EnsureServingCertificates(work_dir + "/pki");

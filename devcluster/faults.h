@@ -1,0 +1,46 @@
+// Flag-guarded fault injection for fault tests of clients (issue 4 scope 7): 409 Conflicts and 500s on writes,
+// and watches cut mid-stream. Off unless a rate or a drop interval is set; limited to one client (its user_agent
+// label) so the test's own kubectl and the simulated nodes see a healthy cluster.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+
+namespace cloneset::devcluster {
+
+struct FaultOptions {
+  double conflict_rate = 0;  // share of writes answered 409 Conflict without being applied
+  double error_rate = 0;     // share of writes answered 500; half of them after the write was applied
+  std::chrono::milliseconds watch_drop_after{0};  // cut each watch after uniform[d/2, d]; 0 = never
+  std::string user_agent;    // only this client (user_agent label, e.g. "cloneset-executor"); empty = all
+  uint64_t seed = 1;
+};
+
+enum class WriteFault { kNone, kConflict, kErrorBeforeCommit, kErrorAfterCommit };
+
+// Thread-safe; every decision draws from one seeded generator, so a run's faults follow from its seed (up to the
+// order in which concurrent requests arrive).
+class FaultInjector {
+ public:
+  explicit FaultInjector(FaultOptions options);
+  bool enabled() const;
+  // For a request with HTTP `method` from the client labelled `user_agent`.
+  WriteFault ForRequest(std::string_view method, std::string_view user_agent);
+  // How long a watch from `user_agent` may run before it is cut; nullopt = not cut.
+  std::optional<std::chrono::milliseconds> WatchDropAfter(std::string_view user_agent);
+
+ private:
+  bool Applies(std::string_view user_agent) const;
+  const FaultOptions options_;
+  std::mutex mu_;
+  std::mt19937_64 rng_;
+};
+
+std::string_view WriteFaultName(WriteFault f);
+
+}  // namespace cloneset::devcluster
