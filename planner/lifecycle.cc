@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "planner/inplace.h"
 #include "planner/predicates.h"
@@ -165,7 +166,8 @@ bool ApplyNotReadyPolicy(const PlanContext& ctx, const pb::Pod& pod, std::string
     not_ready->set_type("Ready");
     not_ready->set_status("False");
     not_ready->set_reason("ReadinessGatesNotReady");
-    not_ready->set_message("the status of pod readiness gate \"KruisePodReady\" is not \"True\"");
+    not_ready->set_message(  // the kubelet's wording, so it finds nothing to rewrite
+        absl::StrCat("the status of pod readiness gate \"KruisePodReady\" is not \"True\", but ", condition.status()));
     SetTimestamp(ctx.now, not_ready->mutable_last_transition_time());
   }
   return true;

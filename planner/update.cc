@@ -206,7 +206,9 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const pb::Pod& pod, const InPl
       not_ready->set_type("Ready");
       not_ready->set_status("False");
       not_ready->set_reason("ReadinessGatesNotReady");
-      not_ready->set_message("the status of pod readiness gate \"InPlaceUpdateReady\" is not \"True\"");
+      // The kubelet's own wording (GeneratePodReadyCondition): the kubelet then finds Ready as it would write
+      // it and does not write again, so our spec patch right after this does not meet a 409.
+      not_ready->set_message("the status of pod readiness gate \"InPlaceUpdateReady\" is not \"True\", but False");
       SetTimestamp(ctx.now, not_ready->mutable_last_transition_time());
     }
   }

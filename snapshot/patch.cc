@@ -37,12 +37,16 @@ std::vector<std::pair<std::string, std::string>> Sorted(const google::protobuf::
   return v;
 }
 
+// A condition is set as a whole. The strategic merge patch merges list items by "type" and keeps the fields the
+// patch leaves out, so an empty reason or message is sent as null: otherwise InPlaceUpdateReady=True would keep
+// the "StartInPlaceUpdate" reason of its False phase, and a planner that asks for exactly {True, "", ""} would
+// write it again on every plan.
 Json ConditionJson(const pb::Condition& c) {
   Json j;
   j["type"] = c.type();
   j["status"] = c.status();
-  if (!c.reason().empty()) j["reason"] = c.reason();
-  if (!c.message().empty()) j["message"] = c.message();
+  j["reason"] = c.reason().empty() ? Json(nullptr) : Json(c.reason());
+  j["message"] = c.message().empty() ? Json(nullptr) : Json(c.message());
   if (c.has_last_transition_time()) j["lastTransitionTime"] = internal::FormatTime(c.last_transition_time());
   return j;
 }

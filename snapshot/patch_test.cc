@@ -58,7 +58,21 @@ TEST(PodStatusPatchRequest, ConditionsMergeByType) {
   EXPECT_EQ(req.content_type, kStrategicMergePatch);
   EXPECT_EQ(req.body,
             R"({"metadata":{"resourceVersion":"9"},"status":{"conditions":[{"lastTransitionTime":"2027-01-15T08:00:00Z",)"
-            R"("reason":"StartInPlaceUpdate","status":"False","type":"InPlaceUpdateReady"}]}})");
+            R"("message":null,"reason":"StartInPlaceUpdate","status":"False","type":"InPlaceUpdateReady"}]}})");
+}
+
+// Regression: InPlaceUpdateReady=True must clear the False phase's reason (the server merges condition items by
+// type and keeps fields the patch omits), else the planner sees {True, "StartInPlaceUpdate"} and re-writes it.
+TEST(PodStatusPatchRequest, EmptyReasonAndMessageAreCleared) {
+  pb::PatchPodStatus p;
+  p.set_name("cs-x");
+  pb::Condition* c = p.add_set_conditions();
+  c->set_type("InPlaceUpdateReady");
+  c->set_status("True");
+  c->mutable_last_transition_time()->set_seconds(1800000000);
+  EXPECT_EQ(PodStatusPatchRequest("ns", p).body,
+            R"({"status":{"conditions":[{"lastTransitionTime":"2027-01-15T08:00:00Z","message":null,"reason":null,)"
+            R"("status":"True","type":"InPlaceUpdateReady"}]}})");
 }
 
 TEST(RevisionPatchRequest, MergePatchWithPrecondition) {
