@@ -34,7 +34,7 @@ struct PodFacts {
 std::map<std::string, PodFacts> FactsOf(const LiveCloneSet& live);
 
 // Sum of apiserver_request_total for write verbs (POST, PUT, PATCH, DELETE) whose user_agent starts with one of
-// `agents`, from a Prometheus text exposition.
+// `agents`, from a Prometheus text exposition. Leases and events are not counted.
 double WritesFrom(const std::string& metrics_text, const std::vector<std::string>& agents);
 
 }  // namespace cloneset::clonesetctl

@@ -13,6 +13,8 @@ apiserver_request_total{code="200",resource="pods",user_agent="cloneset-executor
 apiserver_request_total{code="409",resource="pods",user_agent="cloneset-executor",verb="patch"} 2
 apiserver_request_total{code="200",resource="pods",user_agent="cloneset-executor",verb="delete"} 3
 apiserver_request_total{code="200",resource="clonesets",user_agent="kubectl",verb="patch"} 4
+apiserver_request_total{code="200",resource="leases",user_agent="cloneset-executor",verb="update"} 30
+apiserver_request_total{code="201",resource="events",user_agent="cloneset-executor",verb="create"} 8
 apiserver_request_total{code="200",resource="pods",user_agent="cloneset-executor/v1",verb="update"} 1
 apiserver_request_duration_seconds_count{user_agent="cloneset-executor",verb="create"} 9
 )";
