@@ -47,9 +47,10 @@ bool IsK8sReady(const pb::Pod& pod) {
 }
 
 bool IsRunningAvailable(const pb::Pod& pod, int32_t min_ready_seconds, absl::Time now) {
-  if (pod.phase() != "Running" || !IsK8sReady(pod)) return false;
+  if (pod.phase() != "Running") return false;
+  const pb::Condition* ready = FindCondition(pod, "Ready");  // IsK8sReady, keeping the condition
+  if (ready == nullptr || ready->status() != "True") return false;
   if (min_ready_seconds <= 0) return true;
-  const pb::Condition* ready = FindCondition(pod, "Ready");
   if (!IsSet(ready->last_transition_time())) return false;
   return ToTime(ready->last_transition_time()) + absl::Seconds(min_ready_seconds) < now;
 }
