@@ -346,6 +346,13 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
 }
 
 void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
+  const int64_t limit = std::max<int64_t>(ctx.spec.revision_history_limit, 0);
+  // Only revisions other than current and update can go; with no more of them than the limit, none does, and
+  // the scan of every pod's label below is not needed.
+  const int64_t others = std::count_if(ctx.revisions.begin(), ctx.revisions.end(), [&](const auto* rev) {
+    return rev->metadata().name() != ctx.current_revision && rev->metadata().name() != ctx.update_revision;
+  });
+  if (others <= limit) return;
   const auto short_of = [](std::string_view s) {
     const size_t dash = s.rfind('-');
     return dash == std::string_view::npos ? s : s.substr(dash + 1);
@@ -365,7 +372,6 @@ void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
     if (pod_labels.contains(name) || pod_short_hashes.contains(short_of(name))) continue;
     dead.push_back(rev);
   }
-  const int64_t limit = std::max<int64_t>(ctx.spec.revision_history_limit, 0);
   const int64_t excess = static_cast<int64_t>(dead.size()) - limit;
   for (int64_t i = 0; i < excess; ++i) {
     plan.AddAction()->mutable_delete_revision()->set_name(dead[i]->metadata().name());
