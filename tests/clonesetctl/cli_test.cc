@@ -149,8 +149,8 @@ TEST_F(ClonesetctlLive, PlanShowsTheCreationsWithoutDoingThem) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("create ControllerRevision"));
   size_t creates = 0;
-  for (size_t at = r.output.find("create pod video-transcoder-"); at != std::string::npos;
-       at = r.output.find("create pod video-transcoder-", at + 1)) {
+  for (size_t at = r.output.find(". create pod video-transcoder-"); at != std::string::npos;
+       at = r.output.find(". create pod video-transcoder-", at + 1)) {
     ++creates;
   }
   EXPECT_EQ(creates, 3u) << r.output;
@@ -165,6 +165,9 @@ TEST_F(ClonesetctlLive, PlanShowsTheCreationsWithoutDoingThem) {
 // Issue 7: simulate's prediction matches a real rollout on the embedded cluster: the same batches and the same
 // peak unavailable count.
 TEST_F(ClonesetctlLive, SimulatePredictsTheRealRollout) {
+  // The executor keeps its shard Leases in cloneset-system.
+  ASSERT_EQ(RunCommand({"kubectl", "apply", "-f", "-"}, env_,
+                       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n").exit_code, 0);
   ASSERT_TRUE(executor_.Start({EXECUTOR_BIN, "--kubeconfig=" + kubeconfig_, "--planner_address=ipv4:" + planner_addr_,
                                "--metrics_listen=127.0.0.1:0", "--health_listen=127.0.0.1:0", "--identity=c1"},
                               dir_.path() + "/executor.log"));
@@ -211,7 +214,8 @@ spec:
     }
     return true;
   };
-  ASSERT_TRUE(Eventually([&] { return settled("nginx:1.25"); }, absl::Seconds(60)));
+  ASSERT_TRUE(Eventually([&] { return settled("nginx:1.25"); }, absl::Seconds(60)))
+      << Kubectl({"get", "pods"}).output << executor_.Log().substr(0, 5000);
   ASSERT_EQ(Kubectl({"patch", "clonesets.apps.kruise.io/web", "--type=json", "-p",
                      R"([{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx:1.26"}])"})
                 .exit_code, 0);
