@@ -1,0 +1,301 @@
+#include "e2e_fixture.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+
+namespace cloneset::testing {
+namespace {
+
+// The binary to start: $CLONESET_<NAME>_BIN if set, else the one this build made.
+std::string Bin(const char* env, const char* built) {
+  const char* v = std::getenv(env);
+  return v != nullptr && *v != '\0' ? v : built;
+}
+
+CommandResult RunKubectl(const std::map<std::string, std::string>& env, std::vector<std::string> args,
+                         const std::string& input = "") {
+  args.insert(args.begin(), "kubectl");
+  return RunCommand(args, env, input);
+}
+
+bool Poll(const std::function<bool()>& f, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (f()) return true;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  return f();
+}
+
+bool IsReady(const json& pod) {
+  for (const auto& c : pod.value("status", json::object()).value("conditions", json::array())) {
+    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string E2eCluster::Start() {
+  kubeconfig_ = dir_.path() + "/kubeconfig";
+  env_ = {{"KUBECONFIG", kubeconfig_}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()}};
+  // Fast simulated kubelet: the suite's time goes into the controller's work, not into sleeping.
+  if (!devcluster_.Start({Bin("CLONESET_DEVCLUSTER_BIN", DEVCLUSTER_BIN), "--listen=127.0.0.1:0",
+                          "--kubeconfig=" + kubeconfig_, "--nodes=3", "--pod_ready_delay=100ms",
+                          "--pod_start_delay=100ms", "--pod_max_grace=1s"},
+                         dir_.path() + "/devcluster.log")) {
+    return "cannot start devcluster";
+  }
+  if (devcluster_.WaitForAddress("listening on", absl::Seconds(30)).empty()) return "devcluster: " + devcluster_.Log();
+  if (!Poll([&] { return RunKubectl(env_, {"get", "--raw", "/healthz"}).exit_code == 0; }, absl::Seconds(20))) {
+    return "devcluster not healthy";
+  }
+  if (!planner_.Start({Bin("CLONESET_PLANNER_BIN", PLANNER_BIN), "--listen=127.0.0.1:0",
+                       "--metrics_listen=127.0.0.1:0"},
+                      dir_.path() + "/planner.log")) {
+    return "cannot start planner";
+  }
+  const std::string planner_addr = planner_.WaitForAddress("listening on", absl::Seconds(20));
+  if (planner_addr.empty()) return "planner: " + planner_.Log();
+  auto crd = RunKubectl(env_, {"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"});
+  if (crd.exit_code != 0) return "CRD: " + crd.output;
+  if (!Poll([&] { return RunKubectl(env_, {"get", "clonesets"}).exit_code == 0; }, absl::Seconds(20))) {
+    return "CRD not served";
+  }
+  // `apply` rather than `create namespace`: the embedded cluster takes JSON/YAML bodies only (no protobuf).
+  auto ns = RunKubectl(env_, {"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n");
+  if (ns.exit_code != 0) return "namespace: " + ns.output;
+  if (!executor_.Start({Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + kubeconfig_,
+                        "--planner_address=ipv4:" + planner_addr, "--metrics_listen=127.0.0.1:0",
+                        "--health_listen=127.0.0.1:0", "--identity=e2e"},
+                       dir_.path() + "/executor.log")) {
+    return "cannot start executor";
+  }
+  const std::string health = executor_.WaitForAddress("listening on", absl::Seconds(20));
+  if (health.empty()) return "executor: " + executor_.Log();
+  if (!Poll([&] { return RunCommand({"curl", "-sf", "http://" + health + "/readyz"}, {}).exit_code == 0; },
+            absl::Seconds(30))) {
+    return "executor not ready: " + executor_.Log();
+  }
+  return "";
+}
+
+void E2eCluster::Stop() {
+  executor_.Stop();
+  planner_.Stop();
+  devcluster_.Stop();
+}
+
+PodWatch::PodWatch(const E2eCluster& cluster, const std::string& ns, const std::string& selector) {
+  path_ = absl::StrCat(cluster.dir(), "/watch-", ns, ".json");
+  std::vector<std::string> argv = {"/usr/bin/env"};
+  for (const auto& [k, v] : cluster.env()) argv.push_back(k + "=" + v);
+  for (const char* a : {"/bin/sh", "-c", "exec kubectl \"$@\" 2>/dev/null", "kubectl", "get", "pods", "-w",
+                        "--output-watch-events", "-o", "json"}) {
+    argv.push_back(a);
+  }
+  argv.insert(argv.end(), {"-n", ns, "-l", selector});
+  process_.Start(argv, path_);
+}
+
+PodWatch::~PodWatch() { process_.Stop(absl::Seconds(2)); }
+
+namespace {
+std::vector<json> ReadEvents(const std::string& path) {
+  std::vector<json> out;
+  std::ifstream in(path);
+  try {
+    while (in >> std::ws && in.peek() != EOF) {
+      json j;
+      in >> j;
+      out.push_back(std::move(j));
+    }
+  } catch (const json::exception&) {
+    // A value cut off by the stop: the events before it are complete.
+  }
+  return out;
+}
+}  // namespace
+
+bool PodWatch::WaitStarted(size_t initial, absl::Duration timeout) {
+  initial_ = initial;
+  return Poll([&] { return ReadEvents(path_).size() >= initial; }, timeout);
+}
+
+PodWatch::Stats PodWatch::Finish() {
+  absl::SleepFor(absl::Milliseconds(300));  // the last events in flight
+  process_.Stop(absl::Seconds(2));
+  Stats st;
+  std::map<std::string, json> pods;  // by uid
+  for (const json& e : ReadEvents(path_)) {
+    const std::string type = e.value("type", "");
+    const json& pod = e.contains("object") ? e["object"] : json::object();
+    const std::string uid = pod.value("metadata", json::object()).value("uid", "");
+    if (uid.empty()) continue;
+    ++st.events;
+    st.uids_seen.insert(uid);
+    if (type == "DELETED") {
+      pods.erase(uid);
+    } else {
+      pods[uid] = pod;
+    }
+    if (st.events < initial_) continue;  // the initial list arrives one pod per event
+    int ready = 0, not_ready = 0, active = 0;
+    for (const auto& [_, p] : pods) {
+      if (p["metadata"].contains("deletionTimestamp")) continue;
+      ++active;
+      IsReady(p) ? ++ready : ++not_ready;
+    }
+    st.min_ready = std::min(st.min_ready, ready);
+    st.max_not_ready = std::max(st.max_not_ready, not_ready);
+    st.max_active = std::max(st.max_active, active);
+  }
+  return st;
+}
+
+E2eCluster* E2eTest::cluster_ = nullptr;
+
+void E2eTest::SetUpTestSuite() {
+  if (cluster_ != nullptr) return;
+  cluster_ = new E2eCluster();
+  const std::string err = cluster_->Start();
+  if (!err.empty()) {
+    std::cerr << "cluster start failed: " << err << "\n";
+    cluster_->Stop();
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+}
+
+void E2eTest::TearDownTestSuite() {
+  if (cluster_ == nullptr) return;
+  cluster_->Stop();
+  delete cluster_;
+  cluster_ = nullptr;
+}
+
+void E2eTest::SetUp() {
+  ASSERT_NE(cluster_, nullptr) << "the cluster did not start";
+  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  ns_ = "e2e-";
+  for (char c : name) ns_ += std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '-';
+  if (ns_.size() > 60) ns_.resize(60);
+  MustKubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + ns_ + "\n");
+}
+
+void E2eTest::TearDown() {
+  if (HasFailure() && cluster_ != nullptr) {
+    std::cerr << "--- pods ---\n" << Kubectl({"get", "pods", "-n", ns_, "-o", "wide", "--show-labels"}).output
+              << "--- events ---\n" << Kubectl({"get", "events", "-n", ns_}).output << "--- executor log (tail) ---\n";
+    const std::string log = cluster_->ExecutorLog();
+    std::cerr << log.substr(log.size() > 8000 ? log.size() - 8000 : 0) << "\n";
+  }
+  // Leave nothing for the executor to work on in later scenarios.
+  if (cluster_ != nullptr) Kubectl({"delete", "clonesets.apps.kruise.io", "--all", "-n", ns_, "--wait=false"});
+}
+
+CommandResult E2eTest::Kubectl(std::vector<std::string> args, const std::string& input) {
+  return RunKubectl(cluster_->env(), std::move(args), input);
+}
+
+void E2eTest::MustKubectl(const std::vector<std::string>& args, const std::string& input) {
+  auto r = Kubectl(args, input);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+json E2eTest::GetJson(const std::vector<std::string>& what) {
+  std::vector<std::string> args = {"get", "-n", ns_};
+  args.insert(args.end(), what.begin(), what.end());
+  args.insert(args.end(), {"-o", "json"});
+  auto r = Kubectl(args);
+  if (r.exit_code != 0) return json::object();
+  json j = json::parse(r.output, nullptr, false);
+  return j.is_discarded() ? json::object() : j;
+}
+
+bool E2eTest::Eventually(const std::function<bool()>& f, absl::Duration timeout) { return Poll(f, timeout); }
+
+std::map<std::string, PodInfo> E2eTest::Pods(const std::string& app) {
+  std::map<std::string, PodInfo> out;
+  json list = GetJson({"pods", "-l", "app=" + app});
+  for (const auto& p : list.value("items", json::array())) {
+    if (p["metadata"].contains("deletionTimestamp")) continue;
+    PodInfo info;
+    info.uid = p["metadata"].value("uid", "");
+    info.image = p["spec"]["containers"][0].value("image", "");
+    info.labels = p["metadata"].value("labels", std::map<std::string, std::string>{});
+    info.instance_id = info.labels["apps.kruise.io/cloneset-instance-id"];
+    info.revision = info.labels["controller-revision-hash"];
+    const json status = p.value("status", json::object());
+    info.ip = status.value("podIP", "");
+    for (const auto& cs : status.value("containerStatuses", json::array())) info.restart_count += cs.value("restartCount", 0);
+    for (const auto& v : p["spec"].value("volumes", json::array())) {
+      if (v.contains("persistentVolumeClaim")) info.claims.insert(v["persistentVolumeClaim"].value("claimName", ""));
+    }
+    info.ready = IsReady(p);
+    out[p["metadata"].value("name", "")] = info;
+  }
+  return out;
+}
+
+int E2eTest::Terminating(const std::string& app) {
+  int n = 0;
+  for (const auto& p : GetJson({"pods", "-l", "app=" + app}).value("items", json::array())) {
+    if (p["metadata"].contains("deletionTimestamp")) ++n;
+  }
+  return n;
+}
+
+bool E2eTest::AllReady(const std::string& app, size_t n, const std::string& image) {
+  auto pods = Pods(app);
+  if (pods.size() != n) return false;
+  for (const auto& [name, p] : pods) {
+    if (!p.ready || p.image != image) return false;
+  }
+  return Terminating(app) == 0;
+}
+
+std::map<std::string, json> E2eTest::Pvcs() {
+  std::map<std::string, json> out;
+  for (const auto& p : GetJson({"pvc"}).value("items", json::array())) {
+    if (p["metadata"].contains("deletionTimestamp")) continue;
+    out[p["metadata"].value("name", "")] = p;
+  }
+  return out;
+}
+
+std::multimap<std::string, std::string> E2eTest::Events() {
+  std::multimap<std::string, std::string> out;
+  for (const auto& e : GetJson({"events"}).value("items", json::array())) {
+    out.emplace(e.value("reason", ""), e.value("message", ""));
+  }
+  return out;
+}
+
+std::string E2eTest::Describe(const std::string& app) {
+  return Kubectl({"get", "pods", "-n", ns_, "-l", "app=" + app, "-o", "wide", "--show-labels"}).output +
+         Kubectl({"get", "clonesets.apps.kruise.io", "-n", ns_, "-o", "yaml"}).output;
+}
+
+std::unique_ptr<PodWatch> E2eTest::Watch(const std::string& app, size_t initial) {
+  auto w = std::make_unique<PodWatch>(*cluster_, ns_, "app=" + app);
+  EXPECT_TRUE(w->WaitStarted(initial, absl::Seconds(20))) << "the pod watch did not start";
+  return w;
+}
+
+std::string CloneSetYaml(const std::string& name, int replicas, const std::string& image, const std::string& extra_spec,
+                         const std::string& pod_extra) {
+  return absl::StrCat("apiVersion: apps.kruise.io/v1alpha1\nkind: CloneSet\nmetadata:\n  name: ", name,
+                      "\nspec:\n  replicas: ", replicas, "\n  selector:\n    matchLabels:\n      app: ", name,
+                      "\n  template:\n    metadata:\n      labels:\n        app: ", name,
+                      "\n    spec:\n      containers:\n      - name: main\n        image: ", image, "\n", pod_extra,
+                      extra_spec);
+}
+
+}  // namespace cloneset::testing
