@@ -57,7 +57,7 @@ ExecutorMetrics::ExecutorMetrics(prometheus::Registry& r)
                         .Register(r)
                         .Add({})),
       shards_total_(prometheus::BuildGauge()
-                        .Name("cloneset_executor_shards_total")
+                        .Name("cloneset_executor_shards_configured")
                         .Help("Number of shards (--shards)")
                         .Register(r)
                         .Add({})) {
