@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "absl/strings/escaping.h"
 #include "devcluster/discovery.h"
 
@@ -185,6 +187,9 @@ TEST_F(ApiServerTest, PodBindingAndDeleteOptions) {
   EXPECT_EQ(pod["spec"]["containers"][0]["ports"][0]["protocol"], "TCP");
   EXPECT_EQ(pod["status"]["phase"], "Pending");
   ASSERT_EQ(Call("POST", "/api/v1/namespaces/default/pods/p/binding", R"({"target":{"name":"n1"}})").status, 201);
+  json bound = Body(Call("GET", "/api/v1/namespaces/default/pods/p"));
+  EXPECT_EQ(bound["spec"]["nodeName"], "n1");
+  EXPECT_EQ(bound["metadata"]["generation"], 1);  // binding never bumps generation
   EXPECT_EQ(Call("POST", "/api/v1/namespaces/default/pods/p/binding", R"({"target":{"name":"n2"}})").status, 409);
   ApiResponse del = Call("DELETE", "/api/v1/namespaces/default/pods/p", R"({"propagationPolicy":"Background"})");
   ASSERT_EQ(del.status, 200);
@@ -192,6 +197,80 @@ TEST_F(ApiServerTest, PodBindingAndDeleteOptions) {
   ApiResponse force = Call("DELETE", "/api/v1/namespaces/default/pods/p", R"({"gracePeriodSeconds":0})");
   ASSERT_EQ(force.status, 200);
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/pods/p").status, 404);
+}
+
+// The kinds the Helm chart installs are stored and served (no controllers act on them).
+TEST_F(ApiServerTest, ChartKindsAreServed) {
+  struct Served {
+    std::string group_version, resource, kind;
+    bool namespaced;
+    std::vector<std::string> subresources;
+  };
+  const std::vector<Served> served = {
+      {"apps/v1", "deployments", "Deployment", true, {"deployments/status", "deployments/scale"}},
+      {"apps/v1", "daemonsets", "DaemonSet", true, {"daemonsets/status"}},
+      {"v1", "serviceaccounts", "ServiceAccount", true, {}},
+      {"rbac.authorization.k8s.io/v1", "roles", "Role", true, {}},
+      {"rbac.authorization.k8s.io/v1", "rolebindings", "RoleBinding", true, {}},
+      {"rbac.authorization.k8s.io/v1", "clusterroles", "ClusterRole", false, {}},
+      {"rbac.authorization.k8s.io/v1", "clusterrolebindings", "ClusterRoleBinding", false, {}},
+      {"policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", true, {"poddisruptionbudgets/status"}},
+      {"networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", true, {}},
+      {"autoscaling/v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", true,
+       {"horizontalpodautoscalers/status"}},
+  };
+  for (const auto& s : served) {
+    const std::string base = s.group_version == "v1" ? "/api/v1" : "/apis/" + s.group_version;
+    ApiResponse disc = Call("GET", base);
+    ASSERT_EQ(disc.status, 200) << base;
+    std::set<std::string> names;
+    const json list = Body(disc);
+    for (const auto& r : list["resources"]) {
+      names.insert(r["name"].get<std::string>());
+      if (r["name"] == s.resource) {
+        EXPECT_EQ(r["kind"], s.kind);
+        EXPECT_EQ(r["namespaced"], s.namespaced) << s.resource;
+      }
+    }
+    EXPECT_TRUE(names.count(s.resource)) << base << " lacks " << s.resource;
+    for (const auto& sub : s.subresources) EXPECT_TRUE(names.count(sub)) << base << " lacks " << sub;
+    std::string gv_path = s.group_version == "v1" ? "api/v1" : "apis/" + s.group_version;
+    ApiResponse openapi = Call("GET", "/openapi/v3/" + gv_path);
+    ASSERT_EQ(openapi.status, 200) << gv_path;
+    EXPECT_NE(openapi.body.find("\"kind\":\"" + s.kind + "\""), std::string::npos) << gv_path;
+    // Create and read back through the collection path.
+    std::string collection = base + (s.namespaced ? "/namespaces/default/" : "/") + s.resource;
+    ApiResponse created = Call("POST", collection, R"({"metadata":{"name":"x"}})");
+    ASSERT_EQ(created.status, 201) << collection << ": " << created.body;
+    EXPECT_EQ(Body(created)["apiVersion"], s.group_version);
+    EXPECT_EQ(Body(created)["kind"], s.kind);
+    EXPECT_EQ(Call("GET", collection + "/x").status, 200) << collection;
+  }
+  // kubectl apply's strategic merge patch on a Deployment's pod template, and scale.
+  const std::string deploy = "/apis/apps/v1/namespaces/default/deployments";
+  ASSERT_EQ(Call("POST", deploy, R"({"metadata":{"name":"planner"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"p"}},
+      "template":{"metadata":{"labels":{"app":"p"}},"spec":{"containers":[{"name":"planner","image":"p:1"},{"name":"side","image":"s:1"}]}}}})")
+                .status,
+            201);
+  ApiResponse patched = Call("PATCH", deploy + "/planner",
+                             R"({"spec":{"template":{"spec":{"containers":[{"name":"planner","image":"p:2"}]}}}})",
+                             "application/strategic-merge-patch+json");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  json d = Body(patched);
+  EXPECT_EQ(d["spec"]["template"]["spec"]["containers"],
+            json::parse(R"([{"name":"planner","image":"p:2"},{"name":"side","image":"s:1"}])"));
+  EXPECT_EQ(d["metadata"]["generation"], 2);
+  ApiResponse scaled = Call("PATCH", deploy + "/planner/scale", R"({"spec":{"replicas":3}})",
+                            "application/merge-patch+json");
+  ASSERT_EQ(scaled.status, 200) << scaled.body;
+  EXPECT_EQ(Body(scaled)["spec"]["replicas"], 3);
+  ApiResponse table = Call("GET", deploy, "", "", {}, "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_EQ(table.status, 200);
+  json rows = Body(table)["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["cells"][0], "planner");
+  EXPECT_EQ(rows[0]["cells"][1], "0/3");  // no controller: nothing becomes ready
+  EXPECT_EQ(rows[1]["cells"][1], "0/1");  // "x" defaulted to 1 replica
 }
 
 TEST(DiscoveryTest, OpenApiV2MatchesKubectlReferenceBytes) {

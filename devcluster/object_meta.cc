@@ -153,6 +153,9 @@ void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
       }
     }
   }
+  if (resource == "deployments.apps" && object.contains("spec") && object["spec"].is_object() &&
+      !object["spec"].contains("replicas"))
+    object["spec"]["replicas"] = 1;
   if (resource == "services" && object.contains("spec") && object["spec"].is_object()) {
     auto& spec = object["spec"];
     if (!spec.contains("type")) spec["type"] = "ClusterIP";
@@ -201,6 +204,27 @@ bool SpecChanged(const nlohmann::json& before, const nlohmann::json& after) {
     if (k == "metadata" || k == "status" || k == "apiVersion" || k == "kind") continue;
     if (!after.contains(k)) return true;
   }
+  return false;
+}
+
+bool BumpsGeneration(std::string_view resource, const nlohmann::json& before, const nlohmann::json& after) {
+  if (!SpecChanged(before, after)) return false;
+  if (resource != "pods") return true;
+  const nlohmann::json* old_spec = LookupPath(before, ".spec");
+  const nlohmann::json* new_spec = LookupPath(after, ".spec");
+  if (!old_spec || !new_spec || !old_spec->is_object() || !new_spec->is_object()) return true;
+  // Compare the specs with nodeName taken out; only then is the change a binding.
+  nlohmann::json a = *old_spec, b = *new_spec;
+  a.erase("nodeName");
+  b.erase("nodeName");
+  if (a != b) return true;
+  for (const auto& [k, v] : after.items())
+    if (k != "metadata" && k != "status" && k != "apiVersion" && k != "kind" && k != "spec" &&
+        (!before.contains(k) || before[k] != v))
+      return true;
+  for (const auto& [k, v] : before.items())
+    if (k != "metadata" && k != "status" && k != "apiVersion" && k != "kind" && k != "spec" && !after.contains(k))
+      return true;
   return false;
 }
 

@@ -34,6 +34,10 @@ void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object);
 
 // True when anything other than metadata and status differs (a generation bump).
 bool SpecChanged(const nlohmann::json& before, const nlohmann::json& after);
+// Whether a write of `resource` from `before` to `after` bumps metadata.generation: SpecChanged,
+// except that binding a pod (setting spec.nodeName, by pods/binding or the scheduler) does not, as
+// in kube-apiserver where the binding subresource never touches generation.
+bool BumpsGeneration(std::string_view resource, const nlohmann::json& before, const nlohmann::json& after);
 
 // Reads a dotted path like ".spec.replicas" ("status.replicas" also accepted). Null if absent.
 const nlohmann::json* LookupPath(const nlohmann::json& object, std::string_view path);

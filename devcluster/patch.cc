@@ -44,6 +44,7 @@ std::string MergeKeyFor(const std::string& field, const nlohmann::json& sample) 
       {"volumeMounts", "mountPath"}, {"volumeDevices", "devicePath"}, {"conditions", "type"},
       {"ownerReferences", "uid"},  {"hostAliases", "ip"},      {"topologySpreadConstraints", "topologyKey"},
       {"containerStatuses", "name"}, {"initContainerStatuses", "name"}, {"readinessGates", "conditionType"},
+      {"secrets", "name"},  // ServiceAccount.secrets
   };
   if (field == "ports") {
     for (const auto& item : sample)

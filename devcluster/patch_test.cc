@@ -68,6 +68,25 @@ TEST(StrategicMergePatchTest, WhatKubectlSends) {
        R"({"ports":[{"containerPort":80,"protocol":"TCP"},{"containerPort":81}]})",
        R"({"ports":[{"containerPort":80,"name":"web"}]})",
        R"({"ports":[{"containerPort":80,"protocol":"TCP","name":"web"},{"containerPort":81}]})"},
+      // The chart's kinds: pod templates merge like pods, RBAC and NetworkPolicy lists are atomic.
+      {"deployment template container by name",
+       R"({"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"planner","image":"p:1","args":["--a"]},{"name":"side","image":"s:1"}]}}}})",
+       R"({"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"planner"},{"name":"side"}],"containers":[{"image":"p:2","name":"planner"}]}}}})",
+       R"({"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"planner","image":"p:2","args":["--a"]},{"name":"side","image":"s:1"}]}}}})"},
+      {"clusterrole rules replaced",
+       R"({"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get"]},{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]})",
+       R"({"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get","list"]}]})",
+       R"({"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get","list"]}]})"},
+      {"rolebinding subjects replaced",
+       R"({"subjects":[{"kind":"ServiceAccount","name":"a","namespace":"x"},{"kind":"User","name":"u"}]})",
+       R"({"subjects":[{"kind":"ServiceAccount","name":"b","namespace":"x"}]})",
+       R"({"subjects":[{"kind":"ServiceAccount","name":"b","namespace":"x"}]})"},
+      {"serviceaccount secrets by name", R"({"secrets":[{"name":"a"}]})", R"({"secrets":[{"name":"b"}]})",
+       R"({"secrets":[{"name":"a"},{"name":"b"}]})"},
+      {"networkpolicy ingress replaced with its ports",
+       R"({"spec":{"ingress":[{"ports":[{"port":7070,"protocol":"TCP"}]},{"ports":[{"port":9090}]}]}})",
+       R"({"spec":{"ingress":[{"ports":[{"port":7071,"protocol":"TCP"}]}]}})",
+       R"({"spec":{"ingress":[{"ports":[{"port":7071,"protocol":"TCP"}]}]}})"},
   };
   for (const auto& c : cases) {
     auto r = ApplyStrategicMergePatch(json::parse(c.target), json::parse(c.patch));

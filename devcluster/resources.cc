@@ -22,6 +22,14 @@ ResourceType Core(std::string plural, std::string singular, std::string kind, bo
   return t;
 }
 
+ResourceType Grouped(std::string group, std::string plural, std::string singular, std::string kind, bool namespaced,
+                     std::vector<std::string> short_names, bool status = false) {
+  ResourceType t = Core(std::move(plural), std::move(singular), std::move(kind), namespaced, std::move(short_names),
+                        status);
+  t.group = std::move(group);
+  return t;
+}
+
 }  // namespace
 
 std::vector<ResourceType> BuiltinResourceTypes() {
@@ -61,6 +69,30 @@ std::vector<ResourceType> BuiltinResourceTypes() {
   lease.singular = "lease";
   lease.kind = "Lease";
   types.push_back(lease);
+  // Workload, identity and policy kinds the Helm chart installs. They are stored and served as is:
+  // no controller acts on them (a Deployment creates no pods here).
+  ResourceType deploy = Grouped("apps", "deployments", "deployment", "Deployment", true, {"deploy"}, true);
+  deploy.has_scale = true;
+  deploy.categories = {"all"};
+  types.push_back(deploy);
+  ResourceType ds = Grouped("apps", "daemonsets", "daemonset", "DaemonSet", true, {"ds"}, true);
+  ds.categories = {"all"};
+  types.push_back(ds);
+  types.push_back(Core("serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}));
+  constexpr char kRbac[] = "rbac.authorization.k8s.io";
+  types.push_back(Grouped(kRbac, "roles", "role", "Role", true, {}));
+  types.push_back(Grouped(kRbac, "rolebindings", "rolebinding", "RoleBinding", true, {}));
+  types.push_back(Grouped(kRbac, "clusterroles", "clusterrole", "ClusterRole", false, {}));
+  types.push_back(Grouped(kRbac, "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false, {}));
+  types.push_back(Grouped("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true,
+                          {"pdb"}, true));
+  types.push_back(Grouped("networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy", true,
+                          {"netpol"}));
+  ResourceType hpa = Grouped("autoscaling", "horizontalpodautoscalers", "horizontalpodautoscaler",
+                             "HorizontalPodAutoscaler", true, {"hpa"}, true);
+  hpa.version = "v2";
+  hpa.categories = {"all"};
+  types.push_back(hpa);
   ResourceType crd;
   crd.group = "apiextensions.k8s.io";
   crd.version = "v1";

@@ -414,7 +414,7 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
       if (const auto* v = LookupPath(prev, path); v && !LookupPath(next, path)) SetPath(next, path, *v);
     ApplyDefaults(ts.type.Id(), next);
     next["metadata"]["generation"] =
-        prev["metadata"].value("generation", int64_t{1}) + (SpecChanged(prev, next) ? 1 : 0);
+        prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(ts.type.Id(), prev, next) ? 1 : 0);
   }
   next["apiVersion"] = ts.type.ApiVersion();
   next["kind"] = ts.type.kind;

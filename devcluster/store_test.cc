@@ -166,6 +166,42 @@ TEST_F(StoreTest, GenerationOnlyOnSpecAndStatusSubresource) {
   EXPECT_EQ((*scaled)["status"]["replicas"], 3);
 }
 
+// Binding (spec.nodeName, by pods/binding or the scheduler) and status writes leave a pod's
+// generation alone; any other spec change bumps it.
+TEST_F(StoreTest, PodBindingAndStatusDoNotBumpGeneration) {
+  ASSERT_TRUE(store_.Create(kPods, Pod("p")).ok());
+  auto bound = store_.Mutate(kPods, "default", "p", false, [](json& o) {
+    o["spec"]["nodeName"] = "node-1";
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ((*bound)["spec"]["nodeName"], "node-1");
+  EXPECT_EQ((*bound)["metadata"]["generation"], 1);
+  auto running = store_.Mutate(kPods, "default", "p", true, [](json& o) {
+    o["status"]["phase"] = "Running";
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(running.ok()) << running.status();
+  EXPECT_EQ((*running)["status"]["phase"], "Running");
+  EXPECT_EQ((*running)["metadata"]["generation"], 1);
+  // Binding together with another spec change is a spec change.
+  ASSERT_TRUE(store_.Create(kPods, Pod("q")).ok());
+  auto both = store_.Mutate(kPods, "default", "q", false, [](json& o) {
+    o["spec"]["nodeName"] = "node-2";
+    o["spec"]["containers"][0]["image"] = "busybox:1.37";
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ((*both)["metadata"]["generation"], 2);
+  auto image = store_.Mutate(kPods, "default", "p", false, [](json& o) {
+    o["spec"]["containers"][0]["image"] = "busybox:1.37";
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ((*image)["metadata"]["generation"], 2);
+  EXPECT_EQ((*image)["spec"]["nodeName"], "node-1");
+}
+
 TEST_F(StoreTest, FinalizersKeepObjectUntilRemoved) {
   json cm = ConfigMap("f");
   cm["metadata"]["finalizers"] = {"example.com/x"};

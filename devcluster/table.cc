@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "devcluster/object_meta.h"
+#include "devcluster/table_workloads.h"
 
 namespace cloneset::devcluster {
 namespace {
@@ -32,6 +33,7 @@ std::string Age(const json& o, Clock::TimePoint now, const std::string& path = "
 std::string OrNone(const std::string& s) { return s.empty() ? "<none>" : s; }
 
 std::vector<json> BuiltinCells(const std::string& id, const json& o, Clock::TimePoint now) {
+  if (auto cells = WorkloadTableCells(id, o, now)) return std::move(*cells);
   const std::string name = Str(o, ".metadata.name");
   if (id == "pods") {
     int ready = 0, total = 0, restarts = 0;
@@ -216,6 +218,7 @@ json TableColumns(const ResourceType& type) {
     if (!has_age && type.printer_columns.empty()) cols.push_back(Col("Age", "string"));
     return cols;
   }
+  if (auto workload = WorkloadTableColumns(id)) return std::move(*workload);
   if (id == "pods") {
     for (auto c : {Col("Name", "string", 0, "name"), Col("Ready", "string"), Col("Status", "string"),
                    Col("Restarts", "string"), Col("Age", "string"), Col("IP", "string", 1), Col("Node", "string", 1),
