@@ -89,6 +89,44 @@ absl::Time StaleDeadline(const NodeView& view, int32_t timeout_seconds) {
   return assigned + 2 * timeout + kNoReportGrace;
 }
 
+absl::StatusOr<OwnerState> ParseOwnerState(std::string_view clone_set_json) {
+  Json j = Json::parse(clone_set_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return absl::InvalidArgumentError("CloneSet: not a JSON object");
+  OwnerState o;
+  o.found = true;
+  const Json meta = j.value("metadata", Json::object());
+  const Json st = j.value("status", Json::object());
+  if (!meta.is_object() || !st.is_object()) return absl::InvalidArgumentError("CloneSet: metadata/status must be objects");
+  if (meta.contains("generation") && meta["generation"].is_number_integer()) o.generation = meta["generation"].get<int64_t>();
+  if (st.contains("observedGeneration") && st["observedGeneration"].is_number_integer()) {
+    o.observed_generation = st["observedGeneration"].get<int64_t>();
+  }
+  if (st.contains("currentRevision") && st["currentRevision"].is_string()) o.current_revision = st["currentRevision"].get<std::string>();
+  if (st.contains("updateRevision") && st["updateRevision"].is_string()) o.update_revision = st["updateRevision"].get<std::string>();
+  if (st.contains("updatedReadyReplicas") && st["updatedReadyReplicas"].is_number_integer()) {
+    o.updated_ready = st["updatedReadyReplicas"].get<int32_t>();
+  }
+  return o;
+}
+
+namespace {
+bool IsJobRevision(const PullJob& job, const std::string& revision) {
+  if (job.revision_hash.empty() || revision.empty()) return true;  // cannot tell: assume it is
+  return revision == job.revision_hash || revision.ends_with("-" + job.revision_hash);
+}
+}  // namespace
+
+int32_t UpdatedReadyFor(const PullJob& job, const OwnerState& owner) {
+  return owner.found && IsJobRevision(job, owner.update_revision) ? owner.updated_ready : 0;
+}
+
+bool RolloutOver(const PullJob& job, const OwnerState& owner) {
+  if (!owner.found) return true;
+  if (owner.observed_generation < owner.generation || owner.update_revision.empty()) return false;  // status stale
+  if (!IsJobRevision(job, owner.update_revision)) return true;  // a newer rollout replaced this one
+  return owner.current_revision == owner.update_revision;
+}
+
 PullRequest RequestFor(const PullJob& job, absl::Time now) {
   return PullRequest{.job = job.Key(),
                      .job_uid = job.uid,

@@ -69,6 +69,20 @@ struct JobDecision {
 
 JobDecision DecideJob(const JobInputs& in);
 
+// What the coordinator reads of the owning CloneSet.
+struct OwnerState {
+  bool found = false;
+  int64_t generation = 0, observed_generation = 0;
+  std::string current_revision, update_revision;
+  int32_t updated_ready = 0;
+};
+absl::StatusOr<OwnerState> ParseOwnerState(std::string_view clone_set_json);
+// updatedReadyReplicas, counted only while the owner's status is about the job's revision.
+int32_t UpdatedReadyFor(const PullJob& job, const OwnerState& owner);
+// The rollout the job was made for is over (the owner settled on the job's revision, or moved to another
+// revision, or is gone): the job is deleted (semantics §8 "revisions equal"), which also drops its requests.
+bool RolloutOver(const PullJob& job, const OwnerState& owner);
+
 // The request written for `node` when `job` is assigned to it.
 PullRequest RequestFor(const PullJob& job, absl::Time now);
 

@@ -39,23 +39,15 @@ absl::StatusOr<std::vector<std::string>> Items(const std::string& body) {
   return out;
 }
 
-// The owner's updatedReadyReplicas, counted only while its status is about this job's revision.
-int32_t UpdatedReady(kube::RestClient& client, const PullJob& job) {
-  if (job.owner_name.empty()) return 0;
+// The owning CloneSet (found = false when it is gone).
+absl::StatusOr<OwnerState> ReadOwner(kube::RestClient& client, const PullJob& job) {
+  // A job without a controlling CloneSet (made by hand) is never "over": it stays until deleted.
+  if (job.owner_name.empty()) return OwnerState{.found = true};
   std::string version = job.owner_api_version.empty() ? kGroupVersion : job.owner_api_version;
   auto body = client.Get(absl::StrCat("/apis/", version, "/namespaces/", job.namespace_, "/clonesets/", job.owner_name));
-  if (!body.ok()) return 0;
-  Json cs = Json::parse(*body, nullptr, false);
-  if (!cs.is_object() || !cs.contains("status") || !cs["status"].is_object()) return 0;
-  const Json& st = cs["status"];
-  const std::string update_revision = st.value("updateRevision", "");
-  if (!job.revision_hash.empty() && update_revision != job.revision_hash &&
-      !update_revision.ends_with("-" + job.revision_hash)) {
-    return 0;
-  }
-  return st.contains("updatedReadyReplicas") && st["updatedReadyReplicas"].is_number_integer()
-             ? st["updatedReadyReplicas"].get<int32_t>()
-             : 0;
+  if (absl::IsNotFound(body.status())) return OwnerState{};
+  if (!body.ok()) return body.status();
+  return ParseOwnerState(*body);
 }
 
 }  // namespace
@@ -111,9 +103,30 @@ absl::StatusOr<RoundStats> Coordinator::RunOnce() {
     }
     const PullJob& job = *parsed;
     if (job.deleting) continue;  // its requests go away with it
+    auto owner = ReadOwner(client_, job);
+    if (!owner.ok()) {
+      LogError("reading the job's CloneSet", owner.status());
+      live_uids.insert(job.uid);  // keep its requests until we know
+      ++stats.errors;
+      continue;
+    }
+    if (RolloutOver(job, *owner)) {
+      // Cleanup (semantics §8): the job goes, and with it (below) its requests on every node.
+      Json pre = {{"preconditions", {{"uid", job.uid}}}};
+      auto del = client_.Delete(absl::StrCat(kApiPrefix, "/namespaces/", job.namespace_, "/imagepulljobs/", job.name),
+                                pre.dump());
+      if (!del.ok() && !absl::IsNotFound(del.status())) {
+        LogError("deleting a finished ImagePullJob", del.status());
+        live_uids.insert(job.uid);
+        ++stats.errors;
+      } else {
+        ++stats.deleted;
+      }
+      continue;
+    }
     live_uids.insert(job.uid);
     ++stats.jobs;
-    JobInputs in{.job = &job, .updated_ready = UpdatedReady(client_, job), .now = now};
+    JobInputs in{.job = &job, .updated_ready = UpdatedReadyFor(job, *owner), .now = now};
     kube::ListOptions lo;
     lo.label_selector = job.pod_selector.ToQuery();
     auto pods_body = client_.List(absl::StrCat("/api/v1/namespaces/", job.namespace_, "/pods"), lo);

@@ -39,6 +39,7 @@ struct RoundStats {
   int jobs = 0;
   int assigned = 0;
   int status_writes = 0;
+  int deleted = 0;  // jobs of finished rollouts
   int node_writes = 0;
   int errors = 0;
 };

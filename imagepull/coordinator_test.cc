@@ -256,3 +256,42 @@ TEST(DesiredRequestsTest, KeepsLiveJobsDropsDeletedAddsNew) {
 
 }  // namespace
 }  // namespace cloneset::imagepull
+
+namespace cloneset::imagepull {
+namespace {
+
+TEST(RolloutOverTest, Table) {
+  PullJob job;
+  job.revision_hash = "7f9";
+  struct Case {
+    std::string name;
+    std::string owner_json;  // "" = owner gone
+    bool over;
+    int32_t updated_ready;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"owner gone", "", true, 0},
+           {"rolling out", R"({"metadata":{"generation":2},"status":{"observedGeneration":2,"currentRevision":"web-1",
+              "updateRevision":"web-7f9","updatedReadyReplicas":3}})", false, 3},
+           {"settled on the job's revision", R"({"metadata":{"generation":2},"status":{"observedGeneration":2,
+              "currentRevision":"web-7f9","updateRevision":"web-7f9","updatedReadyReplicas":8}})", true, 8},
+           {"replaced by a newer revision", R"({"metadata":{"generation":3},"status":{"observedGeneration":3,
+              "currentRevision":"web-1","updateRevision":"web-abc","updatedReadyReplicas":5}})", true, 0},
+           {"status not caught up yet", R"({"metadata":{"generation":3},"status":{"observedGeneration":2,
+              "currentRevision":"web-1","updateRevision":"web-1"}})", false, 0},
+       }) {
+    SCOPED_TRACE(c.name);
+    OwnerState owner;
+    if (!c.owner_json.empty()) {
+      auto parsed = ParseOwnerState(c.owner_json);
+      ASSERT_TRUE(parsed.ok()) << parsed.status();
+      owner = *parsed;
+    }
+    EXPECT_EQ(RolloutOver(job, owner), c.over);
+    EXPECT_EQ(UpdatedReadyFor(job, owner), c.updated_ready);
+  }
+  EXPECT_FALSE(ParseOwnerState("nope").ok());
+}
+
+}  // namespace
+}  // namespace cloneset::imagepull
