@@ -68,7 +68,8 @@ class ListWatch {
   void Run();
   void RunResync();
   absl::Status List();
-  absl::Status WatchOnce();
+  // `progressed`: the stream delivered at least one event (bookmarks count) before it ended.
+  absl::Status WatchOnce(bool* progressed);
   bool SleepUnlessStopped(absl::Duration d);
   void SetError(absl::Status s);
 

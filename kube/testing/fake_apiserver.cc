@@ -99,6 +99,7 @@ struct FakeApiServer::State {
   std::vector<std::string> requests;
   int64_t watch_generation = 0;
   int64_t bookmark_generation = 0;
+  bool drop_watches = false;  // the current watch_generation ends by cutting the connection
   int open_watches = 0;
   int64_t uid_counter = 0;
   bool stopping = false;
@@ -247,6 +248,14 @@ void FakeApiServer::SendBookmarks() {
 void FakeApiServer::CloseWatches() {
   std::lock_guard l(state_->mu);
   ++state_->watch_generation;
+  state_->drop_watches = false;
+  state_->cv.notify_all();
+}
+
+void FakeApiServer::DropWatches() {
+  std::lock_guard l(state_->mu);
+  ++state_->watch_generation;
+  state_->drop_watches = true;
   state_->cv.notify_all();
 }
 
@@ -483,6 +492,7 @@ void FakeApiServer::State::HandleWatch(const Route& r, const httplib::Request& r
         }
         std::vector<std::string> out;
         out.swap(cur->pending);
+        const bool dropped = cur->generation != watch_generation && drop_watches;
         const bool end = cur->done || stopping || cur->generation != watch_generation ||
                          std::chrono::steady_clock::now() >= cur->deadline;
         l.unlock();
@@ -493,6 +503,7 @@ void FakeApiServer::State::HandleWatch(const Route& r, const httplib::Request& r
         for (auto& line : out) {
           if (!sink.write(line.data(), line.size())) return false;
         }
+        if (dropped) return false;
         if (end) {
           sink.done();
           return true;

@@ -63,6 +63,8 @@ class FakeApiServer {
   void SendBookmarks();
   // Ends every open watch stream (a dropped connection from the client's view).
   void CloseWatches();
+  // Cuts every open watch connection mid-stream, without the final chunk (a broken network).
+  void DropWatches();
   int64_t resource_version() const;
   int open_watches() const;
   // "METHOD /path?k=v&k2=v2" (params sorted) for every request, in order.

@@ -1,0 +1,93 @@
+// Harness of the executor fault tests (issue 4 scope 7): an embedded cluster, a planner that can be stopped and
+// restarted on the same port, and any number of executors that can be SIGKILLed and restarted, all real processes
+// on loopback; a pod watcher over all namespaces that checks the rollout invariants on every event; and the
+// end-state checks (no duplicate pods, no orphaned or lost PVCs, the rollout finished).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "process.h"
+
+namespace cloneset::testing {
+
+using json = nlohmann::json;
+
+class FaultStack {
+ public:
+  FaultStack() = default;
+  ~FaultStack();
+  // Starts the devcluster (with `devcluster_flags` added), the planner, the CRD, a default StorageClass and the
+  // lease namespace. Empty on success, else what failed.
+  std::string Start(const std::vector<std::string>& devcluster_flags = {});
+  void StartPlanner();  // same port after the first start; ASSERTs
+  void StopPlanner();   // SIGKILL
+  // Executor `identity` with extra flags; waits for its health address. ASSERTs.
+  void StartExecutor(const std::string& identity, const std::vector<std::string>& flags = {});
+  void KillExecutor(const std::string& identity);  // SIGKILL, reaped
+  bool ExecutorRunning(const std::string& identity);
+  std::string ExecutorHealth(const std::string& identity) const { return health_.at(identity); }
+
+  CommandResult Kubectl(std::vector<std::string> args, const std::string& input = "") const;
+  json GetJson(std::vector<std::string> args) const;  // kubectl get ... -o json; {} on failure
+  // Sum of apiserver_request_total for write verbs from client `user_agent`, leases excluded.
+  double WritesBy(const std::string& user_agent) const;
+  std::string DevclusterLog() const { return devcluster_.Log(); }
+  std::string ExecutorLogs() const;  // the tail of each executor's log
+  const std::string& dir() const { return dir_.path(); }
+  const std::map<std::string, std::string>& env() const { return env_; }
+
+ private:
+  TempDir dir_;
+  std::map<std::string, std::string> env_;
+  Process devcluster_;
+  Process planner_;
+  std::string planner_addr_;
+  int planner_starts_ = 0;
+  std::map<std::string, std::unique_ptr<Process>> executors_;
+  std::map<std::string, std::string> health_;
+  std::map<std::string, int> executor_starts_;
+};
+
+// What one CloneSet's rollout must respect; one CloneSet "app" per namespace.
+struct Workload {
+  std::string ns;
+  int replicas = 4;
+  int max_unavailable = 1;
+  std::string update_type = "InPlaceIfPossible";  // or ReCreate
+};
+std::string WorkloadYaml(const Workload& w, const std::string& image);
+
+// Watches pods in every namespace (kubectl get pods -A -w) and replays the events per namespace.
+class InvariantWatch {
+ public:
+  InvariantWatch(const FaultStack& stack, std::vector<Workload> workloads);
+  ~InvariantWatch();
+  bool WaitStarted(size_t initial_events, absl::Duration timeout);
+  // Stops the watch; returns one line per violated invariant (empty = all held on every event):
+  // once a namespace first had `replicas` Ready pods, Ready & not terminating >= replicas - maxUnavailable;
+  // never more active (not terminating) pods than replicas; never two active pods with one instance id.
+  std::vector<std::string> Finish(size_t* events = nullptr);
+
+ private:
+  std::string path_;
+  std::map<std::string, Workload> workloads_;
+  Process process_;
+};
+
+// The end state of `w` once settled: replicas active Ready pods on `image`, none terminating, unique instance
+// ids, the PVCs exactly the active pods' claims (none orphaned, none lost), status caught up. Empty = settled.
+std::string Unsettled(const FaultStack& stack, const Workload& w, const std::string& image);
+// Polls Unsettled for every workload until all are settled; returns the last complaint ("" = all settled).
+std::string WaitSettled(const FaultStack& stack, const std::vector<Workload>& ws, const std::string& image,
+                        absl::Duration timeout);
+
+bool Poll(const std::function<bool()>& f, absl::Duration timeout, absl::Duration every = absl::Milliseconds(200));
+
+}  // namespace cloneset::testing
