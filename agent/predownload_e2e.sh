@@ -9,7 +9,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-addr() { grep -m1 -o "$2 [a-z]*://[0-9.:]*" "$1" 2>/dev/null | sed 's#.*://##'; }
+addr() { grep -m1 -o "$2 [a-z:/]*[0-9.]*:[0-9]*" "$1" 2>/dev/null | awk '{print $NF}' | sed 's#^[a-z]*://##'; }
 wait_for() { local n=0; until eval "$1" >/dev/null 2>&1; do n=$((n + 1)); [ $n -gt 600 ] && { echo "timeout: $1" >&2; return 1; }; sleep 0.1; done; }
 
 run_once() {
@@ -20,7 +20,8 @@ run_once() {
   local kc=(kubectl --kubeconfig "$d/kc")
   wait_for "${kc[*]} get --raw /healthz"
   for c in clonesets imagepulljobs nodeimages; do "${kc[@]}" apply -f "$ROOT/charts/cloneset/crds/$c.apps.kruise.io.yaml" >/dev/null; done
-  "${kc[@]}" create namespace cloneset-system >/dev/null
+  # (kubectl create namespace sends protobuf, which the embedded cluster does not speak; apply sends JSON)
+  printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: cloneset-system}\n' | "${kc[@]}" apply -f - >/dev/null
   "$BIN/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 >"$d/planner.log" 2>&1 & pids+=($!)
   wait_for "[ -n \"\$(addr $d/planner.log 'listening on')\" ]"
   "$BIN/cloneset-executor" --kubeconfig="$d/kc" --planner_address="ipv4:$(addr "$d/planner.log" 'listening on')" \
@@ -50,12 +51,20 @@ spec:
   updateStrategy: {type: InPlaceIfPossible, maxUnavailable: 2}
 YAML
   wait_for "[ \"\$(${kc[*]} get clonesets.apps.kruise.io web -o jsonpath='{.status.readyReplicas}')\" = 8 ]"
+  local old_rev; old_rev="$("${kc[@]}" get clonesets.apps.kruise.io web -o jsonpath='{.status.updateRevision}')"
   local start; start=$(date +%s.%N)
   "${kc[@]}" patch clonesets.apps.kruise.io web --type=merge -p '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.local/app:v2"}]}}}}' >/dev/null
-  wait_for "[ \"\$(${kc[*]} get clonesets.apps.kruise.io web -o jsonpath='{.status.updatedReadyReplicas}/{.status.readyReplicas}')\" = 8/8 ]"
+  # Done = the status is about the new revision and all 8 pods are updated and ready.
+  wait_for "[ \"\$(${kc[*]} get clonesets.apps.kruise.io web -o jsonpath='{.status.updateRevision}/{.status.updatedReadyReplicas}/{.status.readyReplicas}')\" != $old_rev/8/8 ] && [ \"\$(${kc[*]} get clonesets.apps.kruise.io web -o jsonpath='{.status.updatedReadyReplicas}/{.status.readyReplicas}')\" = 8/8 ]"
   local end; end=$(date +%s.%N)
   echo "agents=$agents rollout_seconds=$(echo "$end - $start" | bc)"
   "${kc[@]}" get imagepulljobs -A 2>/dev/null || true
+  # After the rollout the planner deletes the jobs and the coordinator removes the NodeImages.
+  if wait_for "[ -z \"\$(${kc[*]} get imagepulljobs -A -o name)\" ] && [ -z \"\$(${kc[*]} get nodeimages -o name)\" ]"; then
+    echo "agents=$agents cleanup=ok after $(echo "$(date +%s.%N) - $end" | bc) s"
+  else
+    echo "agents=$agents cleanup=timeout"; "${kc[@]}" get imagepulljobs,nodeimages -A || true
+  fi
   cleanup
   rm -rf "$d"
 }
