@@ -84,13 +84,19 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
       if (scale_surge > fresh.to_delete) scale_surge_old = scale_surge - fresh.to_delete;
     }
     int64_t update_surge = 0, update_surge_old = 0;
-    if ((old_diff > 0 && new_diff < 0) || (old_diff < 0 && new_diff > 0)) {
-      if (std::abs(old_diff) <= std::abs(new_diff)) {
-        update_surge = std::abs(old_diff);
-        if (old_diff < 0) update_surge_old = update_surge;
+    // An in-place rollout replaces no pod, so surge pods would only be created and deleted again (kruise#2369).
+    // Surge for specified-delete replacements (scale_surge) still applies.
+    const bool opposite = (old_diff > 0 && new_diff < 0) || (old_diff < 0 && new_diff > 0);
+    if (opposite && !ctx.rollout_in_place) {
+      // The surge covers the pods still to be replaced: old pods moving forward, new pods rolling back. Upstream
+      // takes min(|oldDiff|, |newDiff|), which counts unready replacements as done and shrinks the surge before
+      // the end (kruise#1741, #1442); this never creates more than the partition allows either, because
+      // R + min(S, oldDiff) - old <= R - P new pods (docs/compatibility.md "Update").
+      if (old_diff > 0) {
+        update_surge = old_diff;
       } else {
-        update_surge = std::abs(new_diff);
-        if (new_diff > 0) update_surge_old = update_surge;
+        update_surge = new_diff;
+        update_surge_old = update_surge;
       }
     }
     if (scale_surge >= update_surge) {
@@ -130,7 +136,12 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
   }
 
   d.update_num = Clamp32(std::abs(old_diff) <= std::abs(new_diff) ? old_diff : -new_diff);
-  if (d.update_num != 0) d.update_max_unavailable = Clamp32(max_unavailable + num_pods - replicas);
+  if (d.update_num != 0) {
+    // Without surge pods, maxUnavailable 0 would leave an in-place rollout no budget at all: maxSurge (the extra
+    // capacity the user granted) becomes the in-place batch size instead (docs/compatibility.md "Update").
+    const int64_t budget = max_unavailable == 0 && ctx.rollout_in_place ? surge : max_unavailable;
+    d.update_max_unavailable = Clamp32(budget + num_pods - replicas);
+  }
   return d;
 }
 

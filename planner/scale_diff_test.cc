@@ -54,6 +54,7 @@ struct DiffCase {
   RevisionCheck check = RevisionCheck::kScale;
   bool paused = false;
   int32_t configured_surge = 0;  // spec.updateStrategy.maxSurge in the CloneSet (for paused)
+  bool in_place = false;         // PlanContext::rollout_in_place
 };
 
 ScaleDiff Want(int32_t up, int32_t up_old, int32_t up_limit, int32_t down, int32_t down_old, int32_t ready_limit,
@@ -98,6 +99,7 @@ TEST_P(ScaleDiffTest, Arithmetic) {
   spec.min_ready_seconds = c.min_ready_seconds;
   spec.paused = c.paused;
   PlanContext ctx = MakeContext(req, spec, c.same_revision ? "cs-new" : "cs-old", "cs-new");
+  ctx.rollout_in_place = c.in_place;
   const ScaleDiff got = CalculateDiff(ctx, c.check);
   const ScaleDiff& w = c.want;
   EXPECT_EQ(got.scale_up_num, w.scale_up_num);
@@ -228,6 +230,45 @@ INSTANTIATE_TEST_SUITE_P(
                c.paused = true;
                c.configured_surge = 1;
              }),
+        // In-place rollout (kruise#2369): no surge pod; maxUnavailable 0 so maxSurge is the batch size:
+        // updateMaxUnavailable 1 + 4 - 4 = 1 (SurgeStart above creates a pod and has budget 0).
+        With(DiffCase{"InPlaceNoSurgePod", 4, 0, 1, 0, {"or", "or", "or", "or"}, Want(0, 0, 0, 0, 0, 0, 4, 1)},
+             [](DiffCase& c) { c.in_place = true; }),
+        // maxSurge 3 as the batch: 3 + 8 - 8 = 3.
+        With(DiffCase{"InPlaceSurgeIsBatch", 8, 0, 3, 0, {"or", "or", "or", "or", "or", "or", "or", "or"},
+                      Want(0, 0, 0, 0, 0, 0, 8, 3)},
+             [](DiffCase& c) { c.in_place = true; }),
+        // maxUnavailable 1 stays the budget: 1 + 4 - 4 = 1, no pod created although maxSurge is 2.
+        With(DiffCase{"InPlaceKeepsMaxUnavailable", 4, 0, 2, 1, {"or", "or", "or", "or"}, Want(0, 0, 0, 0, 0, 0, 4, 1)},
+             [](DiffCase& c) { c.in_place = true; }),
+        // A missing pod still shrinks the budget: up 1; updateNum 3, 1 + 3 - 4 = 0.
+        With(DiffCase{"InPlaceMissingPod", 4, 0, 1, 0, {"or", "or", "or"}, Want(1, 0, 1, 0, 0, 0, 3, 0)},
+             [](DiffCase& c) { c.in_place = true; }),
+        // A surge pod left from before (e.g. the rollout was ReCreate): surplus 1 goes, old first (4 - 0 - 0);
+        // deleteReadyLimit 0 + 1 - 0 = 1; oldDiff 4 > |newDiff| 3: updateNum 3, 1 + 5 - 4 = 2.
+        With(DiffCase{"InPlaceLeftoverSurgeRemoved", 4, 0, 1, 0, {"or", "or", "or", "or", "nr"},
+                      Want(0, 0, 0, 1, 4, 1, 3, 2)},
+             [](DiffCase& c) { c.in_place = true; }),
+        // Specified delete still gets its replacement first: scaleSurge 1, scaleSurgeOld 1; up 1, up old
+        // max(0 + 1 - 3, 0) = 0; deleteReadyLimit 0; updateNum 3, budget 1 + 3 - 3 = 1.
+        With(DiffCase{"InPlaceSpecifiedDeleteStillSurges", 3, 0, 1, 0, {"or", "or", "ord"},
+                      Want(1, 0, 1, 0, 0, 0, 3, 1, 1, 1)},
+             [](DiffCase& c) { c.in_place = true; }),
+        // kruise#1741: R 8, S 3, 4 old + 6 new of which 2 unready. Upstream's surge min(3, 4, 2) = 2 creates nothing
+        // and the rollout narrows to 2 pods in flight; ours is min(3, oldDiff 4) = 3: up 11 - 10 = 1, none old;
+        // updateNum -newDiff 2, updateMaxUnavailable 0 + 10 - 8 = 2.
+        DiffCase{"SurgeKeptWhileOldPodsRemain", 8, 0, 3, 0, {"or", "or", "or", "or", "nr", "nr", "nr", "nr", "nu", "nu"},
+                 Want(1, 0, 1, 0, 0, 0, 2, 2, 3, 0)},
+        // ... and it never exceeds the partition: P 3, 4 old + 2 new unready: surge min(3, oldDiff 1) = 1; up
+        // 9 - 6 = 3; new pods then 2 + 3 = 5 = R - P. updateNum oldDiff 1, 0 + 6 - 8 = -2.
+        DiffCase{"SurgeBoundedByPartition", 8, 3, 3, 0, {"or", "or", "or", "or", "nu", "nu"},
+                 Want(3, 0, 3, 0, 0, 0, 1, -2, 1, 0)},
+        // Rolling back with the gate: P 3, 1 old + 4 new: the surge covers the 3 excess new pods (upstream
+        // min(2, 3) = 2): useSurge 3, old 3; up 7 - 5 = 2, up old max(3 + 3 - 1, 0) = 5; updateNum oldDiff -2,
+        // 0 + 5 - 4 = 1.
+        With(DiffCase{"RollbackSurgeCoversExcessNewPods", 4, 3, 3, 0, {"or", "nr", "nr", "nr", "nr"},
+                      Want(2, 5, 2, 0, 0, 0, -2, 1, 3, 3)},
+             [](DiffCase& c) { c.rollback_gate = true; }),
         // Paused does not create surge pods: useSurge 0, nothing to create.
         With(DiffCase{"PausedNoNewSurge", 4, 0, 1, 0, {"or", "or", "or", "or"}, Want(0, 0, 0, 0, 0, 0, 4, 0)},
              [](DiffCase& c) {
