@@ -1,4 +1,5 @@
 // Applying a plan: the imperative half of Reconciler (see reconciler.h for the rules).
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -117,6 +118,26 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
                                   const pb::PlanResponse& plan) {
   ReconcileResult r;
   ApplyState st{key, cs, req, cs.metadata().namespace_(), {}, {}};
+  // A reconcile can race the garbage collector: pods deleted with their CloneSet can reach the pod cache before
+  // the CloneSet's own deletion does, and the stale CloneSet would be scaled back up with pods nobody owns.
+  // Creations are the writes that outlive the CloneSet, so they go only after a fresh read shows it still there
+  // (one GET per plan that creates; no extra write).
+  const bool creates = std::any_of(plan.actions().begin(), plan.actions().end(),
+                                   [](const pb::Action& a) { return a.has_create_pod(); });
+  if (creates) {
+    auto fresh = d_.client->Get(absl::StrCat("/apis/", cs.api_version(), "/namespaces/", st.ns, "/clonesets/",
+                                             cs.metadata().name()));
+    if (!fresh.ok() && !absl::IsNotFound(fresh.status())) {
+      r.error = fresh.status();
+      r.result = "error";
+      return r;
+    }
+    auto meta = fresh.ok() ? kube::ReadObjectMeta(*fresh) : absl::StatusOr<kube::ObjectMeta>(fresh.status());
+    if (!meta.ok() || meta->uid != cs.metadata().uid()) {
+      r.result = "cloneset_gone";  // its DELETED event follows and forgets the key
+      return r;
+    }
+  }
   absl::Status stop;
   int failed_batch = -1;
   for (int i = 0; i < plan.actions_size() && stop.ok(); ++i) {

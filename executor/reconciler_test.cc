@@ -32,6 +32,11 @@ absl::Status Conflict() {
                                    R"("code":409,"message":"the object has been modified"})");
 }
 
+constexpr char kCloneSetPath[] = "/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs";
+std::string CloneSetObj(const std::string& uid) {
+  return R"({"metadata":{"name":"cs","namespace":"ns","uid":")" + uid + R"(","resourceVersion":"100"}})";
+}
+
 class ReconcilerTest : public ::testing::Test {
  protected:
   ReconcilerTest() : metrics_(registry_) {
@@ -88,6 +93,7 @@ TEST_F(ReconcilerTest, ScaleUpCreatesPvcThenPodThenStatusAndRecordsExpectations)
   EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
   {
     InSequence seq;
+    EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/persistentvolumeclaims", Obj("ws-cs-a", 0)))
         .WillOnce(Return(Obj("ws-cs-a", 11)));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 12)));
@@ -129,6 +135,7 @@ TEST_F(ReconcilerTest, SlowStartStopsAfterTheFailingBatch) {
   EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
   {
     InSequence seq;
+    EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
         .WillOnce(Return(absl::UnavailableError("etcd timeout")));
@@ -139,6 +146,25 @@ TEST_F(ReconcilerTest, SlowStartStopsAfterTheFailingBatch) {
   EXPECT_TRUE(absl::IsUnavailable(r.error));
   EXPECT_EQ(metrics_.actions_total("CreatePod", "error"), 1);
   EXPECT_EQ(metrics_.actions_total("CreatePod", "success"), 2);
+}
+
+// The pods of a deleted CloneSet can leave the cache before the CloneSet does: no pod is created for a CloneSet
+// that a fresh read shows gone or replaced (same name, new uid).
+TEST_F(ReconcilerTest, NoCreationForACloneSetThatIsGone) {
+  for (const absl::StatusOr<std::string>& fresh :
+       {absl::StatusOr<std::string>(absl::NotFoundError("gone")), absl::StatusOr<std::string>(CloneSetObj("uid-2"))}) {
+    SCOPED_TRACE(fresh.ok() ? "replaced" : "deleted");
+    pb::PlanResponse plan;
+    *plan.add_actions() = CreatePodAction("cs-a", 0, true);
+    plan.set_write_status(true);
+    EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+    EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+    EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(fresh));  // StrictMock: no Create, no status
+    auto r = Make().Reconcile(kKey);
+    EXPECT_TRUE(r.error.ok()) << r.error;
+    EXPECT_EQ(r.result, "cloneset_gone");
+    EXPECT_EQ(metrics_.actions_total("CreatePod", "success"), 0);
+  }
 }
 
 TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersion) {
@@ -277,6 +303,7 @@ TEST_F(ReconcilerTest, NotOwnedShardIsSkippedAndLostShardStopsWrites) {
   *plan.add_actions() = CreatePodAction("cs-b", 1, false);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
   EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce([this] {
     owns_ = false;  // the Lease is lost while the first write is in flight
     return absl::StatusOr<std::string>(Obj("cs-a", 5));

@@ -93,7 +93,8 @@ void E2eCluster::Stop() {
 }
 
 PodWatch::PodWatch(const E2eCluster& cluster, const std::string& ns, const std::string& selector) {
-  path_ = absl::StrCat(cluster.dir(), "/watch-", ns, ".json");
+  static int counter = 0;  // one file per watch: the log is opened for appending
+  path_ = absl::StrCat(cluster.dir(), "/watch-", ns, "-", ++counter, ".json");
   std::vector<std::string> argv = {"/usr/bin/env"};
   for (const auto& [k, v] : cluster.env()) argv.push_back(k + "=" + v);
   for (const char* a : {"/bin/sh", "-c", "exec kubectl \"$@\" 2>/dev/null", "kubectl", "get", "pods", "-w",
@@ -152,6 +153,10 @@ PodWatch::Stats PodWatch::Finish() {
       ++active;
       IsReady(p) ? ++ready : ++not_ready;
     }
+    const json& meta = pod["metadata"];
+    st.trace += absl::StrCat(type, " ", meta.value("name", ""), " rv=", meta.value("resourceVersion", ""),
+                             " image=", pod["spec"]["containers"][0].value("image", ""), " ready=", IsReady(pod),
+                             meta.contains("deletionTimestamp") ? " deleting" : "", " -> ready pods ", ready, "\n");
     st.min_ready = std::min(st.min_ready, ready);
     st.max_not_ready = std::max(st.max_not_ready, not_ready);
     st.max_active = std::max(st.max_active, active);

@@ -58,6 +58,7 @@ class PodWatch {
     int max_not_ready = 0;          // most not-Ready, not terminating pods at any event
     int max_active = 0;             // most non-terminating pods at any event
     std::set<std::string> uids_seen;
+    std::string trace;  // one line per event after the initial list, for failure messages
   };
   // Stops the watch and replays its events.
   Stats Finish();

@@ -50,7 +50,7 @@ TEST_F(Seed000Test, PvcsScaleInPlaceJsonPatchScaleIn) {
     MustKubectl({"scale", "-n", ns_, "clonesets.apps.kruise.io/video-transcoder", "--replicas=5"});
     ASSERT_TRUE(Eventually([&] { return AllReady(kApp, 5, kImage1); })) << Describe(kApp);
     const auto st = watch->Finish();
-    EXPECT_GE(st.min_ready, 3);
+    EXPECT_GE(st.min_ready, 3) << st.trace;
     EXPECT_EQ(st.max_active, 5);
     EXPECT_EQ(Pvcs().size(), 5u);
   }
@@ -75,7 +75,7 @@ TEST_F(Seed000Test, PvcsScaleInPlaceJsonPatchScaleIn) {
       EXPECT_NE(q.revision, p.revision) << name;
     }
     const auto st = watch->Finish();
-    EXPECT_GE(st.min_ready, 4) << "maxUnavailable 1 exceeded";
+    EXPECT_GE(st.min_ready, 4) << "maxUnavailable 1 exceeded\n" << st.trace;
     EXPECT_EQ(st.uids_seen.size(), 5u) << "a pod was created";
     EXPECT_TRUE(Eventually([&] {
       const json s = CloneSet(kApp).value("status", json::object());
@@ -108,7 +108,7 @@ TEST_F(Seed000Test, LiteralMergePatchOfContainersRecreatesWithEvent) {
     EXPECT_EQ(p.restart_count, 0) << name;
   }
   const auto st = watch->Finish();
-  EXPECT_GE(st.min_ready, 2) << "maxUnavailable 1 exceeded";
+  EXPECT_GE(st.min_ready, 2) << "maxUnavailable 1 exceeded\n" << st.trace;
   EXPECT_EQ(st.uids_seen.size(), 6u);
   EXPECT_TRUE(Eventually([&] {
     for (const auto& [reason, message] : Events()) {

@@ -56,7 +56,7 @@ TEST_F(UpdateTest, PartitionCanaryThenFullRollout) {
   ASSERT_TRUE(Eventually([&] { return AllReady("canary", 4, "img:v2"); })) << Describe("canary");
   for (const auto& [name, p] : Pods("canary")) EXPECT_EQ(before.at(name).uid, p.uid) << name;
   const auto st = watch->Finish();
-  EXPECT_GE(st.min_ready, 3) << "maxUnavailable 1 exceeded";
+  EXPECT_GE(st.min_ready, 3) << "maxUnavailable 1 exceeded\n" << st.trace;
   EXPECT_EQ(st.uids_seen.size(), 4u);
 }
 
@@ -76,7 +76,7 @@ TEST_F(UpdateTest, ReCreateWithPvc) {
     EXPECT_TRUE(pvcs.count(*p.claims.begin())) << name;
   }
   const auto st = watch->Finish();
-  EXPECT_GE(st.min_ready, 2) << "maxUnavailable 1 exceeded";
+  EXPECT_GE(st.min_ready, 2) << "maxUnavailable 1 exceeded\n" << st.trace;
   EXPECT_EQ(st.uids_seen.size(), 6u);
 }
 
@@ -149,7 +149,7 @@ TEST_F(UpdateTest, ImageAndVolumeClaimTemplatesChangeRecreates) {
     }
   }
   const auto st = watch->Finish();
-  EXPECT_GE(st.min_ready, 1) << "maxUnavailable 1 exceeded";
+  EXPECT_GE(st.min_ready, 1) << "maxUnavailable 1 exceeded\n" << st.trace;
 }
 
 TEST_F(UpdateTest, PausedStopsTheRolloutNotTheScaling) {
@@ -167,7 +167,7 @@ TEST_F(UpdateTest, PausedStopsTheRolloutNotTheScaling) {
   MergePatch("paused", R"({"spec":{"updateStrategy":{"paused":false}}})");
   ASSERT_TRUE(Eventually([&] { return AllReady("paused", 3, "img:v2"); })) << Describe("paused");
   const auto st = watch->Finish();
-  EXPECT_GE(st.min_ready, 1) << "maxUnavailable 1 exceeded";
+  EXPECT_GE(st.min_ready, 1) << "maxUnavailable 1 exceeded\n" << st.trace;
 }
 
 // Seed 003: scaleStrategy.maxUnavailable 1 with minReadySeconds: a scale-up creates the next pod only once the
