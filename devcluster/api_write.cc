@@ -24,6 +24,16 @@ ApiResponse Json(int status, const json& body) {
   return r;
 }
 
+// The answer to a write: the stored object's serialized form when the store handed it back (saves
+// serializing the same object a second time on the hot write path), else the returned object.
+ApiResponse Written(int status, const json& object, const ObjectPtr& stored) {
+  if (!stored) return Json(status, object);
+  ApiResponse r;
+  r.status = status;
+  r.body = stored->json;
+  return r;
+}
+
 std::string MediaType(const std::string& content_type) {
   std::string t = content_type.substr(0, content_type.find(';'));
   return absl::AsciiStrToLower(absl::StripAsciiWhitespace(t));
@@ -105,9 +115,10 @@ ApiResponse ApiServer::Create(const ApiRequest& req, const Route& route) {
   if (!obj) return error;
   if (auto e = FillNamespace(*obj, route.type, route.ns)) return std::move(*e);
   std::string name = NameOf(*obj);
-  auto created = store_->Create(route.type.Id(), std::move(*obj), WriteOptions{.dry_run = DryRun(req)});
+  ObjectPtr stored;
+  auto created = store_->Create(route.type.Id(), std::move(*obj), WriteOptions{.dry_run = DryRun(req), .stored = &stored});
   if (!created.ok()) return FromStatus(created.status(), &route.type, name);
-  return Json(201, *created);
+  return Written(201, *created, stored);
 }
 
 ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
@@ -137,10 +148,12 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
     return StatusError(400, "BadRequest",
                        absl::StrCat("the name of the object (", name, ") does not match the name on the URL (",
                                     route.name, ")"));
+  ObjectPtr stored;
+  wo.stored = &stored;
   auto r = route.subresource == "status" ? store_->UpdateStatus(route.type.Id(), std::move(*obj), wo)
                                          : store_->Update(route.type.Id(), std::move(*obj), wo);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-  return Json(200, *r);
+  return Written(200, *r, stored);
 }
 
 ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
@@ -182,6 +195,8 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
     return Json(201, *created);
   }
   bool status_only = route.subresource == "status";
+  ObjectPtr stored;
+  if (route.subresource != "scale") wo.stored = &stored;
   auto r = store_->Mutate(
       route.type.Id(), route.ns, route.name, status_only,
       [&](json& o) -> absl::Status {
@@ -201,7 +216,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
       wo);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
   if (route.subresource == "scale") return Json(200, ScaleOf(route.type, *r));
-  return Json(200, *r);
+  return Written(200, *r, stored);
 }
 
 ApiResponse ApiServer::Delete(const ApiRequest& req, const Route& route) {

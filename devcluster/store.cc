@@ -82,7 +82,8 @@ struct Store::State {
     ++types_generation;
   }
   void IndexLocked(const std::string& id, const std::string& key, const ObjectPtr& obj, const ObjectPtr& old);
-  absl::Status CommitLocked(TypeState& ts, EventType type, nlohmann::json& object);
+  // stored (optional) receives the committed version.
+  absl::Status CommitLocked(TypeState& ts, EventType type, nlohmann::json& object, ObjectPtr* stored = nullptr);
   void RemoveLocked(TypeState& ts, const std::string key, int depth);
   void CollectDependentsLocked(const std::string& owner_uid, int depth);
   void CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth);
@@ -225,11 +226,13 @@ void Store::State::IndexLocked(const std::string& id, const std::string& key, co
   }
 }
 
-absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann::json& object) {
+absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann::json& object,
+                                       ObjectPtr* stored) {
   const std::string id = ts.type.Id();
   int64_t rv = ++this->rv;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
   ObjectPtr obj = MakeStoredObject(object, id);
+  if (stored) *stored = obj;
   const std::string key = Key(obj->ns, obj->name);
   ObjectPtr old;
   if (auto it = ts.objects.find(key); it != ts.objects.end()) old = it->second;
@@ -423,10 +426,13 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
   if (ts.type.Id() == kCustomResourceDefinitions) {
     if (auto t = ResourceTypeFromCrd(next); !t.ok()) return t.status();
   }
-  if (next == prev) return prev;  // no-op: no new resourceVersion, no event
+  if (next == prev) {  // no-op: no new resourceVersion, no event
+    if (options.stored) *options.stored = old;
+    return prev;
+  }
   if (options.dry_run) return next;
   bool finalize = old->deleting && (!next["metadata"].contains("finalizers"));
-  if (absl::Status s = CommitLocked(ts, EventType::kModified, next); !s.ok()) return s;
+  if (absl::Status s = CommitLocked(ts, EventType::kModified, next, options.stored); !s.ok()) return s;
   if (finalize) RemoveLocked(ts, key, 0);
   return next;
 }
@@ -622,7 +628,7 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   ResetStatusOnCreate(type, object);
   ApplyDefaults(type.Id(), object);
   if (options.dry_run) return object;
-  if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object); !s.ok()) return s;
+  if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object, options.stored); !s.ok()) return s;
   return object;
 }
 

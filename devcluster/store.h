@@ -87,6 +87,9 @@ struct WatchEvent {
 
 struct WriteOptions {
   bool dry_run = false;  // validate and compute the result, store nothing, emit nothing
+  // When set, receives the stored version after a successful write (the unchanged one for a no-op, untouched for
+  // a dry run), so the API server answers with its serialized form instead of serializing the object again.
+  ObjectPtr* stored = nullptr;
 };
 
 enum class Propagation { kBackground, kForeground, kOrphan };
