@@ -210,7 +210,7 @@ spec:
           storage: 1Gi
   updateStrategy:
     type: )", w.update_type, R"(
-    maxUnavailable: )", w.max_unavailable, "\n");
+    maxUnavailable: )", w.max_unavailable, "\n", w.pvc_reuse ? "" : "  scaleStrategy:\n    disablePVCReuse: true\n");
 }
 
 InvariantWatch::InvariantWatch(const FaultStack& stack, std::vector<Workload> workloads) {
@@ -312,9 +312,20 @@ std::string Unsettled(const FaultStack& stack, const Workload& w, const std::str
   }
   if (active != w.replicas) return absl::StrCat(w.ns, ": ", active, " pods, want ", w.replicas);
   std::set<std::string> pvc_names;
+  const std::string cs_uid = cs["metadata"].value("uid", "");
   for (const auto& c : pvcs["items"]) {
-    if (Terminating(c)) return absl::StrCat(w.ns, ": PVC ", c["metadata"].value("name", ""), " terminating");
-    pvc_names.insert(c["metadata"].value("name", ""));
+    const std::string name = c["metadata"].value("name", "");
+    if (Terminating(c)) return absl::StrCat(w.ns, ": PVC ", name, " terminating");
+    bool owned = false;
+    for (const auto& o : c["metadata"].value("ownerReferences", json::array())) {
+      owned = owned || (o.value("uid", "") == cs_uid && o.value("controller", false));
+    }
+    if (!owned) return absl::StrCat(w.ns, ": PVC ", name, " orphaned (not controlled by the CloneSet)");
+    if (w.pvc_reuse && !claims.count(name)) {
+      if (ids.count(InstanceId(c))) return absl::StrCat(w.ns, ": PVC ", name, " unused but its instance id has a pod");
+      continue;  // kept for reuse
+    }
+    pvc_names.insert(name);
   }
   if (pvc_names != claims) {
     std::string msg = absl::StrCat(w.ns, ": PVCs {");

@@ -61,6 +61,9 @@ struct Workload {
   int replicas = 4;
   int max_unavailable = 1;
   std::string update_type = "InPlaceIfPossible";  // or ReCreate
+  // v1alpha1 default: PVCs whose pod vanished stay for reuse by the next pod created. false sets
+  // scaleStrategy.disablePVCReuse, so such PVCs are cleaned up and the end state has exactly the pods' PVCs.
+  bool pvc_reuse = true;
 };
 std::string WorkloadYaml(const Workload& w, const std::string& image);
 
@@ -82,7 +85,10 @@ class InvariantWatch {
 };
 
 // The end state of `w` once settled: replicas active Ready pods on `image`, none terminating, unique instance
-// ids, the PVCs exactly the active pods' claims (none orphaned, none lost), status caught up. Empty = settled.
+// ids, every claim of a pod present (none lost), every PVC owned by the CloneSet (none orphaned) and, without
+// PVC reuse, exactly the pods' claims (with reuse, an extra one must carry an instance id no pod has: kept for
+// the next pod, as upstream does when a pod vanished between its deletion and its PVC's), status caught up.
+// Empty = settled.
 std::string Unsettled(const FaultStack& stack, const Workload& w, const std::string& image);
 // Polls Unsettled for every workload until all are settled; returns the last complaint ("" = all settled).
 std::string WaitSettled(const FaultStack& stack, const std::vector<Workload>& ws, const std::string& image,

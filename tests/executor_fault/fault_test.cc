@@ -76,7 +76,7 @@ TEST(ExecutorFaultTest, KilledAtRandomMomentsDuringRollouts) {
   std::mt19937_64 rng(Seed());
   FaultStack stack;
   ASSERT_EQ(stack.Start(), "");
-  const std::vector<Workload> ws = {{"fault-a-inplace", 6, 2, "InPlaceIfPossible"}, {"fault-a-recreate", 6, 2, "ReCreate"}};
+  const std::vector<Workload> ws = {{"fault-a-inplace", 6, 2, "InPlaceIfPossible"}, {"fault-a-recreate", 6, 2, "ReCreate", false}};
   InvariantWatch watch(stack, ws);
   absl::SleepFor(absl::Seconds(1));  // the watch is established before the first pod exists
   ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
@@ -234,7 +234,7 @@ TEST(ExecutorFaultTest, PlannerOutageMeansNoWrites) {
   FaultStack stack;
   ASSERT_EQ(stack.Start(), "");
   ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
-  const std::vector<Workload> ws = {{"fault-c-recreate", 6, 1, "ReCreate"}, {"fault-c-inplace", 6, 1, "InPlaceIfPossible"}};
+  const std::vector<Workload> ws = {{"fault-c-recreate", 6, 1, "ReCreate", false}, {"fault-c-inplace", 6, 1, "InPlaceIfPossible"}};
   ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(1)));
   ASSERT_EQ(WaitSettled(stack, ws, Image(1), absl::Seconds(60)), "") << Diagnose(stack, ws);
   InvariantWatch watch(stack, ws);
@@ -269,7 +269,7 @@ TEST(ExecutorFaultTest, ApiServerConflictsErrorsAndWatchDrops) {
   ASSERT_EQ(stack.Start({"--fault_conflict_rate=0.1", "--fault_error_rate=0.1", "--fault_watch_drop_after=3s",
                          "--fault_user_agent=cloneset-executor", absl::StrCat("--fault_seed=", seed)}),
             "");
-  const std::vector<Workload> ws = {{"fault-d-inplace", 5, 2, "InPlaceIfPossible"}, {"fault-d-recreate", 5, 2, "ReCreate"}};
+  const std::vector<Workload> ws = {{"fault-d-inplace", 5, 2, "InPlaceIfPossible"}, {"fault-d-recreate", 5, 2, "ReCreate", false}};
   InvariantWatch watch(stack, ws);
   absl::SleepFor(absl::Seconds(1));
   ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
