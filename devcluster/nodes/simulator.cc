@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "devcluster/nodes/cri_server.h"
+#include "devcluster/nodes/events.h"
 #include "devcluster/nodes/pvc_binder.h"
 #include "devcluster/nodes/quantity.h"
 #include "devcluster/nodes/scheduler.h"
@@ -58,6 +59,7 @@ struct PodEntry {
   PodRequest request;
   int64_t written_rv = 0;  // the RV our own last write produced: its echo needs no re-evaluation
   TimePoint wake{};
+  bool killing_reported = false;  // the graceful deletion's Killing events were written
   std::unique_ptr<PodProgress> progress;
 };
 
@@ -66,6 +68,7 @@ struct NodeSimulator::Impl {
   Clock* clock;
   SimulatorConfig config;
   std::unique_ptr<CriMetrics> metrics;
+  std::unique_ptr<EventRecorder> events;  // null with --pod-events=false
   std::vector<NodeRuntime> nodes;
   absl::flat_hash_map<std::string, int> node_index;
 
@@ -135,6 +138,11 @@ struct NodeSimulator::Impl {
     unscheduled.erase(key);
     auto nit = node_index.find(node);
     int idx = nit == node_index.end() ? -1 : nit->second;
+    if (so.deleting && !e.killing_reported && idx >= 0 && phase != "Succeeded" && phase != "Failed") {
+      e.killing_reported = true;
+      if (events)
+        for (const auto& ev : KillingEvents(pod)) events->Record(pod, ev, {"kubelet", node});
+    }
     bool terminal = phase == "Succeeded" || phase == "Failed";
     if (e.node != idx || terminal) {
       Unaccount(e);
@@ -205,11 +213,15 @@ struct NodeSimulator::Impl {
       return;
     }
     if (d.status) {
+      json old_status = pod.contains("status") ? pod["status"] : json::object();
       json update = std::move(pod);
       update["status"] = std::move(*d.status);
       auto written = store->UpdateStatus(kPods, std::move(update));
       if (written.ok()) {
         commit();
+        if (events)
+          for (const auto& ev : KubeletEvents(*written, old_status, (*written)["status"]))
+            events->Record(*written, ev, {"kubelet", n.slot.name});
         Count(&SimulatorStats::pod_status_writes);
         e.written_rv = std::stoll(Str(Obj(*written, "metadata"), "resourceVersion"));
       } else if (absl::IsAborted(written.status())) {
@@ -251,7 +263,13 @@ struct NodeSimulator::Impl {
           ApplyUnschedulable(pod, p.message, now_s);
           return absl::OkStatus();
         });
-        if (r.ok()) e.written_rv = std::stoll(Str(Obj(*r, "metadata"), "resourceVersion"));
+        if (r.ok()) {
+          int64_t rv = std::stoll(Str(Obj(*r, "metadata"), "resourceVersion"));
+          // Only a changed verdict is news (a retry that finds the same nodes full writes nothing).
+          if (events && rv != e.written_rv)
+            events->Record(*r, {"Warning", "FailedScheduling", p.message, ""}, {"default-scheduler", ""});
+          e.written_rv = rv;
+        }
         Count(&SimulatorStats::unschedulable);
         ++it;
         continue;
@@ -281,6 +299,10 @@ struct NodeSimulator::Impl {
       int idx = node_index[node];
       nodes[idx].slot.Add(e.request, +1);
       e.node = idx;
+      if (events)
+        events->Record(cond.ok() ? *cond : *bound,
+                       {"Normal", "Scheduled", absl::StrCat("Successfully assigned ", ns, "/", name, " to ", node), ""},
+                       {"default-scheduler", ""});
       if (cond.ok()) {
         e.written_rv = std::stoll(Str(Obj(*cond, "metadata"), "resourceVersion"));
         dirty[key] = std::move(*cond);
@@ -497,6 +519,7 @@ absl::Status NodeSimulator::Start() {
   Impl& s = *impl_;
   if (s.config.nodes < 0) return absl::InvalidArgumentError("--nodes must not be negative");
   s.metrics = std::make_unique<CriMetrics>(s.config.registry);
+  if (s.config.pod_events) s.events = std::make_unique<EventRecorder>(s.store, s.clock, s.config.max_events);
   const std::string now_s = FormatTime(s.clock->Now());
   s.nodes.resize(s.config.nodes);
   for (int i = 0; i < s.config.nodes; ++i) {

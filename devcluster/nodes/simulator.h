@@ -21,6 +21,8 @@
 //   --node-heartbeat-interval=60s   Ready condition heartbeat period (0: never)
 //   --cri-socket-nodes=64           only the first N nodes serve a CRI socket (each is a gRPC server)
 //   --preloaded-images=<a,b>        images every node has from the start
+//   --pod-events=true               write Events like kubelet and the scheduler (see events.h)
+//   --max-events=20000              most Event objects kept (the oldest the simulator wrote go first)
 // Pod faults by annotation devcluster.cloneset.io/fault: image-pull-failure | crash-loop | slow-start=5s
 // (comma-separated).
 #pragma once
@@ -56,6 +58,8 @@ struct SimulatorConfig {
   std::string run_dir;
   int cri_socket_nodes = 64;
   std::vector<std::string> preloaded_images;
+  bool pod_events = true;     // Events for scheduling and container lifecycle (events.h)
+  size_t max_events = 20000;  // bound on the Event objects the simulator keeps
   prometheus::Registry* registry = nullptr;  // devcluster_cri_* and devcluster_sim_* metrics; may be null
   // Upper bound on how long the loop waits before re-reading the clock (a FakeClock does not wake it).
   std::chrono::milliseconds poll_interval{10};

@@ -35,6 +35,11 @@ ABSL_FLAG(int, cri_socket_nodes, 64,
           "Only the first N simulated nodes serve a CRI socket at <run-dir>/nodes/<node>/cri.sock "
           "(each socket is a gRPC server)");
 ABSL_FLAG(std::string, preloaded_images, "", "Comma-separated images every simulated node has from the start");
+ABSL_FLAG(bool, pod_events, true,
+          "Write Kubernetes Events for what the simulated scheduler and kubelets do (Scheduled, Pulling, Pulled, "
+          "Created, Started, Killing, BackOff, Failed, FailedScheduling); repeats are aggregated by count");
+ABSL_FLAG(int, max_events, 20000,
+          "Most Event objects the simulator keeps; beyond it the oldest it wrote are deleted");
 
 namespace cloneset::devcluster::nodes {
 
@@ -74,6 +79,9 @@ absl::StatusOr<SimulatorConfig> SimulatorConfigFromFlags() {
                                                    e.what()));
   }
   c.cri_socket_nodes = absl::GetFlag(FLAGS_cri_socket_nodes);
+  c.pod_events = absl::GetFlag(FLAGS_pod_events);
+  if (absl::GetFlag(FLAGS_max_events) < 1) return absl::InvalidArgumentError("--max-events must be at least 1");
+  c.max_events = static_cast<size_t>(absl::GetFlag(FLAGS_max_events));
   for (absl::string_view image : absl::StrSplit(absl::GetFlag(FLAGS_preloaded_images), ',', absl::SkipWhitespace())) {
     c.preloaded_images.emplace_back(absl::StripAsciiWhitespace(image));
   }
