@@ -55,6 +55,28 @@ long RssKb() {
   return 0;
 }
 
+// First in the file, so it runs first: RSS growth is only visible while the heap has not grown before.
+void BM_Rss100kPods(benchmark::State& state) {
+  for (auto _ : state) {
+    long before = RssKb();
+    auto store = std::make_unique<cd::Store>(cd::RealClock::Get());
+    for (int i = 0; i < 1000; ++i)
+      (void)store->Create(cd::kNodes, {{"metadata", {{"name", absl::StrCat("devcluster-node-", i)}}},
+                                       {"status", {{"capacity", {{"cpu", "8"}, {"memory", "32Gi"}, {"pods", "110"}}}}}});
+    for (int i = 0; i < state.range(0); ++i) (void)store->Create(cd::kPods, Pod(i));
+    long after = RssKb();
+    state.counters["rss_MiB"] = (after - before) / 1024.0;
+    state.counters["pods"] = static_cast<double>(store->ObjectCount(cd::kPods));
+    state.counters["bytes/pod(json)"] = static_cast<double>(Pod(1).dump().size());
+    // Listing everything (kubectl get pods -A -o json) must not blow up either.
+    auto t0 = std::chrono::steady_clock::now();
+    auto list = store->List(cd::kPods, {});
+    state.counters["list_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::DoNotOptimize(list);
+  }
+}
+BENCHMARK(BM_Rss100kPods)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
+
 void BM_StoreWrite(benchmark::State& state) {
   cd::Store store(cd::RealClock::Get());
   (void)store.Create(cd::kPods, Pod(0));
@@ -220,26 +242,6 @@ BENCHMARK(BM_WatchFanout)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-void BM_Rss100kPods(benchmark::State& state) {
-  for (auto _ : state) {
-    long before = RssKb();
-    auto store = std::make_unique<cd::Store>(cd::RealClock::Get());
-    for (int i = 0; i < 1000; ++i)
-      (void)store->Create(cd::kNodes, {{"metadata", {{"name", absl::StrCat("devcluster-node-", i)}}},
-                                       {"status", {{"capacity", {{"cpu", "8"}, {"memory", "32Gi"}, {"pods", "110"}}}}}});
-    for (int i = 0; i < state.range(0); ++i) (void)store->Create(cd::kPods, Pod(i));
-    long after = RssKb();
-    state.counters["rss_MiB"] = (after - before) / 1024.0;
-    state.counters["pods"] = static_cast<double>(store->ObjectCount(cd::kPods));
-    state.counters["bytes/pod(json)"] = static_cast<double>(Pod(1).dump().size());
-    // Listing everything (kubectl get pods -A -o json) must not blow up either.
-    auto t0 = std::chrono::steady_clock::now();
-    auto list = store->List(cd::kPods, {});
-    state.counters["list_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    benchmark::DoNotOptimize(list);
-  }
-}
-BENCHMARK(BM_Rss100kPods)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 

@@ -139,6 +139,7 @@ struct HttpServer::Impl {
           }
           std::string chunk;
           // Drain what is ready, then wait a little for more; the client going away shows as a failed write.
+          bool wrote = false;
           for (int i = 0; i < 64; ++i) {
             auto step = api_ptr->NextWatchChunk(*stream, &chunk, std::chrono::milliseconds(i == 0 ? 1000 : 0));
             if (step == ApiServer::StreamStep::kEnd) {
@@ -147,8 +148,11 @@ struct HttpServer::Impl {
             }
             if (step == ApiServer::StreamStep::kIdle) break;
             if (!sink.write(chunk.data(), chunk.size())) return false;
+            wrote = true;
           }
-          return sink.is_writable();
+          // An idle stream polls the socket so a vanished client is noticed; after a successful write that
+          // extra syscall per delivery (200 per write with 200 watchers) buys nothing.
+          return wrote || sink.is_writable();
         },
         [stream](bool) { stream->watcher->Stop(); });
   }
