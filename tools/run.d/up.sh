@@ -103,7 +103,7 @@ run_up() {
         --kubeconfig="$kubeconfig" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
     done
     for ((i = 0; i < nodes; i++)); do
-      _wait_for 20 "agent-$i /healthz" test -n "$(_addr "agent-$i" 'listening on')"
+      _wait_for 20 "agent-$i health endpoint" _has_addr "agent-$i" 'listening on'
     done
   fi
   echo "$kubeconfig" >"$dir/kubeconfig.path"
