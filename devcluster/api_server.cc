@@ -323,11 +323,12 @@ ApiResponse ApiServer::Watch(const ApiRequest& req, const Route& route) {
 ApiServer::StreamStep ApiServer::NextWatchChunk(WatchStream& s, std::string* out, std::chrono::milliseconds poll) {
   if (s.ended) return StreamStep::kEnd;
   auto now = std::chrono::steady_clock::now();
-  if (now >= s.deadline || s.watcher->Ended()) return StreamStep::kEnd;
+  if (now >= s.deadline) return StreamStep::kEnd;
   auto wait = std::min<std::chrono::milliseconds>(
       poll, std::chrono::duration_cast<std::chrono::milliseconds>(s.deadline - now) + std::chrono::milliseconds(1));
   WatchEvent ev;
-  if (!s.watcher->Next(&ev, wait)) return StreamStep::kIdle;
+  // Ended() takes the store lock too: ask only when no event came (a stopped watcher returns false at once).
+  if (!s.watcher->Next(&ev, wait)) return s.watcher->Ended() ? StreamStep::kEnd : StreamStep::kIdle;
   if (ev.type == EventType::kBookmark) {
     // The watcher offers a bookmark whenever a wait times out; send at most one per interval.
     if (now - s.last_bookmark < std::chrono::seconds(1)) return StreamStep::kIdle;

@@ -147,6 +147,8 @@ class WatcherImpl final : public Watcher {
         if (Translate(*it, event)) return true;
       }
       if (last_rv_ < st_->rv) last_rv_ = st_->rv;  // all events up to st_->rv are in history
+      // A zero timeout only polls (the HTTP layer drains a burst this way): no wait, no bookmark.
+      if (timeout.count() <= 0) return false;
       if (ts_->cv.wait_until(l, deadline) == std::cv_status::timeout) {
         if (!pending_.empty() || (!ts_->history.empty() && ts_->history.back().rv > last_rv_)) continue;
         if (bookmarks_ && !stopped_) {

@@ -136,7 +136,8 @@ class Watcher {
   virtual ~Watcher() = default;
   // Waits up to `timeout` for the next event. Returns false on timeout or after Stop(). When the
   // watcher falls behind the bounded history it returns one kError event (410) and then false.
-  // With allow_bookmarks, a timeout yields a kBookmark event carrying the current progress RV.
+  // With allow_bookmarks, a timeout yields a kBookmark event carrying the current progress RV. A zero
+  // timeout only polls: it returns what is ready without waiting and never a bookmark.
   virtual bool Next(WatchEvent* event, std::chrono::milliseconds timeout) = 0;
   // Wakes a blocked Next and ends the stream (thread-safe).
   virtual void Stop() = 0;

@@ -365,6 +365,11 @@ TEST_F(StoreTest, WatchInitialStateBookmarksAndExpiry) {
   ASSERT_TRUE((*w)->Next(&ev, 10ms));
   EXPECT_EQ(ev.type, EventType::kBookmark);
   EXPECT_EQ(ev.resource_version, small.CurrentResourceVersion());
+  EXPECT_FALSE((*w)->Next(&ev, 0ms)) << "a zero timeout polls: no bookmark";
+  ASSERT_TRUE(small.Create(kConfigMaps, ConfigMap("z")).ok());
+  ASSERT_TRUE((*w)->Next(&ev, 0ms)) << "a zero timeout returns what is ready";
+  EXPECT_EQ(ev.type, EventType::kAdded);
+  EXPECT_EQ(ev.object->name, "z");
   int64_t old_rv = small.CurrentResourceVersion();
   for (const char* n : {"b", "c", "d"}) ASSERT_TRUE(small.Create(kConfigMaps, ConfigMap(n)).ok());
   o.resource_version = old_rv;
