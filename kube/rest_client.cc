@@ -63,13 +63,17 @@ std::string WithListOptions(std::string_view path, const ListOptions& o) {
 }
 
 void CancelToken::Cancel() {
-  std::function<void()> abort;
-  {
-    absl::MutexLock l(&mu_);
-    cancelled_ = true;
-    abort = abort_;
-  }
-  if (abort) abort();
+  // The abort runs under mu_ so that ClearOnCancel() cannot return while it
+  // is still running: it points into the watch's httplib client, which the
+  // watch thread frees right after ClearOnCancel(). Calling it outside the
+  // lock let a stream that ended at that moment free the client under a
+  // concurrent client->stop() (a use-after-free when an informer stopped
+  // just as its watch reconnected). No deadlock: the abort (client->stop())
+  // only takes httplib's socket mutex, which is never held while httplib
+  // calls back into the watch's handlers that consult this token.
+  absl::MutexLock l(&mu_);
+  cancelled_ = true;
+  if (abort_) abort_();
 }
 
 bool CancelToken::cancelled() const {
@@ -85,7 +89,7 @@ bool CancelToken::OnCancel(std::function<void()> abort) {
 }
 
 void CancelToken::ClearOnCancel() {
-  absl::MutexLock l(&mu_);
+  absl::MutexLock l(&mu_);  // waits for a running abort (see Cancel)
   abort_ = nullptr;
 }
 
