@@ -61,6 +61,7 @@ writes=$((w1 - w0))
 restarts=$(kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount}{"\n"}{end}' | awk '$1 == 1' | wc -l)
 
 # The cluster's write rate, same cluster and pods, executor stopped: merge-patch a label on each pod, 4 rounds.
+curl -sf "http://$EXECUTOR_METRICS/metrics" >"$RUN_DIR/executor-metrics.txt" || true
 kill "$EXECUTOR_PID"; wait "$EXECUTOR_PID" 2>/dev/null || true
 kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' >"$RUN_DIR/pods"
 : >"$RUN_DIR/curl.cfg"
@@ -70,9 +71,10 @@ for round in 1 2 3 4; do
       "$SERVER" "$pod" "$round" >>"$RUN_DIR/curl.cfg"
   done <"$RUN_DIR/pods"
 done
+sed -i '$d' "$RUN_DIR/curl.cfg"  # no "next" after the last URL
 probe=$(grep -c '^url' "$RUN_DIR/curl.cfg")
 t0=$(date +%s.%N)
-curl -s --parallel --parallel-max 16 -K "$RUN_DIR/curl.cfg" >"$RUN_DIR/codes"
+curl -s --no-progress-meter --parallel --parallel-max 16 -K "$RUN_DIR/curl.cfg" >"$RUN_DIR/codes"
 probe_s=$(echo "$(date +%s.%N) - $t0" | bc)
 ok=$(grep -c '^200' "$RUN_DIR/codes" || true)
 [ "$ok" = "$probe" ] || { echo "probe: only $ok of $probe PATCHes answered 200" >&2; sort "$RUN_DIR/codes" | uniq -c >&2; }

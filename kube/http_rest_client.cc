@@ -260,6 +260,9 @@ class HttpRestClient final : public RestClient {
     cli->set_read_timeout(timeout);
     cli->set_write_timeout(timeout);
     cli->set_keep_alive(true);
+    // httplib writes a request's headers and body separately: with Nagle on, a PATCH/POST body waits for the
+    // server's delayed ACK of the headers (~40 ms on Linux), which capped writes at ~22/s per connection.
+    cli->set_tcp_nodelay(true);
     return cli;
   }
 
