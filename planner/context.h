@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "planner/pod_facts.h"
 
 namespace cloneset::planner {
 
@@ -81,6 +82,8 @@ struct PlanContext {
 
   // Claimed active pods (owned, selector matches, not terminating, not Succeeded/Failed), sorted by name.
   std::vector<const pb::Pod*> pods;
+  // ComputePodFacts(*pods[i]) for each i (pod_facts.h); read through FactsAt, which tolerates edited `pods`.
+  std::vector<PodFacts> pod_facts;
   // Owned pods that are terminating or finished (kept for instance-id and PVC bookkeeping).
   std::vector<const pb::Pod*> inactive_pods;
   // Owned pods whose labels no longer match the selector (to be released).

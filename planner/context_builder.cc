@@ -10,6 +10,7 @@
 #include "nlohmann/json.hpp"
 #include "planner/inplace.h"
 #include "planner/int_or_percent.h"
+#include "planner/pod_facts.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
 
@@ -311,6 +312,7 @@ absl::StatusOr<PlanContext> BuildContext(const pb::PlanRequest& request, PlanBui
     }
   }
   SortByName(ctx.pods);
+  ComputePodFacts(ctx);
   SortByName(ctx.inactive_pods);
   SortByName(ctx.released_pods);
   for (const pb::PersistentVolumeClaim& pvc : request.pvcs()) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "planner/int_or_percent.h"
+#include "planner/pod_facts.h"
 #include "planner/predicates.h"
 
 namespace cloneset::planner {
@@ -17,9 +18,9 @@ struct Bucket {
   int64_t unavailable = 0;
 };
 
-bool IsNew(const PlanContext& ctx, const pb::Pod& pod, RevisionCheck check) {
+bool IsNew(const PlanContext& ctx, const PodFacts& pod, RevisionCheck check) {
   if (check == RevisionCheck::kScale && ctx.gates.preparing_update_as_update() &&
-      LifecycleState(pod) == kStatePreparingUpdate) {
+      pod.lifecycle == Lifecycle::kPreparingUpdate) {
     return true;
   }
   return RevisionMatches(pod, ctx.update_revision);
@@ -50,17 +51,18 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
   const int64_t scale_max_unavailable = spec.scale_max_unavailable;
 
   Bucket fresh, old;
-  for (const pb::Pod* pod : ctx.pods) {
-    Bucket& b = IsNew(ctx, *pod, check) ? fresh : old;
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const PodFacts pod = FactsAt(ctx, i);
+    Bucket& b = IsNew(ctx, pod, check) ? fresh : old;
     ++b.count;
-    if (LifecycleState(*pod) == kStatePreparingDelete) {
+    if (pod.lifecycle == Lifecycle::kPreparingDelete) {
       ++b.pre_delete;
       continue;
     }
     ++b.active;
-    if (IsSpecifiedDelete(*pod, spec)) {
+    if (IsSpecifiedDelete(pod, spec)) {
       ++b.to_delete;
-    } else if (!IsAvailable(*pod, spec.min_ready_seconds, ctx.now)) {
+    } else if (!IsAvailable(pod, spec.min_ready_seconds, ctx.now)) {
       ++b.unavailable;
     }
   }

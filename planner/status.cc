@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "planner/pod_facts.h"
 #include "planner/predicates.h"
 
 namespace cloneset::planner {
@@ -86,10 +87,11 @@ void SetFailure(pb::CloneSetStatus& status, std::string_view type, const absl::S
 
 void ComputeCounters(const PlanContext& ctx, pb::CloneSetStatus& s) {
   const int32_t m = ctx.spec.min_ready_seconds;
-  for (const pb::Pod* pod : ctx.pods) {
-    const bool ready = IsUpdateReady(*pod, 0, ctx.now);
-    const bool available = IsAvailable(*pod, m, ctx.now);
-    const bool updated = RevisionMatches(*pod, ctx.update_revision);
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const PodFacts pod = FactsAt(ctx, i);
+    const bool ready = IsUpdateReady(pod, 0, ctx.now);
+    const bool available = IsAvailable(pod, m, ctx.now);
+    const bool updated = RevisionMatches(pod, ctx.update_revision);
     s.set_replicas(s.replicas() + 1);
     if (ready) s.set_ready_replicas(s.ready_replicas() + 1);
     if (available) s.set_available_replicas(s.available_replicas() + 1);

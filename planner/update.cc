@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "planner/inplace.h"
 #include "planner/lifecycle.h"
+#include "planner/pod_facts.h"
 #include "planner/predicates.h"
 #include "planner/scale_diff.h"
 #include "planner/update_order.h"
@@ -408,12 +409,11 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   std::vector<int> candidates;
   int waiting_in_grace = 0;
   for (int i = 0; i < static_cast<int>(ctx.pods.size()); ++i) {
-    const pb::Pod& pod = *ctx.pods[i];
-    const bool on_update = RevisionMatches(pod, ctx.update_revision);
+    const PodFacts facts = FactsAt(ctx, i);
+    const bool on_update = RevisionMatches(facts, ctx.update_revision);
     if (diff.update_num > 0 ? on_update : !on_update) continue;
-    const std::string_view state = LifecycleState(pod);
-    if (state == kStatePreparingDelete) continue;
-    if (state != kStateUpdated && !InPlaceGraceAnnotation(pod).empty()) {
+    if (facts.lifecycle == Lifecycle::kPreparingDelete) continue;
+    if (facts.lifecycle != Lifecycle::kUpdated && !InPlaceGraceAnnotation(*ctx.pods[i]).empty()) {
       ++waiting_in_grace;
       continue;
     }
@@ -426,15 +426,16 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   // §5.5 limit.
   int unavailable = 0;
   int target_unavailable = 0;
-  for (const pb::Pod* pod : ctx.pods) {
-    if (IsAvailable(*pod, ctx.spec.min_ready_seconds, ctx.now)) continue;
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const PodFacts facts = FactsAt(ctx, i);
+    if (IsAvailable(facts, ctx.spec.min_ready_seconds, ctx.now)) continue;
     ++unavailable;
-    if (RevisionMatches(*pod, target)) ++target_unavailable;
+    if (RevisionMatches(facts, target)) ++target_unavailable;
   }
   size_t can = 0;
   for (int index : ordered) {
     if (target_unavailable + static_cast<int>(can) >= diff.update_max_unavailable) break;
-    if (IsAvailable(*ctx.pods[index], ctx.spec.min_ready_seconds, ctx.now)) {
+    if (IsAvailable(FactsAt(ctx, index), ctx.spec.min_ready_seconds, ctx.now)) {
       if (unavailable >= diff.update_max_unavailable) break;
       ++unavailable;
     }

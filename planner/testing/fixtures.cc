@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "nlohmann/json.hpp"
+#include "planner/pod_facts.h"
 #include "planner/revision.h"
 
 namespace cloneset::planner::testing {
@@ -360,6 +361,7 @@ PlanContext MakeContext(const pb::PlanRequest& request, const ResolvedSpec& spec
   }
   auto by_name = [](const auto* a, const auto* b) { return a->metadata().name() < b->metadata().name(); };
   std::stable_sort(ctx.pods.begin(), ctx.pods.end(), by_name);
+  ComputePodFacts(ctx);
   std::stable_sort(ctx.inactive_pods.begin(), ctx.inactive_pods.end(), by_name);
   for (const auto& pvc : request.pvcs()) {
     if (!pvc.metadata().has_deletion_timestamp()) ctx.pvcs.push_back(&pvc);
