@@ -137,22 +137,17 @@ struct HttpServer::Impl {
             LogJson("info", "fault injected", {{"fault", "watch_drop"}, {"path", path}, {"user_agent", client}});
             return false;
           }
+          // One event per call: httplib calls again at once, and the next call returns the next ready event
+          // without waiting, so a burst still drains; an extra zero-timeout poll per delivery only took the
+          // store lock once more. An idle stream polls the socket so a vanished client is noticed.
           std::string chunk;
-          // Drain what is ready, then wait a little for more; the client going away shows as a failed write.
-          bool wrote = false;
-          for (int i = 0; i < 64; ++i) {
-            auto step = api_ptr->NextWatchChunk(*stream, &chunk, std::chrono::milliseconds(i == 0 ? 1000 : 0));
-            if (step == ApiServer::StreamStep::kEnd) {
-              sink.done();
-              return true;
-            }
-            if (step == ApiServer::StreamStep::kIdle) break;
-            if (!sink.write(chunk.data(), chunk.size())) return false;
-            wrote = true;
+          auto step = api_ptr->NextWatchChunk(*stream, &chunk, std::chrono::milliseconds(1000));
+          if (step == ApiServer::StreamStep::kEnd) {
+            sink.done();
+            return true;
           }
-          // An idle stream polls the socket so a vanished client is noticed; after a successful write that
-          // extra syscall per delivery (200 per write with 200 watchers) buys nothing.
-          return wrote || sink.is_writable();
+          if (step == ApiServer::StreamStep::kIdle) return sink.is_writable();
+          return sink.write(chunk.data(), chunk.size());
         },
         [stream](bool) { stream->watcher->Stop(); });
   }
