@@ -184,6 +184,7 @@ metadata:
   name: app
   namespace: )", w.ns, R"(
 spec:
+  minReadySeconds: )", w.min_ready_seconds, R"(
   replicas: )", w.replicas, R"(
   selector:
     matchLabels:

@@ -64,6 +64,7 @@ struct Workload {
   // v1alpha1 default: PVCs whose pod vanished stay for reuse by the next pod created. false sets
   // scaleStrategy.disablePVCReuse, so such PVCs are cleaned up and the end state has exactly the pods' PVCs.
   bool pvc_reuse = true;
+  int min_ready_seconds = 0;  // spec.minReadySeconds: slows a rollout down to one step per this many seconds
 };
 std::string WorkloadYaml(const Workload& w, const std::string& image);
 

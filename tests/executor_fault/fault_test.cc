@@ -181,7 +181,8 @@ TEST(ExecutorFaultTest, ShardHolderKilledShardsMoveWithoutOverlap) {
   std::vector<Workload> ws;
   std::set<std::string> victim_ns;
   for (int i = 0; i < 8; ++i) {
-    ws.push_back({absl::StrCat("fault-b-", i), 3, 1, "ReCreate"});
+    // minReadySeconds keeps each rollout going for a few seconds, so the kill lands in the middle of them.
+    ws.push_back({absl::StrCat("fault-b-", i), 3, 1, "ReCreate", true, 1});
     if (holders[Fnv1a32(ws.back().ns + "/app") % 4] == victim) victim_ns.insert(ws.back().ns);
   }
   ASSERT_FALSE(victim_ns.empty());
