@@ -75,9 +75,19 @@ void PlanPodsToDeleteTruncation(const PlanContext& ctx, PlanBuilder& plan) {
   p->set_purpose("truncate-pods-to-delete");
 }
 
-}  // namespace
+// Building JSON throws on strings that are not valid UTF-8. Proto3 requires valid UTF-8 and gRPC rejects such
+// requests before they reach us, but in-process callers (the CLI reading a user's manifest) may not: no exception
+// leaves the planner, it becomes INVALID_ARGUMENT.
+template <typename Fn>
+auto WithoutExceptions(Fn fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("request holds text that is not valid UTF-8: ", e.what()));
+  }
+}
 
-absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) {
+absl::StatusOr<v1::PlanResponse> PlanChecked(const v1::PlanRequest& request) {
   if (absl::Status s = ValidatePlanRequest(request); !s.ok()) return s;
   PlanBuilder plan;
   absl::StatusOr<PlanContext> ctx_or = BuildContext(request, plan);
@@ -125,7 +135,7 @@ absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) {
   return std::move(plan).Finish();
 }
 
-absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) {
+absl::StatusOr<v1::ValidateResponse> ValidateChecked(const v1::ValidateRequest& request) {
   pb::ValidateResponse response;
   pb::CloneSet cs = request.clone_set();
   ApplyDefaults(&cs);
@@ -142,7 +152,7 @@ absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request
   return response;
 }
 
-absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevision(const v1::ComputeRevisionRequest& request) {
+absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevisionChecked(const v1::ComputeRevisionRequest& request) {
   const pb::CloneSet& cs = request.clone_set();
   if (cs.metadata().name().empty()) return absl::InvalidArgumentError("metadata.name: required");
   // Same choice as a Plan would make, so the name always agrees with the revision Plan creates.
@@ -173,6 +183,20 @@ absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevision(const v1::ComputeRev
   response.set_volume_claim_templates_hash(VolumeClaimTemplatesHash(cs.spec()));
   response.set_exists(!created);
   return response;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) {
+  return WithoutExceptions([&] { return PlanChecked(request); });
+}
+
+absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) {
+  return WithoutExceptions([&] { return ValidateChecked(request); });
+}
+
+absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevision(const v1::ComputeRevisionRequest& request) {
+  return WithoutExceptions([&] { return ComputeRevisionChecked(request); });
 }
 
 }  // namespace cloneset::planner

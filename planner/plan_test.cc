@@ -161,6 +161,16 @@ TEST(PlanTest, BadInputNamesTheField) {
   EXPECT_EQ(Plan(pb::PlanRequest()).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(PlanTest, InvalidUtf8BecomesInvalidArgumentNotACrash) {
+  // Found by the fuzzer (planner/fuzz/crashes/invalid_utf8_label_build_pod): the uid reaches the new pod's JSON.
+  pb::PlanRequest req = Request(1);
+  req.mutable_clone_set()->mutable_metadata()->set_uid("cs-uid\xd0");
+  absl::StatusOr<pb::PlanResponse> plan = Plan(req);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(), "UTF-8")) << plan.status();
+}
+
 TEST(PlanTest, Deterministic) {
   pb::PlanRequest req = Request(5, false);
   Settle(req, 2);
