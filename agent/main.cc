@@ -20,6 +20,7 @@
 #include "agent/readiness_reporter.h"
 #include "httplib.h"
 #include "imagepull/types.h"
+#include "kube/endpoints.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
@@ -45,13 +46,6 @@ void Log(const std::string& level, const std::string& msg, nlohmann::json fields
   fields["msg"] = msg;
   fields["component"] = "cloneset-agent";
   std::cerr << fields.dump() << std::endl;
-}
-
-bool SplitHostPort(const std::string& addr, std::string* host, int* port) {
-  const auto colon = addr.rfind(':');
-  if (colon == std::string::npos) return false;
-  *host = addr.substr(0, colon);
-  return absl::SimpleAtoi(addr.substr(colon + 1), port);
 }
 
 int Run() {
@@ -86,19 +80,11 @@ int Run() {
     return 1;
   }
 
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(absl::GetFlag(FLAGS_metrics_listen));
-  } catch (const std::exception& e) {
-    Log("error", "cannot serve metrics", {{"flag", "metrics_listen"}, {"error", e.what()}});
+  auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
+  if (!exposer.ok()) {
+    Log("error", "cannot serve metrics", {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
     return 1;
   }
-  exposer->RegisterCollectable(registry);
-  std::string mhost;
-  int mport = 0;
-  SplitHostPort(absl::GetFlag(FLAGS_metrics_listen), &mhost, &mport);
-  const auto mports = exposer->GetListeningPorts();
-  std::cerr << "metrics on http://" << mhost << ":" << (mports.empty() ? 0 : mports.front()) << std::endl;
 
   std::atomic<bool> stopping{false};
   httplib::Server health;
@@ -108,7 +94,7 @@ int Run() {
   });
   std::string hhost;
   int hport = 0;
-  if (!SplitHostPort(absl::GetFlag(FLAGS_health_listen), &hhost, &hport)) {
+  if (!kube::SplitHostPort(absl::GetFlag(FLAGS_health_listen), &hhost, &hport)) {
     Log("error", "bad address", {{"flag", "health_listen"}});
     return 2;
   }

@@ -25,6 +25,7 @@
 #include "executor/reconciler.h"
 #include "executor/shards.h"
 #include "httplib.h"
+#include "kube/endpoints.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
@@ -85,14 +86,6 @@ class RecorderSink final : public EventSink {
  private:
   kube::EventRecorder& recorder_;
 };
-
-bool SplitHostPort(const std::string& addr, std::string* host, int* port) {
-  const auto colon = addr.rfind(':');
-  if (colon == std::string::npos) return false;
-  *host = addr.substr(0, colon);
-  if (host->size() > 1 && host->front() == '[') *host = host->substr(1, host->size() - 2);
-  return absl::SimpleAtoi(addr.substr(colon + 1), port);
-}
 
 std::string DefaultIdentity() {
   char host[256] = {};
@@ -175,19 +168,11 @@ int Run() {
                          .owns = [&shards](const std::string& key) { return shards.Owns(key); }});
 
   // Endpoints first, so probes answer while the caches sync.
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(absl::GetFlag(FLAGS_metrics_listen));
-  } catch (const std::exception& e) {
-    Log("error", "cannot serve metrics", {{"flag", "metrics_listen"}, {"error", e.what()}});
+  auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
+  if (!exposer.ok()) {
+    Log("error", "cannot serve metrics", {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
     return 1;
   }
-  exposer->RegisterCollectable(registry);
-  std::string mhost;
-  int mport = 0;
-  SplitHostPort(absl::GetFlag(FLAGS_metrics_listen), &mhost, &mport);
-  const auto mports = exposer->GetListeningPorts();
-  std::cerr << "metrics on http://" << mhost << ":" << (mports.empty() ? 0 : mports.front()) << std::endl;
 
   std::atomic<bool> stopping{false};
   httplib::Server health;
@@ -202,7 +187,7 @@ int Run() {
   });
   std::string hhost;
   int hport = 0;
-  if (!SplitHostPort(absl::GetFlag(FLAGS_health_listen), &hhost, &hport)) {
+  if (!kube::SplitHostPort(absl::GetFlag(FLAGS_health_listen), &hhost, &hport)) {
     Log("error", "bad address", {{"flag", "health_listen"}});
     return 2;
   }
