@@ -84,6 +84,10 @@ struct PlanContext {
   std::vector<const pb::Pod*> pods;
   // ComputePodFacts(*pods[i]) for each i (pod_facts.h); read through FactsAt, which tolerates edited `pods`.
   std::vector<PodFacts> pod_facts;
+  // The update/current revision names the facts' on_*_revision flags were computed against (a test may change
+  // the context's revisions afterwards; OnRevision then compares the labels).
+  std::string facts_update_revision;
+  std::string facts_current_revision;
   // Owned pods that are terminating or finished (kept for instance-id and PVC bookkeeping).
   std::vector<const pb::Pod*> inactive_pods;
   // Owned pods whose labels no longer match the selector (to be released).

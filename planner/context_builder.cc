@@ -13,6 +13,7 @@
 #include "planner/pod_facts.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
+#include "planner/validation.h"
 
 namespace cloneset::planner {
 namespace {
@@ -282,6 +283,101 @@ bool SelectorMatches(const pb::LabelSelector& selector, const LabelMap& labels) 
   return true;
 }
 
+namespace {
+
+// The indexes of request.pods in name order. Names are compared after the prefix they all share (the CloneSet's
+// name and "-"), the next eight bytes packed into an integer, so sorting 10^5 pods seldom reads a name again.
+// Equal names stay in request order (duplicates are then adjacent, first occurrence first).
+std::vector<int> PodsByName(const pb::PlanRequest& request, std::vector<std::string_view>& names) {
+  const int n = request.pods_size();
+  names.resize(n);
+  size_t common = std::string_view::npos;
+  for (int i = 0; i < n; ++i) {
+    names[i] = request.pods(i).metadata().name();
+    if (common == std::string_view::npos) {
+      common = names[i].size();
+    } else {
+      common = std::min(common, names[i].size());
+      size_t k = 0;
+      while (k < common && names[i][k] == names[0][k]) ++k;
+      common = k;
+    }
+  }
+  if (common == std::string_view::npos) common = 0;
+  struct Key {
+    uint64_t prefix;
+    int index;
+  };
+  std::vector<Key> keys(n);
+  for (int i = 0; i < n; ++i) {
+    uint64_t packed = 0;
+    const std::string_view rest = names[i].substr(common);
+    for (size_t k = 0; k < 8; ++k) {
+      packed = (packed << 8) | (k < rest.size() ? static_cast<unsigned char>(rest[k]) : 0u);
+    }
+    keys[i] = {packed, i};
+  }
+  const auto before = [&](const Key& a, const Key& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const int by_name = names[a.index].compare(names[b.index]);
+    return by_name != 0 ? by_name < 0 : a.index < b.index;
+  };
+  if (!std::is_sorted(keys.begin(), keys.end(), before)) std::sort(keys.begin(), keys.end(), before);
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = keys[i].index;
+  return order;
+}
+
+}  // namespace
+
+absl::Status ClassifyPods(const pb::PlanRequest& request, PlanContext& ctx) {
+  std::vector<std::string_view> names;
+  const std::vector<int> order = PodsByName(request, names);
+  // The first invalid pod in request order, as ValidatePlanRequest reports it.
+  int bad = -1;
+  bool bad_is_duplicate = false;
+  std::vector<std::pair<std::string, std::string>> match_labels(ctx.selector.match_labels().begin(),
+                                                                ctx.selector.match_labels().end());
+  const bool only_match_labels = ctx.selector.match_expressions().empty();
+  const std::string& uid = ctx.clone_set->metadata().uid();
+  ctx.pods.clear();
+  ctx.pod_facts.clear();
+  ctx.pods.reserve(order.size());
+  ctx.pod_facts.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int i = order[k];
+    const pb::Pod& pod = request.pods(i);
+    // Equal names are adjacent and in request order: every one but the first is a duplicate.
+    const bool duplicate = k > 0 && names[order[k - 1]] == names[i];
+    if (duplicate || !PodLooksValid(pod)) {
+      if (bad < 0 || i < bad) {
+        bad = i;
+        bad_is_duplicate = duplicate;
+      }
+      continue;
+    }
+    if (bad >= 0 || !OwnedBy(pod.metadata(), uid)) continue;
+    if (!IsActive(pod)) {
+      ctx.inactive_pods.push_back(&pod);
+      continue;
+    }
+    size_t matched = 0;
+    PodFacts facts = ComputePodFacts(pod, match_labels, &matched, ctx.update_revision, ctx.current_revision);
+    const bool selected = only_match_labels ? matched == match_labels.size()
+                                            : SelectorMatches(ctx.selector, pod.metadata().labels());
+    if (!selected) {
+      ctx.released_pods.push_back(&pod);
+      continue;
+    }
+    ctx.pods.push_back(&pod);
+    ctx.pod_facts.push_back(facts);
+  }
+  if (bad >= 0) return PodError(request.pods(bad), bad, bad_is_duplicate);
+  ctx.facts_update_revision = ctx.update_revision;
+  ctx.facts_current_revision = ctx.current_revision;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PlanContext> BuildContext(const pb::PlanRequest& request, PlanBuilder& plan) {
   PlanContext ctx;
   ctx.request = &request;
@@ -300,34 +396,26 @@ absl::StatusOr<PlanContext> BuildContext(const pb::PlanRequest& request, PlanBui
   ctx.selector = *std::move(selector);
   ctx.selector_string = SelectorString(ctx.selector);
 
-  const std::string& uid = cs.metadata().uid();
-  for (const pb::Pod& pod : request.pods()) {
-    if (!OwnedBy(pod.metadata(), uid)) continue;
-    if (!IsActive(pod)) {
-      ctx.inactive_pods.push_back(&pod);
-    } else if (!SelectorMatches(ctx.selector, pod.metadata().labels())) {
-      ctx.released_pods.push_back(&pod);
-    } else {
-      ctx.pods.push_back(&pod);
-    }
+  // The revisions do not depend on the pods: choosing them first lets the pod pass below set each pod's revision
+  // flags while its labels are in cache. A revision error is still reported after any pod error, as
+  // ValidatePlanRequest would order them.
+  ctx.revisions = SortRevisions(request);
+  absl::StatusOr<RevisionChoice> choice = ChooseRevisions(request, ctx.revisions, plan);
+  if (choice.ok()) {
+    ctx.current_revision = choice->current_revision;
+    ctx.update_revision = choice->update_revision;
   }
-  SortByName(ctx.pods);
-  ComputePodFacts(ctx);
-  SortByName(ctx.inactive_pods);
-  SortByName(ctx.released_pods);
+  if (absl::Status s = ClassifyPods(request, ctx); !s.ok()) return s;
+  if (!choice.ok()) return choice.status();
+  ctx.current_template_json = choice->current_template_json;
+  ctx.update_template_json = choice->update_template_json;
+  ctx.collision_count = choice->collision_count;
+
+  const std::string& uid = cs.metadata().uid();
   for (const pb::PersistentVolumeClaim& pvc : request.pvcs()) {
     if (OwnedBy(pvc.metadata(), uid) && !IsSet(pvc.metadata().deletion_timestamp())) ctx.pvcs.push_back(&pvc);
   }
   SortByName(ctx.pvcs);
-
-  ctx.revisions = SortRevisions(request);
-  absl::StatusOr<RevisionChoice> choice = ChooseRevisions(request, ctx.revisions, plan);
-  if (!choice.ok()) return choice.status();
-  ctx.current_revision = choice->current_revision;
-  ctx.update_revision = choice->update_revision;
-  ctx.current_template_json = choice->current_template_json;
-  ctx.update_template_json = choice->update_template_json;
-  ctx.collision_count = choice->collision_count;
   ctx.update_vct_hash = VolumeClaimTemplatesHash(cs.spec());
   ctx.rollout_in_place = RolloutIsInPlace(ctx);
   return ctx;

@@ -88,7 +88,8 @@ auto WithoutExceptions(Fn fn) -> decltype(fn()) {
 }
 
 absl::StatusOr<v1::PlanResponse> PlanChecked(const v1::PlanRequest& request) {
-  if (absl::Status s = ValidatePlanRequest(request); !s.ok()) return s;
+  // The per-pod checks are made by BuildContext in its single pass over the pods.
+  if (absl::Status s = ValidatePlanRequestExceptPods(request); !s.ok()) return s;
   PlanBuilder plan;
   absl::StatusOr<PlanContext> ctx_or = BuildContext(request, plan);
   if (!ctx_or.ok()) return ctx_or.status();

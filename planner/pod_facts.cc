@@ -19,40 +19,141 @@ Lifecycle ParseLifecycle(std::string_view state) {
   return Lifecycle::kOther;
 }
 
+// The well-known keys compared by length first: one walk over a pod's labels and annotations instead of a hashed
+// find per key (the maps are small, their nodes cold).
+template <size_t N>
+bool Is(std::string_view key, const char (&literal)[N]) {
+  return key.size() == N - 1 && key == std::string_view(literal, N - 1);
+}
+
+void SetRevisionFlags(const PlanContext& ctx, PodFacts& f) {
+  f.on_update_revision = RevisionMatches(f, ctx.update_revision);
+  f.on_current_revision = RevisionMatches(f, ctx.current_revision);
+}
+
 }  // namespace
 
 PodFacts ComputePodFacts(const pb::Pod& pod) {
+  static const std::vector<std::pair<std::string, std::string>> kNone;
+  size_t matched = 0;
+  return ComputePodFacts(pod, kNone, &matched, {}, {});
+}
+
+PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
+                         size_t* matched, std::string_view update_revision, std::string_view current_revision) {
   PodFacts f;
   f.pod = &pod;
-  const auto& labels = pod.metadata().labels();
-  f.revision = Label(pod.metadata(), kRevisionLabel);
-  f.lifecycle = ParseLifecycle(Label(pod.metadata(), kLifecycleStateLabel));
-  f.specified_delete_label = labels.contains(kSpecifiedDeleteLabel);
-  f.running = pod.phase() == "Running";
-  bool ready_seen = false, in_place_seen = false;
+  f.name = pod.metadata().name();
+  std::string_view lifecycle;
+  *matched = 0;
+  for (const auto& [key, value] : pod.metadata().labels()) {
+    for (const auto& [want_key, want_value] : match_labels) {
+      if (key == want_key && value == want_value) ++*matched;
+    }
+    if (Is(key, kRevisionLabel)) {
+      f.revision = value;
+    } else if (Is(key, kInstanceIdLabel)) {
+      f.instance_id = value;
+    } else if (Is(key, kLifecycleStateLabel)) {
+      lifecycle = value;
+    } else if (Is(key, kSpecifiedDeleteLabel)) {
+      f.specified_delete_label = true;
+    } else if (Is(key, kPodTemplateHashLabel)) {
+      f.has_template_hash_label = true;
+    }
+  }
+  f.lifecycle = ParseLifecycle(lifecycle);
+  std::string_view state, legacy_state, grace, legacy_grace;
+  for (const auto& [key, value] : pod.metadata().annotations()) {
+    if (Is(key, kInPlaceStateAnnotation)) {
+      state = value;
+    } else if (Is(key, kInPlaceGraceAnnotation)) {
+      grace = value;
+      f.has_grace_key = true;
+    } else if (Is(key, kLegacyInPlaceStateAnnotation)) {
+      legacy_state = value;
+      f.has_legacy_state = true;
+    } else if (Is(key, kLegacyInPlaceGraceAnnotation)) {
+      legacy_grace = value;
+      f.has_legacy_grace = true;
+    }
+  }
+  f.in_place_state = state.empty() ? legacy_state : state;
+  f.in_place_grace = grace.empty() ? legacy_grace : grace;
+  f.node_name = pod.node_name();
+  f.created = ToTime(pod.metadata().creation_timestamp());
+  const std::string& phase = pod.phase();
+  f.running = phase == "Running";
+  f.phase_ordinal = f.running ? 2 : phase == "Unknown" ? 1 : 0;
   // First match wins, as in FindCondition.
   for (const pb::Condition& c : pod.conditions()) {
-    if (!ready_seen && c.type() == "Ready") {
-      ready_seen = true;
+    if (f.ready_condition == nullptr && c.type() == "Ready") {
+      f.ready_condition = &c;
       f.k8s_ready = c.status() == "True";
       f.ready_since = ToTime(c.last_transition_time());
-    } else if (!in_place_seen && c.type() == kInPlaceUpdateReadyCondition) {
-      in_place_seen = true;
+    } else if (f.in_place_condition == nullptr && c.type() == kInPlaceUpdateReadyCondition) {
+      f.in_place_condition = &c;
       f.in_place_ready = c.status() == "True";
+      f.in_place_settled = f.in_place_ready && c.reason().empty() && c.message().empty();
     }
+  }
+  for (const std::string& gate : pod.readiness_gates()) {
+    if (gate == kInPlaceUpdateReadyCondition) f.in_place_gate = true;
+  }
+  for (const pb::ContainerStatus& status : pod.container_statuses()) {
+    f.max_restarts = std::max(f.max_restarts, status.restart_count());
+  }
+  if (!update_revision.empty() || !current_revision.empty()) {
+    f.on_update_revision = RevisionMatches(f, update_revision);
+    f.on_current_revision = RevisionMatches(f, current_revision);
   }
   return f;
 }
 
 void ComputePodFacts(PlanContext& ctx) {
+  ctx.facts_update_revision = ctx.update_revision;
+  ctx.facts_current_revision = ctx.current_revision;
   ctx.pod_facts.clear();
   ctx.pod_facts.reserve(ctx.pods.size());
-  for (const pb::Pod* pod : ctx.pods) ctx.pod_facts.push_back(ComputePodFacts(*pod));
+  for (const pb::Pod* pod : ctx.pods) {
+    ctx.pod_facts.push_back(ComputePodFacts(*pod));
+    SetRevisionFlags(ctx, ctx.pod_facts.back());
+  }
 }
 
 PodFacts FactsAt(const PlanContext& ctx, size_t i) {
-  if (i < ctx.pod_facts.size() && ctx.pod_facts[i].pod == ctx.pods[i]) return ctx.pod_facts[i];
-  return ComputePodFacts(*ctx.pods[i]);
+  if (i < ctx.pod_facts.size() && ctx.pod_facts[i].pod == ctx.pods[i] &&
+      ctx.facts_update_revision == ctx.update_revision && ctx.facts_current_revision == ctx.current_revision) {
+    return ctx.pod_facts[i];
+  }
+  PodFacts f = ComputePodFacts(*ctx.pods[i]);
+  SetRevisionFlags(ctx, f);
+  return f;
+}
+
+const PodFacts* AllFacts(const PlanContext& ctx) {
+  if (ctx.pod_facts.size() != ctx.pods.size() || ctx.facts_update_revision != ctx.update_revision ||
+      ctx.facts_current_revision != ctx.current_revision) {
+    return nullptr;
+  }
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    if (ctx.pod_facts[i].pod != ctx.pods[i]) return nullptr;
+  }
+  return ctx.pod_facts.data();
+}
+
+PodFacts FactsOf(const PlanContext& ctx, const pb::Pod& pod) {
+  // ctx.pods is sorted by (name, uid): a binary search by name finds the pod's facts.
+  auto it = std::lower_bound(ctx.pod_facts.begin(), ctx.pod_facts.end(), pod.metadata().name(),
+                             [](const PodFacts& f, const std::string& name) { return f.name < name; });
+  const bool flags_current =
+      ctx.facts_update_revision == ctx.update_revision && ctx.facts_current_revision == ctx.current_revision;
+  for (; flags_current && it != ctx.pod_facts.end() && it->name == pod.metadata().name(); ++it) {
+    if (it->pod == &pod) return *it;
+  }
+  PodFacts f = ComputePodFacts(pod);
+  SetRevisionFlags(ctx, f);
+  return f;
 }
 
 bool IsUpdateReady(const PodFacts& f, int32_t min_ready_seconds, absl::Time now) {
@@ -74,11 +175,17 @@ bool RevisionMatches(const PodFacts& f, std::string_view revision) {
   return f.revision == revision || ShortHash(f.revision) == ShortHash(revision);
 }
 
+bool OnRevision(const PlanContext& ctx, const PodFacts& f, const std::string& revision) {
+  // FactsAt/FactsOf hand out flags computed against the context's revisions as they are now.
+  if (revision == ctx.update_revision) return f.on_update_revision;
+  if (revision == ctx.current_revision) return f.on_current_revision;
+  return RevisionMatches(f, revision);
+}
+
 bool IsSpecifiedDelete(const PodFacts& f, const ResolvedSpec& spec) {
   if (f.specified_delete_label) return true;
   if (spec.pods_to_delete.empty()) return false;
-  return std::find(spec.pods_to_delete.begin(), spec.pods_to_delete.end(), f.pod->metadata().name()) !=
-         spec.pods_to_delete.end();
+  return std::find(spec.pods_to_delete.begin(), spec.pods_to_delete.end(), f.name) != spec.pods_to_delete.end();
 }
 
 }  // namespace cloneset::planner

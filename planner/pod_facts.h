@@ -1,11 +1,15 @@
 // What the stages ask about each active pod, read from the protobuf once per plan (docs/performance.md
-// "Planner": label and condition lookups on cold protobuf objects dominated the profile). Only facts that depend
-// on the pod alone live here; the spec- and time-dependent predicates (avail, revMatch) are cheap functions of them.
+// "Planner"): label, annotation and condition lookups on cold protobuf objects dominated the profile, so one scan
+// walks each pod's labels, annotations, conditions and container statuses once and every stage reads these facts.
+// Only facts that depend on the pod alone (plus which of the two chosen revisions it is on) live here; the spec-
+// and time-dependent predicates (avail, revMatch) are cheap functions of them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -22,26 +26,59 @@ enum class Lifecycle : uint8_t { kNone, kPreparingNormal, kNormal, kPreparingUpd
 
 struct PodFacts {
   const pb::Pod* pod = nullptr;   // the pod these facts describe (ctx.pods[i])
+  std::string_view name;          // metadata.name
+  std::string_view node_name;     // spec.nodeName
+  absl::Time created;             // metadata.creationTimestamp (InfinitePast if unset)
+  int8_t phase_ordinal = 0;       // ActivePods order of status.phase: Pending/other 0, Unknown 1, Running 2
   std::string_view revision;      // controller-revision-hash label, "" if absent
+  std::string_view instance_id;   // apps.kruise.io/cloneset-instance-id label, "" if absent
+  // InPlaceStateAnnotation / InPlaceGraceAnnotation (inplace.h): the current key, else the legacy one.
+  std::string_view in_place_state;
+  std::string_view in_place_grace;
+  const pb::Condition* ready_condition = nullptr;     // first "Ready" condition
+  const pb::Condition* in_place_condition = nullptr;  // first "InPlaceUpdateReady" condition
   absl::Time ready_since;         // Ready condition's lastTransitionTime (InfinitePast if unset)
+  int32_t max_restarts = 0;       // max restartCount over container statuses
   Lifecycle lifecycle = Lifecycle::kNone;
   bool running = false;           // phase == Running
   bool k8s_ready = false;         // Ready condition is True
   bool in_place_ready = true;     // no InPlaceUpdateReady condition, or it is True
+  bool in_place_gate = false;     // spec.readinessGates holds InPlaceUpdateReady
+  // The InPlaceUpdateReady condition is True with no reason and no message (what MarkInPlaceReady writes).
+  bool in_place_settled = false;
   bool specified_delete_label = false;
+  bool has_template_hash_label = false;  // pod-template-hash label present
+  bool has_legacy_state = false;  // legacy inplace-update-state annotation present
+  bool has_grace_key = false;     // apps.kruise.io/inplace-update-grace present (any value)
+  bool has_legacy_grace = false;  // legacy inplace-update-grace present
+  // RevisionMatches(pod, ctx.update_revision / ctx.current_revision); set by ComputePodFacts(ctx) and FactsAt.
+  bool on_update_revision = false;
+  bool on_current_revision = false;
 };
 
+// The facts of one pod that do not depend on the context (revision flags stay false).
 PodFacts ComputePodFacts(const pb::Pod& pod);
-// Fills ctx.pod_facts parallel to ctx.pods.
+// The same, also counting in *matched how many of `match_labels` (key, value) the pod's labels hold exactly,
+// and setting the revision flags against `update_revision` and `current_revision`: BuildContext's single walk
+// over a pod's labels.
+PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
+                         size_t* matched, std::string_view update_revision, std::string_view current_revision);
+// Fills ctx.pod_facts parallel to ctx.pods, including the revision flags (so after the revisions are chosen).
 void ComputePodFacts(PlanContext& ctx);
 // ctx.pod_facts[i] when it describes ctx.pods[i]; computed afresh otherwise (a context whose pods were edited).
 PodFacts FactsAt(const PlanContext& ctx, size_t i);
+// ctx.pod_facts.data() when it is parallel to ctx.pods and current, else nullptr (the caller reads the pods).
+const PodFacts* AllFacts(const PlanContext& ctx);
+// The facts of a pod of ctx.pods found by pointer (an index lookup when the pod is ctx.pods[hint]).
+PodFacts FactsOf(const PlanContext& ctx, const pb::Pod& pod);
 
 // The predicates.h predicates on facts; same results as IsUpdateReady / IsAvailable / RevisionMatches /
 // IsSpecifiedDelete on the pod.
 bool IsUpdateReady(const PodFacts& f, int32_t min_ready_seconds, absl::Time now);
 bool IsAvailable(const PodFacts& f, int32_t min_ready_seconds, absl::Time now);
 bool RevisionMatches(const PodFacts& f, std::string_view revision);
+// RevisionMatches(f, revision) using the precomputed flags when `revision` is one of ctx's two revisions.
+bool OnRevision(const PlanContext& ctx, const PodFacts& f, const std::string& revision);
 bool IsSpecifiedDelete(const PodFacts& f, const ResolvedSpec& spec);
 
 }  // namespace cloneset::planner

@@ -23,7 +23,7 @@ bool IsNew(const PlanContext& ctx, const PodFacts& pod, RevisionCheck check) {
       pod.lifecycle == Lifecycle::kPreparingUpdate) {
     return true;
   }
-  return RevisionMatches(pod, ctx.update_revision);
+  return OnRevision(ctx, pod, ctx.update_revision);
 }
 
 int32_t Clamp32(int64_t v) {

@@ -91,7 +91,7 @@ void ComputeCounters(const PlanContext& ctx, pb::CloneSetStatus& s) {
     const PodFacts pod = FactsAt(ctx, i);
     const bool ready = IsUpdateReady(pod, 0, ctx.now);
     const bool available = IsAvailable(pod, m, ctx.now);
-    const bool updated = RevisionMatches(pod, ctx.update_revision);
+    const bool updated = OnRevision(ctx, pod, ctx.update_revision);
     s.set_replicas(s.replicas() + 1);
     if (ready) s.set_ready_replicas(s.ready_replicas() + 1);
     if (available) s.set_available_replicas(s.available_replicas() + 1);
@@ -165,11 +165,11 @@ void PushMinReadyRequeue(const PlanContext& ctx, const pb::CloneSetStatus& s, Pl
   const int32_t m = ctx.spec.min_ready_seconds;
   if (m <= 0 || s.available_replicas() == s.ready_replicas()) return;
   bool waiting_on_time = false;
-  for (const pb::Pod* pod : ctx.pods) {
-    const std::string_view state = LifecycleState(*pod);
-    if (!state.empty() && state != kStateNormal) continue;
-    if (!IsUpdateReady(*pod, 0, ctx.now) || IsAvailable(*pod, m, ctx.now)) continue;
-    const pb::Condition* ready = FindCondition(*pod, "Ready");
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const PodFacts pod = FactsAt(ctx, i);
+    if (pod.lifecycle != Lifecycle::kNone && pod.lifecycle != Lifecycle::kNormal) continue;
+    if (!IsUpdateReady(pod, 0, ctx.now) || IsAvailable(pod, m, ctx.now)) continue;
+    const pb::Condition* ready = pod.ready_condition;
     if (ready == nullptr || !IsSet(ready->last_transition_time())) continue;
     waiting_on_time = true;
     plan.PushRequeue(ToTime(ready->last_transition_time()) + absl::Seconds(m) + absl::Seconds(1) - ctx.now);

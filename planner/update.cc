@@ -188,6 +188,26 @@ bool RefreshLifecycle(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& p
   return SetLifecycleState(ctx, pod, target, mark, nullptr, plan);
 }
 
+// True when RefreshInPlace, RefreshLifecycle and the pod-template-hash backfill would all leave the pod alone:
+// the steady pod of every plan, decided from its facts without touching the protobuf again.
+bool NothingToRefresh(const PodFacts& f) {
+  if (!f.in_place_grace.empty() || !f.has_template_hash_label) return false;
+  switch (f.lifecycle) {
+    case Lifecycle::kPreparingNormal:
+    case Lifecycle::kPreparingUpdate:
+    case Lifecycle::kUpdating:
+    case Lifecycle::kUpdated:
+      return false;
+    default:
+      break;
+  }
+  const bool ready_true = f.in_place_gate && f.in_place_settled;
+  if (!f.in_place_state.empty() && (!ready_true || f.in_place_state.find("\"nextContainer") != std::string_view::npos)) {
+    return false;
+  }
+  return !f.in_place_gate || ready_true;
+}
+
 struct Candidate {
   int index;
   const pb::Pod* pod;
@@ -372,7 +392,9 @@ absl::Status UpdatePod(const PlanContext& ctx, const pb::Pod& pod, const std::st
 bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error) {
   if (error != nullptr) *error = absl::OkStatus();
   bool modified = false;
-  for (const pb::Pod* pod : ctx.pods) {
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const pb::Pod* pod = ctx.pods[i];
+    if (NothingToRefresh(FactsAt(ctx, i))) continue;
     RefreshInPlace(ctx, *pod, plan);
     bool patched = RefreshLifecycle(ctx, *pod, plan);
     static const std::string* const kTemplateHashKey = new std::string(kPodTemplateHashLabel);
@@ -410,17 +432,17 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   int waiting_in_grace = 0;
   for (int i = 0; i < static_cast<int>(ctx.pods.size()); ++i) {
     const PodFacts facts = FactsAt(ctx, i);
-    const bool on_update = RevisionMatches(facts, ctx.update_revision);
+    const bool on_update = facts.on_update_revision;
     if (diff.update_num > 0 ? on_update : !on_update) continue;
     if (facts.lifecycle == Lifecycle::kPreparingDelete) continue;
-    if (facts.lifecycle != Lifecycle::kUpdated && !InPlaceGraceAnnotation(*ctx.pods[i]).empty()) {
+    if (facts.lifecycle != Lifecycle::kUpdated && !facts.in_place_grace.empty()) {
       ++waiting_in_grace;
       continue;
     }
     candidates.push_back(i);
   }
   std::vector<int> ordered =
-      SortUpdateCandidates(ctx.clone_set->spec().update_strategy(), ctx.pods, std::move(candidates));
+      SortUpdateCandidates(ctx.clone_set->spec().update_strategy(), ctx.pods, std::move(candidates), AllFacts(ctx));
   if (ordered.size() > static_cast<size_t>(std::abs(diff.update_num))) ordered.resize(std::abs(diff.update_num));
 
   // §5.5 limit.
@@ -430,7 +452,7 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
     const PodFacts facts = FactsAt(ctx, i);
     if (IsAvailable(facts, ctx.spec.min_ready_seconds, ctx.now)) continue;
     ++unavailable;
-    if (RevisionMatches(facts, target)) ++target_unavailable;
+    if (OnRevision(ctx, facts, target)) ++target_unavailable;
   }
   size_t can = 0;
   for (int index : ordered) {

@@ -22,53 +22,62 @@ int32_t MaxRestarts(const pb::Pod& pod) {
   return max;
 }
 
-// Everything the k8s ActivePods comparator reads, extracted once per pod so sorting does no lookups.
-struct Instant {
-  bool set = false;
-  int64_t seconds = 0;
-  int32_t nanos = 0;
-  explicit Instant(const google::protobuf::Timestamp& ts = {})
-      : set(IsSet(ts)), seconds(ts.seconds()), nanos(ts.nanos()) {}
-  bool operator==(const Instant& o) const { return seconds == o.seconds && nanos == o.nanos; }
-  // k8s afterOrZero: a zero (unset) time counts as the latest.
-  bool AfterOrZero(const Instant& o) const {
-    if (!set || !o.set) return !set;
-    return seconds != o.seconds ? seconds > o.seconds : nanos > o.nanos;
-  }
-};
-
+// Everything the k8s ActivePods comparator reads, extracted once per pod so sorting does no lookups. Unset
+// times are InfinitePast (ToTime), which no set time equals.
 struct ActiveKey {
-  bool unscheduled = false;
+  std::string_view node_name;
   int phase = 0;
   bool ready = false;
-  Instant ready_time;
+  absl::Time ready_time;
   int32_t restarts = 0;
-  Instant created;
+  absl::Time created;
 };
+
+// k8s afterOrZero: a zero (unset) time counts as the latest.
+bool AfterOrZero(absl::Time a, absl::Time b) {
+  const bool a_set = a != absl::InfinitePast();
+  const bool b_set = b != absl::InfinitePast();
+  if (!a_set || !b_set) return !a_set;
+  return a > b;
+}
 
 ActiveKey MakeActiveKey(const pb::Pod& pod) {
   ActiveKey key;
-  key.unscheduled = pod.node_name().empty();
+  key.node_name = pod.node_name();
   key.phase = PhaseOrdinal(pod.phase());
+  key.ready_time = absl::InfinitePast();
   for (const pb::Condition& c : pod.conditions()) {
     if (c.type() != "Ready") continue;
     key.ready = c.status() == "True";
-    key.ready_time = Instant(c.last_transition_time());
+    key.ready_time = ToTime(c.last_transition_time());
     break;
   }
   key.restarts = MaxRestarts(pod);
-  key.created = Instant(pod.metadata().creation_timestamp());
+  key.created = ToTime(pod.metadata().creation_timestamp());
+  return key;
+}
+
+ActiveKey MakeActiveKey(const PodFacts& f) {
+  ActiveKey key;
+  key.node_name = f.node_name;
+  key.phase = f.phase_ordinal;
+  key.ready = f.k8s_ready;
+  key.ready_time = f.ready_since;
+  key.restarts = f.max_restarts;
+  key.created = f.created;
   return key;
 }
 
 // k8s controller.ActivePods "Less": the pod that is least useful comes first.
-bool ActivePodsLess(const pb::Pod& pa, const ActiveKey& a, const pb::Pod& pb_, const ActiveKey& b) {
-  if (pa.node_name() != pb_.node_name() && (a.unscheduled || b.unscheduled)) return a.unscheduled;
+bool ActivePodsLess(const ActiveKey& a, const ActiveKey& b) {
+  const bool a_unscheduled = a.node_name.empty();
+  const bool b_unscheduled = b.node_name.empty();
+  if ((a_unscheduled || b_unscheduled) && a.node_name != b.node_name) return a_unscheduled;
   if (a.phase != b.phase) return a.phase < b.phase;
   if (a.ready != b.ready) return !a.ready;
-  if (a.ready && b.ready && !(a.ready_time == b.ready_time)) return a.ready_time.AfterOrZero(b.ready_time);
+  if (a.ready && b.ready && a.ready_time != b.ready_time) return AfterOrZero(a.ready_time, b.ready_time);
   if (a.restarts != b.restarts) return a.restarts > b.restarts;
-  if (!(a.created == b.created)) return a.created.AfterOrZero(b.created);
+  if (a.created != b.created) return AfterOrZero(a.created, b.created);
   return false;
 }
 
@@ -199,17 +208,17 @@ int64_t TrailingNumber(std::string_view value) {
   return number;
 }
 
-void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates) {
+void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates,
+                           const PodFacts* facts) {
   struct Entry {
     int index;
     ActiveKey key;
   };
   std::vector<Entry> entries;
   entries.reserve(candidates.size());
-  for (int i : candidates) entries.push_back({i, MakeActiveKey(*pods[i])});
-  std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
-    return ActivePodsLess(*pods[a.index], a.key, *pods[b.index], b.key);
-  });
+  for (int i : candidates) entries.push_back({i, facts != nullptr ? MakeActiveKey(facts[i]) : MakeActiveKey(*pods[i])});
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return ActivePodsLess(a.key, b.key); });
   for (size_t i = 0; i < entries.size(); ++i) candidates[i] = entries[i].index;
 }
 
@@ -291,13 +300,15 @@ std::vector<int> ScatterCandidates(const google::protobuf::RepeatedPtrField<pb::
 }
 
 std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const std::vector<const pb::Pod*>& pods,
-                                      std::vector<int> candidates) {
-  SortByActivePodsOrder(pods, candidates);
+                                      std::vector<int> candidates, const PodFacts* facts) {
+  SortByActivePodsOrder(pods, candidates, facts);
   if (strategy.has_priority_strategy()) SortByPriority(strategy.priority_strategy(), pods, candidates);
   candidates = ScatterCandidates(strategy.scatter_strategy(), pods, std::move(candidates));
   // Stable partition = stable sort with "PreparingUpdate first" as the only key.
-  std::stable_partition(candidates.begin(), candidates.end(),
-                        [&](int i) { return LifecycleState(*pods[i]) == kStatePreparingUpdate; });
+  std::stable_partition(candidates.begin(), candidates.end(), [&](int i) {
+    return facts != nullptr ? facts[i].lifecycle == Lifecycle::kPreparingUpdate
+                            : LifecycleState(*pods[i]) == kStatePreparingUpdate;
+  });
   return candidates;
 }
 

@@ -11,11 +11,13 @@
 namespace cloneset::planner {
 
 // Full §5.4 order of `candidates` (indexes into `pods`).
+// `facts`, when given, holds ComputePodFacts(*pods[i]) at [i] and saves reading the pods again.
 std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const std::vector<const pb::Pod*>& pods,
-                                      std::vector<int> candidates);
+                                      std::vector<int> candidates, const PodFacts* facts = nullptr);
 
 // The individual steps, exposed for tests and the simulate CLI.
-void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates);
+void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates,
+                           const PodFacts* facts = nullptr);
 void SortByPriority(const pb::UpdatePriorityStrategy& priority, const std::vector<const pb::Pod*>& pods,
                     std::vector<int>& candidates);
 std::vector<int> ScatterCandidates(const google::protobuf::RepeatedPtrField<pb::UpdateScatterTerm>& terms,

@@ -429,7 +429,7 @@ std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& cs, const pb::C
   return errors;
 }
 
-absl::Status ValidatePlanRequest(const pb::PlanRequest& request) {
+absl::Status ValidatePlanRequestExceptPods(const pb::PlanRequest& request) {
   const pb::CloneSet& cs = request.clone_set();
   if (cs.metadata().name().empty()) return absl::InvalidArgumentError("metadata.name: required");
   if (cs.metadata().uid().empty()) return absl::InvalidArgumentError("metadata.uid: required");
@@ -453,20 +453,6 @@ absl::Status ValidatePlanRequest(const pb::PlanRequest& request) {
   if (!IsSet(request.now())) return absl::InvalidArgumentError("now: required");
   if (absl::Status s = CheckTimestamp(request.now(), "now"); !s.ok()) return s;
 
-  absl::flat_hash_set<std::string_view> pod_names;
-  pod_names.reserve(request.pods_size());
-  for (int i = 0; i < request.pods_size(); ++i) {
-    const pb::Pod& pod = request.pods(i);
-    const bool unique = pod_names.insert(pod.metadata().name()).second;
-    if (unique && ValidMeta(pod.metadata(), true) && ValidConditions(pod.conditions())) continue;
-    const std::string base = absl::StrCat("pods[", i, "]");
-    if (absl::Status s = CheckMeta(pod.metadata(), base + ".metadata", true); !s.ok()) return s;
-    if (!unique) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(base, ".metadata.name: duplicate pod \"", pod.metadata().name(), "\""));
-    }
-    if (absl::Status s = CheckConditions(pod.conditions(), base + ".status.conditions"); !s.ok()) return s;
-  }
   for (int i = 0; i < request.pvcs_size(); ++i) {
     if (ValidMeta(request.pvcs(i).metadata(), true)) continue;
     if (absl::Status s = CheckMeta(request.pvcs(i).metadata(), absl::StrCat("pvcs[", i, "].metadata"), true);
@@ -480,6 +466,32 @@ absl::Status ValidatePlanRequest(const pb::PlanRequest& request) {
     if (absl::Status s = CheckMeta(rev.metadata(), base + ".metadata", true); !s.ok()) return s;
     ParseObject(rev.data_json(), base + ".data", "revision data", errors);
     if (!errors.empty()) return absl::InvalidArgumentError(errors[0].field() + ": " + errors[0].message());
+  }
+  return absl::OkStatus();
+}
+
+bool PodLooksValid(const pb::Pod& pod) { return ValidMeta(pod.metadata(), true) && ValidConditions(pod.conditions()); }
+
+absl::Status PodError(const pb::Pod& pod, int index, bool duplicate) {
+  const std::string base = absl::StrCat("pods[", index, "]");
+  if (absl::Status s = CheckMeta(pod.metadata(), base + ".metadata", true); !s.ok()) return s;
+  if (duplicate) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(base, ".metadata.name: duplicate pod \"", pod.metadata().name(), "\""));
+  }
+  if (absl::Status s = CheckConditions(pod.conditions(), base + ".status.conditions"); !s.ok()) return s;
+  return absl::InternalError(absl::StrCat(base, ": rejected without a reason"));
+}
+
+absl::Status ValidatePlanRequest(const pb::PlanRequest& request) {
+  if (absl::Status s = ValidatePlanRequestExceptPods(request); !s.ok()) return s;
+  absl::flat_hash_set<std::string_view> pod_names;
+  pod_names.reserve(request.pods_size());
+  for (int i = 0; i < request.pods_size(); ++i) {
+    const pb::Pod& pod = request.pods(i);
+    const bool unique = pod_names.insert(pod.metadata().name()).second;
+    if (unique && PodLooksValid(pod)) continue;
+    return PodError(pod, i, !unique);
   }
   return absl::OkStatus();
 }

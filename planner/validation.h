@@ -17,5 +17,12 @@ std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& clone_set, cons
 
 // INVALID_ARGUMENT naming the first bad field of a Plan request, OK otherwise.
 absl::Status ValidatePlanRequest(const pb::PlanRequest& request);
+// The same without the per-pod checks, which BuildContext makes in its one pass over the pods (with
+// PodLooksValid and PodError below), so a plan reads each pod once.
+absl::Status ValidatePlanRequestExceptPods(const pb::PlanRequest& request);
+// The fast per-pod check: a name and valid timestamps (metadata and conditions).
+bool PodLooksValid(const pb::Pod& pod);
+// The error of request.pods(index), which failed PodLooksValid or (duplicate) repeats an earlier pod's name.
+absl::Status PodError(const pb::Pod& pod, int index, bool duplicate);
 
 }  // namespace cloneset::planner

@@ -361,7 +361,6 @@ PlanContext MakeContext(const pb::PlanRequest& request, const ResolvedSpec& spec
   }
   auto by_name = [](const auto* a, const auto* b) { return a->metadata().name() < b->metadata().name(); };
   std::stable_sort(ctx.pods.begin(), ctx.pods.end(), by_name);
-  ComputePodFacts(ctx);
   std::stable_sort(ctx.inactive_pods.begin(), ctx.inactive_pods.end(), by_name);
   for (const auto& pvc : request.pvcs()) {
     if (!pvc.metadata().has_deletion_timestamp()) ctx.pvcs.push_back(&pvc);
@@ -373,6 +372,7 @@ PlanContext MakeContext(const pb::PlanRequest& request, const ResolvedSpec& spec
   ctx.current_template_json = request.clone_set().spec().template_json();
   ctx.update_template_json = request.clone_set().spec().template_json();
   ctx.gates = request.feature_gates();
+  ComputePodFacts(ctx);  // after the revisions: the facts say which of the two each pod is on
   return ctx;
 }
 
