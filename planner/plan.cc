@@ -87,10 +87,11 @@ auto WithoutExceptions(Fn fn) -> decltype(fn()) {
   }
 }
 
-absl::StatusOr<v1::PlanResponse> PlanChecked(const v1::PlanRequest& request) {
+absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) {
+  out->Clear();
   // The per-pod checks are made by BuildContext in its single pass over the pods.
   if (absl::Status s = ValidatePlanRequestExceptPods(request); !s.ok()) return s;
-  PlanBuilder plan;
+  PlanBuilder plan(out);
   absl::StatusOr<PlanContext> ctx_or = BuildContext(request, plan);
   if (!ctx_or.ok()) return ctx_or.status();
   const PlanContext& ctx = *ctx_or;
@@ -133,7 +134,8 @@ absl::StatusOr<v1::PlanResponse> PlanChecked(const v1::PlanRequest& request) {
     *response->mutable_status() = std::move(status);
     response->set_write_status(true);
   }
-  return std::move(plan).Finish();
+  plan.FinishInPlace();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::ValidateResponse> ValidateChecked(const v1::ValidateRequest& request) {
@@ -188,8 +190,16 @@ absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevisionChecked(const v1::Com
 
 }  // namespace
 
+absl::Status PlanInto(const v1::PlanRequest& request, v1::PlanResponse* response) {
+  absl::Status status = WithoutExceptions([&] { return PlanChecked(request, response); });
+  if (!status.ok()) response->Clear();
+  return status;
+}
+
 absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) {
-  return WithoutExceptions([&] { return PlanChecked(request); });
+  v1::PlanResponse response;
+  if (absl::Status s = PlanInto(request, &response); !s.ok()) return s;
+  return response;
 }
 
 absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) {

@@ -7,6 +7,9 @@
 namespace cloneset::planner {
 
 absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request);
+// The same plan built into `*response` (cleared first), which may live on a protobuf arena: what the service
+// does, so a plan of thousands of actions makes no heap allocation. On error `*response` is left cleared.
+absl::Status PlanInto(const v1::PlanRequest& request, v1::PlanResponse* response);
 absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request);
 absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevision(const v1::ComputeRevisionRequest& request);
 

@@ -4,7 +4,7 @@ namespace cloneset::planner {
 
 void PlanBuilder::AddEvent(pb::EventType type, std::string_view reason, std::string_view message,
                            std::string_view involved_pod) {
-  pb::Event* event = response_.add_events();
+  pb::Event* event = response_->add_events();
   event->set_type(type);
   event->set_reason(std::string(reason));
   event->set_message(std::string(message));
@@ -16,13 +16,17 @@ void PlanBuilder::PushRequeue(absl::Duration after) {
   if (requeue_ == absl::ZeroDuration() || after < requeue_) requeue_ = after;
 }
 
-pb::PlanResponse PlanBuilder::Finish() && {
+void PlanBuilder::FinishInPlace() {
   if (requeue_ > absl::ZeroDuration()) {
     const int64_t nanos = absl::ToInt64Nanoseconds(requeue_);
-    response_.mutable_requeue_after()->set_seconds(nanos / 1000000000);
-    response_.mutable_requeue_after()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+    response_->mutable_requeue_after()->set_seconds(nanos / 1000000000);
+    response_->mutable_requeue_after()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
   }
-  return std::move(response_);
+}
+
+pb::PlanResponse PlanBuilder::Finish() && {
+  FinishInPlace();
+  return std::move(*response_);
 }
 
 }  // namespace cloneset::planner

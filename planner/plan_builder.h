@@ -13,20 +13,31 @@ namespace pb = ::cloneset::planner::v1;
 
 class PlanBuilder {
  public:
-  pb::Action* AddAction() { return response_.add_actions(); }
+  // Builds its own response (moved out by Finish).
+  PlanBuilder() : response_(&owned_) {}
+  // Builds into `out`, which may live on a protobuf arena (the service's per-call arena, so ten thousand actions
+  // cost no heap allocation and are freed at once); finish with FinishInPlace.
+  explicit PlanBuilder(pb::PlanResponse* out) : response_(out) {}
+  PlanBuilder(const PlanBuilder&) = delete;
+  PlanBuilder& operator=(const PlanBuilder&) = delete;
+
+  pb::Action* AddAction() { return response_->add_actions(); }
   void AddEvent(pb::EventType type, std::string_view reason, std::string_view message,
                 std::string_view involved_pod = {});
   // Keeps the smallest strictly positive duration; non-positive durations are ignored.
   void PushRequeue(absl::Duration after);
   absl::Duration requeue() const { return requeue_; }
-  pb::PlanSummary* summary() { return response_.mutable_summary(); }
-  pb::PlanResponse* response() { return &response_; }
+  pb::PlanSummary* summary() { return response_->mutable_summary(); }
+  pb::PlanResponse* response() { return response_; }
 
-  // Moves the accumulated response out, with requeue_after filled in.
+  // Fills in requeue_after.
+  void FinishInPlace();
+  // FinishInPlace, then moves the accumulated response out.
   pb::PlanResponse Finish() &&;
 
  private:
-  pb::PlanResponse response_;
+  pb::PlanResponse owned_;
+  pb::PlanResponse* response_;
   absl::Duration requeue_ = absl::ZeroDuration();
 };
 

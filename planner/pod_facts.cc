@@ -142,6 +142,14 @@ const PodFacts* AllFacts(const PlanContext& ctx) {
   return ctx.pod_facts.data();
 }
 
+const std::vector<PodFacts>& AllFacts(const PlanContext& ctx, std::vector<PodFacts>& scratch) {
+  if (AllFacts(ctx) != nullptr) return ctx.pod_facts;
+  scratch.clear();
+  scratch.reserve(ctx.pods.size());
+  for (size_t i = 0; i < ctx.pods.size(); ++i) scratch.push_back(FactsAt(ctx, i));
+  return scratch;
+}
+
 PodFacts FactsOf(const PlanContext& ctx, const pb::Pod& pod) {
   // ctx.pods is sorted by (name, uid): a binary search by name finds the pod's facts.
   auto it = std::lower_bound(ctx.pod_facts.begin(), ctx.pod_facts.end(), pod.metadata().name(),

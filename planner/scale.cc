@@ -66,9 +66,9 @@ ScaleOutcome Scaled() {
   return outcome;
 }
 
-bool IsUpdatedForScale(const PlanContext& ctx, const pb::Pod& pod) {
-  if (ctx.gates.preparing_update_as_update() && LifecycleState(pod) == kStatePreparingUpdate) return true;
-  return RevisionMatches(pod, ctx.update_revision);
+bool IsUpdatedForScale(const PlanContext& ctx, const PodFacts& pod) {
+  if (ctx.gates.preparing_update_as_update() && pod.lifecycle == Lifecycle::kPreparingUpdate) return true;
+  return OnRevision(ctx, pod, ctx.update_revision);
 }
 
 }  // namespace
@@ -289,14 +289,18 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
   const ResolvedSpec& spec = ctx.spec;
   std::vector<const pb::Pod*> specified, pre_delete;
   std::set<std::string_view> to_delete_names;
-  for (const pb::Pod* pod : ctx.pods) {
-    if (IsSpecifiedDelete(*pod, spec)) {
+  std::vector<PodFacts> scratch;
+  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const pb::Pod* pod = ctx.pods[i];
+    const PodFacts& f = facts[i];
+    if (IsSpecifiedDelete(f, spec)) {
       specified.push_back(pod);
-      to_delete_names.insert(pod->metadata().name());
+      to_delete_names.insert(f.name);
     }
-    if (LifecycleState(*pod) == kStatePreparingDelete) {
+    if (f.lifecycle == Lifecycle::kPreparingDelete) {
       pre_delete.push_back(pod);
-      to_delete_names.insert(pod->metadata().name());
+      to_delete_names.insert(f.name);
     }
   }
   const int64_t num_to_delete = static_cast<int64_t>(to_delete_names.size());
@@ -324,7 +328,10 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
   const ScaleDiff diff = CalculateDiff(ctx, RevisionCheck::kScale);
   plan.summary()->set_use_surge(diff.use_surge);
   std::vector<const pb::Pod*> updated, not_updated;
-  for (const pb::Pod* pod : ctx.pods) (IsUpdatedForScale(ctx, *pod) ? updated : not_updated).push_back(pod);
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const PodFacts& f = facts[i];
+    (IsUpdatedForScale(ctx, f) ? updated : not_updated).push_back(ctx.pods[i]);
+  }
 
   if (diff.scale_up_num > diff.scale_up_limit) {
     plan.AddEvent(pb::WARNING, "ScaleUpLimited",

@@ -51,8 +51,9 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
   const int64_t scale_max_unavailable = spec.scale_max_unavailable;
 
   Bucket fresh, old;
-  for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const PodFacts pod = FactsAt(ctx, i);
+  std::vector<PodFacts> scratch;
+  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
+  for (const PodFacts& pod : facts) {
     Bucket& b = IsNew(ctx, pod, check) ? fresh : old;
     ++b.count;
     if (pod.lifecycle == Lifecycle::kPreparingDelete) {

@@ -87,8 +87,8 @@ void SetFailure(pb::CloneSetStatus& status, std::string_view type, const absl::S
 
 void ComputeCounters(const PlanContext& ctx, pb::CloneSetStatus& s) {
   const int32_t m = ctx.spec.min_ready_seconds;
-  for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const PodFacts pod = FactsAt(ctx, i);
+  std::vector<PodFacts> scratch;
+  for (const PodFacts& pod : AllFacts(ctx, scratch)) {
     const bool ready = IsUpdateReady(pod, 0, ctx.now);
     const bool available = IsAvailable(pod, m, ctx.now);
     const bool updated = OnRevision(ctx, pod, ctx.update_revision);
@@ -165,8 +165,8 @@ void PushMinReadyRequeue(const PlanContext& ctx, const pb::CloneSetStatus& s, Pl
   const int32_t m = ctx.spec.min_ready_seconds;
   if (m <= 0 || s.available_replicas() == s.ready_replicas()) return;
   bool waiting_on_time = false;
-  for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const PodFacts pod = FactsAt(ctx, i);
+  std::vector<PodFacts> scratch;
+  for (const PodFacts& pod : AllFacts(ctx, scratch)) {
     if (pod.lifecycle != Lifecycle::kNone && pod.lifecycle != Lifecycle::kNormal) continue;
     if (!IsUpdateReady(pod, 0, ctx.now) || IsAvailable(pod, m, ctx.now)) continue;
     const pb::Condition* ready = pod.ready_condition;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -30,13 +31,18 @@ void SetRevisionLabels(const PlanContext& ctx, const std::string& revision, pb::
   (*patch->mutable_set_labels())[kPodTemplateHashLabel] = std::string(ShortHash(revision));
 }
 
-void RemoveGraceAnnotations(const pb::Pod& pod, pb::PatchPod* patch) {
-  for (const char* key : {kInPlaceGraceAnnotation, kLegacyInPlaceGraceAnnotation}) {
-    if (pod.metadata().annotations().contains(key)) patch->add_remove_annotations(key);
-  }
+void RemoveGraceAnnotations(bool has_grace, bool has_legacy_grace, pb::PatchPod* patch) {
+  if (has_grace) patch->add_remove_annotations(kInPlaceGraceAnnotation);
+  if (has_legacy_grace) patch->add_remove_annotations(kLegacyInPlaceGraceAnnotation);
 }
 
-void ApplyBatchToPatch(const InPlaceBatch& batch, const pb::Pod& pod, pb::PatchPod* patch) {
+void RemoveGraceAnnotations(const pb::Pod& pod, pb::PatchPod* patch) {
+  const auto& annotations = pod.metadata().annotations();
+  RemoveGraceAnnotations(annotations.contains(kInPlaceGraceAnnotation),
+                         annotations.contains(kLegacyInPlaceGraceAnnotation), patch);
+}
+
+void ApplyBatchToPatch(const InPlaceBatch& batch, bool has_legacy_state, pb::PatchPod* patch) {
   for (const auto& [name, image] : batch.container_images) (*patch->mutable_container_images())[name] = image;
   for (const auto& [k, v] : batch.set_labels) (*patch->mutable_set_labels())[k] = v;
   for (const auto& [k, v] : batch.set_annotations) (*patch->mutable_set_annotations())[k] = v;
@@ -45,9 +51,11 @@ void ApplyBatchToPatch(const InPlaceBatch& batch, const pb::Pod& pod, pb::PatchP
   for (const std::string& f : batch.add_finalizers) patch->add_add_finalizers(f);
   for (const std::string& f : batch.remove_finalizers) patch->add_remove_finalizers(f);
   (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = FormatInPlaceState(batch.state);
-  if (pod.metadata().annotations().contains(kLegacyInPlaceStateAnnotation)) {
-    patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
-  }
+  if (has_legacy_state) patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
+}
+
+void ApplyBatchToPatch(const InPlaceBatch& batch, const pb::Pod& pod, pb::PatchPod* patch) {
+  ApplyBatchToPatch(batch, pod.metadata().annotations().contains(kLegacyInPlaceStateAnnotation), patch);
 }
 
 pb::Condition InPlaceReadyCondition(const PlanContext& ctx, bool ready) {
@@ -214,12 +222,13 @@ struct Candidate {
 };
 
 // §5.8 (with our write plan): status False, then one spec patch.
-void PerformInPlaceUpdate(const PlanContext& ctx, const pb::Pod& pod, const InPlaceUpdateSpec& spec,
+void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const InPlaceUpdateSpec& spec,
                           PlanBuilder& plan) {
-  if (HasReadinessGate(pod, kInPlaceUpdateReadyCondition)) {
+  const pb::Pod& pod = *facts.pod;
+  if (facts.in_place_gate) {
     pb::PatchPodStatus* status = AddPodStatusPatch(pod, "start-in-place-update", plan);
     *status->add_set_conditions() = InPlaceReadyCondition(ctx, false);
-    const pb::Condition* ready = FindCondition(pod, "Ready");
+    const pb::Condition* ready = facts.ready_condition;
     const pb::Condition* containers_ready = FindCondition(pod, "ContainersReady");
     if (ready != nullptr && ready->status() != "False" && containers_ready != nullptr &&
         containers_ready->status() == "True") {
@@ -245,12 +254,13 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const pb::Pod& pod, const InPl
   state.update_env_from_metadata = spec.update_env_from_metadata;
   state.update_images = !spec.container_images.empty();
   if (spec.grace_seconds <= 0) {
-    ApplyBatchToPatch(ApplyInPlaceBatch(pod, spec, std::move(state), ctx.now, /*apply_metadata=*/true), pod, patch);
-    RemoveGraceAnnotations(pod, patch);
+    ApplyBatchToPatch(ApplyInPlaceBatch(pod, spec, std::move(state), ctx.now, /*apply_metadata=*/true),
+                      facts.has_legacy_state, patch);
+    RemoveGraceAnnotations(facts.has_grace_key, facts.has_legacy_grace, patch);
   } else {
     (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = FormatInPlaceState(state);
     (*patch->mutable_set_annotations())[kInPlaceGraceAnnotation] = FormatGraceSpec(spec);
-    if (pod.metadata().annotations().contains(kLegacyInPlaceStateAnnotation)) {
+    if (facts.has_legacy_state) {
       patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
     }
     plan.PushRequeue(absl::Seconds(spec.grace_seconds));
@@ -313,17 +323,22 @@ class InPlaceSpecCache {
  public:
   InPlaceSpecCache(const PlanContext& ctx, const std::string& target) : ctx_(ctx), target_(target) {}
 
-  const std::optional<InPlaceUpdateSpec>& Get(const pb::Pod& pod, std::string* why_not) {
-    const pb::ControllerRevision* revision = PodRevision(ctx_, pod);
-    const std::string key = revision == nullptr ? std::string() : revision->metadata().name();
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      Entry entry;
-      entry.spec = CalculateInPlaceUpdate(ctx_, revision, target_, &entry.why_not);
-      it = cache_.emplace(key, std::move(entry)).first;
+  // Keyed by the pod's revision label: PodRevision is a function of it, so it runs once per distinct label.
+  const std::optional<InPlaceUpdateSpec>& Get(const PodFacts& pod, const std::string** why_not) {
+    auto it = by_label_.find(absl::string_view(pod.revision.data(), pod.revision.size()));
+    if (it == by_label_.end()) {
+      const pb::ControllerRevision* revision = PodRevision(ctx_, *pod.pod);
+      const std::string key = revision == nullptr ? std::string() : revision->metadata().name();
+      auto entry = cache_.find(key);
+      if (entry == cache_.end()) {
+        Entry fresh;
+        fresh.spec = CalculateInPlaceUpdate(ctx_, revision, target_, &fresh.why_not);
+        entry = cache_.emplace(key, std::move(fresh)).first;
+      }
+      it = by_label_.emplace(std::string(pod.revision), &entry->second).first;
     }
-    *why_not = it->second.why_not;
-    return it->second.spec;
+    *why_not = &it->second->why_not;
+    return it->second->spec;
   }
 
  private:
@@ -334,39 +349,43 @@ class InPlaceSpecCache {
   const PlanContext& ctx_;
   const std::string& target_;
   std::map<std::string, Entry> cache_;
+  absl::flat_hash_map<std::string, const Entry*> by_label_;
 };
 
 // §5.6 for one selected pod. Returns an error for InPlaceOnly pods that cannot be updated in place.
-absl::Status UpdatePod(const PlanContext& ctx, const pb::Pod& pod, const std::string& target, PlanBuilder& plan,
+absl::Status UpdatePod(const PlanContext& ctx, const PodFacts& facts, const std::string& target, PlanBuilder& plan,
                        InPlaceSpecCache& specs, bool* updated) {
   *updated = false;
+  const pb::Pod& pod = *facts.pod;
   const std::string& name = pod.metadata().name();
   if (ctx.spec.policy != PodUpdatePolicy::kReCreate) {
-    std::string why_not;
-    const std::optional<InPlaceUpdateSpec>& spec = specs.Get(pod, &why_not);
+    static const std::string* const kNoReason = new std::string();
+    const std::string* why_not_ptr = kNoReason;
+    const std::optional<InPlaceUpdateSpec>& spec = specs.Get(facts, &why_not_ptr);
+    const std::string& why_not = *why_not_ptr;
     if (spec.has_value()) {
-      const std::string_view state = LifecycleState(pod);
+      const Lifecycle state = facts.lifecycle;
       const pb::LifecycleHook* hook = InPlaceUpdateHook(ctx);
       const bool mark = hook != nullptr && hook->mark_pod_not_ready();
-      if (state.empty() || state == kStatePreparingNormal || state == kStateNormal) {
+      if (state == Lifecycle::kNone || state == Lifecycle::kPreparingNormal || state == Lifecycle::kNormal) {
         if (IsHooked(hook, pod)) {
           SetLifecycleState(ctx, pod, kStatePreparingUpdate, mark, nullptr, plan);
           return absl::OkStatus();
         }
-      } else if (state == kStateUpdated) {
+      } else if (state == Lifecycle::kUpdated) {
         if (hook != nullptr) SetLifecycleState(ctx, pod, kStatePreparingUpdate, mark, hook, plan);
         return absl::OkStatus();
-      } else if (state == kStatePreparingUpdate) {
+      } else if (state == Lifecycle::kPreparingUpdate) {
         if (IsHooked(hook, pod)) {
           plan.summary()->add_blocked_reasons(
               absl::StrCat("pod ", name, " waits for its inPlaceUpdate hook to be removed"));
           return absl::OkStatus();
         }
-      } else if (state != kStateUpdating) {
+      } else if (state != Lifecycle::kUpdating) {
         return absl::FailedPreconditionError(
-            absl::StrFormat("not allowed to in-place update pod %s in state %s", name, state));
+            absl::StrFormat("not allowed to in-place update pod %s in state %s", name, LifecycleState(pod)));
       }
-      PerformInPlaceUpdate(ctx, pod, *spec, plan);
+      PerformInPlaceUpdate(ctx, facts, *spec, plan);
       *updated = true;
       return absl::OkStatus();
     }
@@ -392,9 +411,11 @@ absl::Status UpdatePod(const PlanContext& ctx, const pb::Pod& pod, const std::st
 bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error) {
   if (error != nullptr) *error = absl::OkStatus();
   bool modified = false;
+  std::vector<PodFacts> scratch;
+  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
     const pb::Pod* pod = ctx.pods[i];
-    if (NothingToRefresh(FactsAt(ctx, i))) continue;
+    if (NothingToRefresh(facts[i])) continue;
     RefreshInPlace(ctx, *pod, plan);
     bool patched = RefreshLifecycle(ctx, *pod, plan);
     static const std::string* const kTemplateHashKey = new std::string(kPodTemplateHashLabel);
@@ -428,10 +449,12 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   const std::string& target = diff.update_num > 0 ? ctx.update_revision : ctx.current_revision;
 
   // §5.3 candidates, in pod order.
+  std::vector<PodFacts> scratch;
+  const std::vector<PodFacts>& all_facts = AllFacts(ctx, scratch);
   std::vector<int> candidates;
   int waiting_in_grace = 0;
   for (int i = 0; i < static_cast<int>(ctx.pods.size()); ++i) {
-    const PodFacts facts = FactsAt(ctx, i);
+    const PodFacts& facts = all_facts[i];
     const bool on_update = facts.on_update_revision;
     if (diff.update_num > 0 ? on_update : !on_update) continue;
     if (facts.lifecycle == Lifecycle::kPreparingDelete) continue;
@@ -442,14 +465,14 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
     candidates.push_back(i);
   }
   std::vector<int> ordered =
-      SortUpdateCandidates(ctx.clone_set->spec().update_strategy(), ctx.pods, std::move(candidates), AllFacts(ctx));
+      SortUpdateCandidates(ctx.clone_set->spec().update_strategy(), ctx.pods, std::move(candidates), all_facts.data());
   if (ordered.size() > static_cast<size_t>(std::abs(diff.update_num))) ordered.resize(std::abs(diff.update_num));
 
   // §5.5 limit.
   int unavailable = 0;
   int target_unavailable = 0;
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const PodFacts facts = FactsAt(ctx, i);
+    const PodFacts& facts = all_facts[i];
     if (IsAvailable(facts, ctx.spec.min_ready_seconds, ctx.now)) continue;
     ++unavailable;
     if (OnRevision(ctx, facts, target)) ++target_unavailable;
@@ -457,7 +480,7 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   size_t can = 0;
   for (int index : ordered) {
     if (target_unavailable + static_cast<int>(can) >= diff.update_max_unavailable) break;
-    if (IsAvailable(FactsAt(ctx, index), ctx.spec.min_ready_seconds, ctx.now)) {
+    if (IsAvailable(all_facts[index], ctx.spec.min_ready_seconds, ctx.now)) {
       if (unavailable >= diff.update_max_unavailable) break;
       ++unavailable;
     }
@@ -477,7 +500,7 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   InPlaceSpecCache specs(ctx, target);
   for (size_t i = 0; i < can; ++i) {
     bool updated = false;
-    absl::Status status = UpdatePod(ctx, *ctx.pods[ordered[i]], target, plan, specs, &updated);
+    absl::Status status = UpdatePod(ctx, all_facts[ordered[i]], target, plan, specs, &updated);
     if (updated) ++updated_now;
     if (!status.ok() && first_error.ok()) first_error = status;
   }

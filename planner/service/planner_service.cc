@@ -40,19 +40,27 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 }
 
 PlannerService::PlannerService(PlannerFunctions functions, ServiceMetrics* metrics, JsonLogger* log)
-    : functions_(std::move(functions)), metrics_(metrics), log_(log) {}
+    : functions_(std::move(functions)), metrics_(metrics), log_(log) {
+  SetMessageAllocatorFor_Plan(&plan_allocator_);
+}
 
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
   InFlight in_flight(in_flight_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<v1::PlanResponse> result = CallGuarded(functions_.plan, *request);
+  absl::Status status;
+  if (functions_.plan_into) {
+    status = CallGuarded([&](const v1::PlanRequest& r) { return functions_.plan_into(r, response); }, *request);
+    if (!status.ok()) response->Clear();
+  } else {
+    absl::StatusOr<v1::PlanResponse> result = CallGuarded(functions_.plan, *request);
+    if (result.ok()) *response = *std::move(result);
+    status = result.status();
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (result.ok()) *response = *std::move(result);
-  const absl::Status status = result.status();
   metrics_->ObservePlan(seconds, ServiceMetrics::ResultLabel(static_cast<int>(status.code())), *request,
-                        result.ok() ? response : nullptr);
+                        status.ok() ? response : nullptr);
   const std::string cloneset =
       request->clone_set().metadata().namespace_() + "/" + request->clone_set().metadata().name();
   if (!status.ok()) {

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "cloneset/planner/v1/planner.grpc.pb.h"
+#include "planner/service/arena_allocator.h"
 #include "planner/service/json_log.h"
 #include "planner/service/metrics.h"
 
@@ -15,6 +16,9 @@ namespace cloneset::planner::service {
 // pass fakes.
 struct PlannerFunctions {
   std::function<absl::StatusOr<v1::PlanResponse>(const v1::PlanRequest&)> plan;
+  // Optional: plans straight into the call's arena-allocated response (planner::PlanInto). Used instead of
+  // `plan` when set.
+  std::function<absl::Status(const v1::PlanRequest&, v1::PlanResponse*)> plan_into;
   std::function<absl::StatusOr<v1::ValidateResponse>(const v1::ValidateRequest&)> validate;
   std::function<absl::StatusOr<v1::ComputeRevisionResponse>(const v1::ComputeRevisionRequest&)> compute_revision;
 };
@@ -36,6 +40,8 @@ class PlannerService final : public v1::Planner::CallbackService {
   int in_flight() const { return in_flight_.load(); }
 
  private:
+  // Plan requests and responses live on a per-call arena.
+  ArenaMessageAllocator<v1::PlanRequest, v1::PlanResponse> plan_allocator_;
   std::atomic<int> in_flight_{0};
   PlannerFunctions functions_;
   ServiceMetrics* metrics_;

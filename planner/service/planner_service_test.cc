@@ -73,6 +73,35 @@ TEST_F(ServiceTest, PlanResponseAndActionMetrics) {
   EXPECT_EQ(Series(registry_, "cloneset_planner_plan_duration_seconds_count"), 1);
 }
 
+// The production wiring: the plan is built straight into the call's (arena-allocated) response, and a partial
+// response is never sent with an error.
+TEST_F(ServiceTest, PlanIntoFillsTheArenaResponseAndClearsItOnError) {
+  Start({.plan_into = [](const pb::PlanRequest& req, pb::PlanResponse* resp) -> absl::Status {
+    resp->set_update_revision("cs-2");
+    for (int i = 0; i < req.pods_size(); ++i) resp->add_actions()->mutable_delete_pod()->set_name("p");
+    if (req.clone_set().metadata().name() == "bad") return absl::InvalidArgumentError("metadata.name: bad");
+    return absl::OkStatus();
+  }});
+  pb::PlanRequest req;
+  req.add_pods();
+  req.add_pods();
+  pb::PlanResponse resp;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->Plan(&ctx, req, &resp).ok());
+  }
+  EXPECT_EQ(resp.update_revision(), "cs-2");
+  EXPECT_EQ(resp.actions_size(), 2);
+  EXPECT_EQ(Series(registry_, R"(cloneset_planner_actions_total{type="delete_pod"})"), 2);
+  req.mutable_clone_set()->mutable_metadata()->set_name("bad");
+  pb::PlanResponse failed;
+  grpc::ClientContext ctx;
+  const grpc::Status st = stub_->Plan(&ctx, req, &failed);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(failed.actions_size(), 0);
+  EXPECT_EQ(Series(registry_, R"(cloneset_planner_plans_total{result="invalid_argument"})"), 1);
+}
+
 struct CodeCase {
   absl::StatusCode code;
   grpc::StatusCode grpc_code;
