@@ -375,10 +375,24 @@ namespace {
 
 // JSON string literal the way Go's encoding/json writes it (HTML-sensitive characters escaped), without building
 // a DOM: this runs once per updated pod.
+// Bytes copied as they are: everything but the characters Go's encoding/json escapes and the first byte of
+// U+2028/U+2029.
+bool PlainJsonByte(unsigned char c) {
+  return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c != 0xe2;
+}
+
 void AppendJsonString(std::string& out, std::string_view value) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   for (size_t i = 0; i < value.size(); ++i) {
+    // Runs of plain bytes (nearly every annotation value) are appended at once.
+    size_t run = i;
+    while (run < value.size() && PlainJsonByte(static_cast<unsigned char>(value[run]))) ++run;
+    if (run > i) {
+      out.append(value.data() + i, run - i);
+      i = run;
+      if (i == value.size()) break;
+    }
     const unsigned char c = static_cast<unsigned char>(value[i]);
     switch (c) {
       case '"': out += "\\\""; break;

@@ -58,17 +58,16 @@ void ApplyBatchToPatch(const InPlaceBatch& batch, const pb::Pod& pod, pb::PatchP
   ApplyBatchToPatch(batch, pod.metadata().annotations().contains(kLegacyInPlaceStateAnnotation), patch);
 }
 
-pb::Condition InPlaceReadyCondition(const PlanContext& ctx, bool ready) {
-  pb::Condition condition;
-  condition.set_type(kInPlaceUpdateReadyCondition);
-  condition.set_status(ready ? "True" : "False");
-  if (!ready) condition.set_reason("StartInPlaceUpdate");
-  SetTimestamp(ctx.now, condition.mutable_last_transition_time());
-  return condition;
+// Written where it lands (the response may be on an arena: no temporary to copy).
+void SetInPlaceReadyCondition(const PlanContext& ctx, bool ready, pb::Condition* condition) {
+  condition->set_type(kInPlaceUpdateReadyCondition);
+  condition->set_status(ready ? "True" : "False");
+  if (!ready) condition->set_reason("StartInPlaceUpdate");
+  SetTimestamp(ctx.now, condition->mutable_last_transition_time());
 }
 
 void MarkInPlaceReady(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& plan) {
-  *AddPodStatusPatch(pod, "in-place-update-ready", plan)->add_set_conditions() = InPlaceReadyCondition(ctx, true);
+  SetInPlaceReadyCondition(ctx, true, AddPodStatusPatch(pod, "in-place-update-ready", plan)->add_set_conditions());
 }
 
 // A pending update whose target is no longer the update revision (a rollback or a newer template arrived during
@@ -227,7 +226,7 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
   const pb::Pod& pod = *facts.pod;
   if (facts.in_place_gate) {
     pb::PatchPodStatus* status = AddPodStatusPatch(pod, "start-in-place-update", plan);
-    *status->add_set_conditions() = InPlaceReadyCondition(ctx, false);
+    SetInPlaceReadyCondition(ctx, false, status->add_set_conditions());
     const pb::Condition* ready = facts.ready_condition;
     const pb::Condition* containers_ready = FindCondition(pod, "ContainersReady");
     if (ready != nullptr && ready->status() != "False" && containers_ready != nullptr &&
