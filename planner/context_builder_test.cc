@@ -1,5 +1,6 @@
 #include "planner/context_builder.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -222,6 +223,77 @@ TEST(BuildContextTest, SplitsAndSortsPodsAndPvcs) {
   ASSERT_EQ(plan.response()->actions_size(), 1);
   EXPECT_TRUE(plan.response()->actions(0).has_create_revision());
 }
+
+// ClassifyPods sorts by the bytes after the common prefix packed into an integer; these names exercise short
+// rests, equal packed prefixes that differ later, bytes above 0x7f and a name that is a prefix of another.
+TEST(BuildContextTest, NameOrderIsByteOrder) {
+  pb::PlanRequest req;
+  *req.mutable_clone_set() = Base(8);
+  req.mutable_now()->set_seconds(1800000000);
+  const std::vector<std::string> names = {"demo-abcdefghij2", "demo-\xc3\xa9", "demo-abcdefghij1", "demo-b",
+                                          "demo-abcdefgh",    "demo-a",         "demo-ab",         "demo-"};
+  for (const std::string& name : names) *req.add_pods() = Pod(name, "uid-1", "demo");
+  PlanBuilder plan;
+  absl::StatusOr<PlanContext> ctx = BuildContext(req, plan);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  std::vector<std::string> want = names;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(Names(ctx->pods), want);
+  ASSERT_EQ(ctx->pod_facts.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(ctx->pod_facts[i].pod, ctx->pods[i]);
+}
+
+// The first bad pod in request order is reported, whether it is a duplicate name or a bad timestamp.
+struct BadPodCase {
+  std::string name;
+  std::function<void(pb::PlanRequest&)> mutate;
+  std::string want;
+};
+
+class ClassifyPodsErrors : public ::testing::TestWithParam<BadPodCase> {};
+
+TEST_P(ClassifyPodsErrors, FirstInRequestOrder) {
+  pb::PlanRequest req;
+  *req.mutable_clone_set() = Base(3);
+  req.mutable_now()->set_seconds(1800000000);
+  for (const char* name : {"demo-c", "demo-a", "demo-b"}) *req.add_pods() = Pod(name, "uid-1", "demo");
+  GetParam().mutate(req);
+  PlanBuilder plan;
+  absl::StatusOr<PlanContext> ctx = BuildContext(req, plan);
+  ASSERT_FALSE(ctx.ok());
+  EXPECT_EQ(ctx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ctx.status().message(), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ClassifyPodsErrors,
+    ::testing::Values(
+        BadPodCase{"duplicate_is_the_later_one",
+                   [](pb::PlanRequest& r) { *r.add_pods() = Pod("demo-a", "uid-1", "demo"); },
+                   "pods[3].metadata.name: duplicate pod \"demo-a\""},
+        BadPodCase{"earlier_bad_timestamp_wins",
+                   [](pb::PlanRequest& r) {
+                     *r.add_pods() = Pod("demo-a", "uid-1", "demo");
+                     r.mutable_pods(2)->mutable_metadata()->mutable_creation_timestamp()->set_nanos(-1);
+                   },
+                   "pods[2].metadata.creationTimestamp: not a valid timestamp (seconds 0, nanos -1)"},
+        BadPodCase{"missing_name",
+                   [](pb::PlanRequest& r) { r.mutable_pods(1)->mutable_metadata()->clear_name(); },
+                   "pods[1].metadata.name: required"},
+        BadPodCase{"bad_condition_time",
+                   [](pb::PlanRequest& r) {
+                     pb::Condition* c = r.mutable_pods(0)->add_conditions();
+                     c->set_type("Ready");
+                     c->mutable_last_transition_time()->set_seconds(-99999999999999);
+                   },
+                   "pods[0].status.conditions[0].lastTransitionTime: not a valid timestamp (seconds -99999999999999, "
+                   "nanos 0)"},
+        BadPodCase{"foreign_pods_are_checked_too",
+                   [](pb::PlanRequest& r) {
+                     *r.add_pods() = Pod("zzz", "uid-other", "demo");
+                     *r.add_pods() = Pod("zzz", "uid-other", "demo");
+                   },
+                   "pods[4].metadata.name: duplicate pod \"zzz\""}));
 
 TEST(JsonDepthTest, Limits) {
   EXPECT_TRUE(CheckJsonDepth(std::string(64, '[') + std::string(64, ']'), "f").ok());

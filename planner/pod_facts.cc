@@ -131,7 +131,10 @@ PodFacts FactsAt(const PlanContext& ctx, size_t i) {
   return f;
 }
 
-const PodFacts* AllFacts(const PlanContext& ctx) {
+namespace {
+
+// ctx.pod_facts.data() when it is parallel to ctx.pods and current, else nullptr.
+const PodFacts* CurrentFacts(const PlanContext& ctx) {
   if (ctx.pod_facts.size() != ctx.pods.size() || ctx.facts_update_revision != ctx.update_revision ||
       ctx.facts_current_revision != ctx.current_revision) {
     return nullptr;
@@ -142,26 +145,14 @@ const PodFacts* AllFacts(const PlanContext& ctx) {
   return ctx.pod_facts.data();
 }
 
+}  // namespace
+
 const std::vector<PodFacts>& AllFacts(const PlanContext& ctx, std::vector<PodFacts>& scratch) {
-  if (AllFacts(ctx) != nullptr) return ctx.pod_facts;
+  if (CurrentFacts(ctx) != nullptr) return ctx.pod_facts;
   scratch.clear();
   scratch.reserve(ctx.pods.size());
   for (size_t i = 0; i < ctx.pods.size(); ++i) scratch.push_back(FactsAt(ctx, i));
   return scratch;
-}
-
-PodFacts FactsOf(const PlanContext& ctx, const pb::Pod& pod) {
-  // ctx.pods is sorted by (name, uid): a binary search by name finds the pod's facts.
-  auto it = std::lower_bound(ctx.pod_facts.begin(), ctx.pod_facts.end(), pod.metadata().name(),
-                             [](const PodFacts& f, const std::string& name) { return f.name < name; });
-  const bool flags_current =
-      ctx.facts_update_revision == ctx.update_revision && ctx.facts_current_revision == ctx.current_revision;
-  for (; flags_current && it != ctx.pod_facts.end() && it->name == pod.metadata().name(); ++it) {
-    if (it->pod == &pod) return *it;
-  }
-  PodFacts f = ComputePodFacts(pod);
-  SetRevisionFlags(ctx, f);
-  return f;
 }
 
 bool IsUpdateReady(const PodFacts& f, int32_t min_ready_seconds, absl::Time now) {
@@ -184,7 +175,7 @@ bool RevisionMatches(const PodFacts& f, std::string_view revision) {
 }
 
 bool OnRevision(const PlanContext& ctx, const PodFacts& f, const std::string& revision) {
-  // FactsAt/FactsOf hand out flags computed against the context's revisions as they are now.
+  // FactsAt and AllFacts hand out flags computed against the context's revisions as they are now.
   if (revision == ctx.update_revision) return f.on_update_revision;
   if (revision == ctx.current_revision) return f.on_current_revision;
   return RevisionMatches(f, revision);

@@ -67,12 +67,8 @@ PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::st
 void ComputePodFacts(PlanContext& ctx);
 // ctx.pod_facts[i] when it describes ctx.pods[i]; computed afresh otherwise (a context whose pods were edited).
 PodFacts FactsAt(const PlanContext& ctx, size_t i);
-// ctx.pod_facts.data() when it is parallel to ctx.pods and current, else nullptr (the caller reads the pods).
-const PodFacts* AllFacts(const PlanContext& ctx);
 // The facts parallel to ctx.pods: ctx.pod_facts when current, else `scratch` filled with FactsAt for each pod.
 const std::vector<PodFacts>& AllFacts(const PlanContext& ctx, std::vector<PodFacts>& scratch);
-// The facts of a pod of ctx.pods found by pointer (an index lookup when the pod is ctx.pods[hint]).
-PodFacts FactsOf(const PlanContext& ctx, const pb::Pod& pod);
 
 // The predicates.h predicates on facts; same results as IsUpdateReady / IsAvailable / RevisionMatches /
 // IsSpecifiedDelete on the pod.
