@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "devcluster/api_server.h"
 #include "devcluster/codec.h"
+#include "devcluster/k8s_protobuf.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/patch.h"
 
@@ -47,7 +48,7 @@ ApiResponse Unsupported(const std::string& media, const std::string& accepted) {
                                   accepted));
 }
 
-constexpr char kObjectMedia[] = "application/json, application/yaml";
+constexpr char kObjectMedia[] = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
 // Decodes a create/update body; on failure `error` holds the Status response.
 std::optional<json> DecodeBody(const ApiRequest& req, ApiResponse* error) {
@@ -61,6 +62,12 @@ std::optional<json> DecodeBody(const ApiRequest& req, ApiResponse* error) {
     parsed = ParseJson(req.body);
   } else if (type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml") {
     parsed = ParseYaml(req.body);
+  } else if (type == kKubernetesProtobufMediaType) {
+    parsed = DecodeKubernetesProtobuf(req.body);
+    if (absl::IsUnimplemented(parsed.status())) {
+      *error = StatusError(415, "UnsupportedMediaType", std::string(parsed.status().message()));
+      return std::nullopt;
+    }
   } else {
     *error = Unsupported(type, kObjectMedia);
     return std::nullopt;
@@ -180,7 +187,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
       case Kind::kMerge:
       case Kind::kApply: return ApplyMergePatch(target, *patch);
       case Kind::kJson: return ApplyJsonPatch(target, *patch);
-      case Kind::kStrategic: return ApplyStrategicMergePatch(target, *patch);
+      case Kind::kStrategic: return ApplyStrategicMergePatch(target, *patch, route.type.kind);
     }
     return absl::InternalError("unknown patch type");
   };

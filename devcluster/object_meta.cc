@@ -166,6 +166,8 @@ void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
         if (p.is_object() && !p.contains("targetPort") && p.contains("port")) p["targetPort"] = p["port"];
     }
   }
+  // SetDefaults_Secret: kubectl create secret generic sends no type.
+  if (resource == "secrets" && (!object.contains("type") || object["type"] == "")) object["type"] = "Opaque";
   if (resource == "persistentvolumeclaims" && object.contains("spec") && object["spec"].is_object()) {
     if (!object["spec"].contains("volumeMode")) object["spec"]["volumeMode"] = "Filesystem";
   }

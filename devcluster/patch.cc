@@ -78,10 +78,26 @@ nlohmann::json StripDirectives(const nlohmann::json& v) {
   return v;
 }
 
-absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const nlohmann::json& patch);
+// Where in which kind a merge happens, for the fields whose Go tag says patchStrategy:"replace".
+struct Location {
+  std::string_view kind;
+  std::string path;  // dotted, list items take their list's path
+
+  Location Child(const std::string& field) const { return {kind, path.empty() ? field : absl::StrCat(path, ".", field)}; }
+};
+
+// Object fields of k8s.io/api types tagged patchStrategy:"replace" (objects are otherwise merged).
+bool ReplacedObject(const Location& at) {
+  // policy/v1 PodDisruptionBudgetSpec.Selector: +patchStrategy=replace.
+  return at.kind == "PodDisruptionBudget" && at.path == "spec.selector";
+}
+
+absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const nlohmann::json& patch,
+                                           const Location& at);
 
 absl::StatusOr<nlohmann::json> MergeList(const std::string& field, const nlohmann::json& original,
-                                         const nlohmann::json& patch, const nlohmann::json* order) {
+                                         const nlohmann::json& patch, const nlohmann::json* order,
+                                         const Location& at) {
   nlohmann::json base = original.is_array() ? original : nlohmann::json::array();
   if (IsSetList(field)) {
     for (const auto& v : patch)
@@ -113,7 +129,7 @@ absl::StatusOr<nlohmann::json> MergeList(const std::string& field, const nlohman
     if (pos == base.end()) {
       base.push_back(StripDirectives(item));
     } else {
-      auto merged = MergeObject(*pos, item);
+      auto merged = MergeObject(*pos, item, at);
       if (!merged.ok()) return merged.status();
       *pos = std::move(*merged);
     }
@@ -138,7 +154,8 @@ absl::StatusOr<nlohmann::json> MergeList(const std::string& field, const nlohman
   return base;
 }
 
-absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const nlohmann::json& patch) {
+absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const nlohmann::json& patch,
+                                           const Location& at) {
   if (!patch.is_object()) return absl::FailedPreconditionError("strategic merge patch: the patch must be an object");
   std::string directive;
   if (patch.contains(kPatchDirective)) {
@@ -169,8 +186,10 @@ absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const
       return absl::FailedPreconditionError(absl::StrCat("strategic merge patch: unknown directive \"", k, "\""));
     if (v.is_null()) {
       result.erase(k);
+    } else if (v.is_object() && ReplacedObject(at.Child(k))) {
+      result[k] = ApplyMergePatch(nlohmann::json::object(), StripDirectives(v));  // nulls mean absent
     } else if (v.is_object()) {
-      auto merged = MergeObject(result.contains(k) ? result[k] : nlohmann::json::object(), v);
+      auto merged = MergeObject(result.contains(k) ? result[k] : nlohmann::json::object(), v, at.Child(k));
       if (!merged.ok()) return merged.status();
       if (merged->is_null()) result.erase(k);
       else result[k] = std::move(*merged);
@@ -178,7 +197,7 @@ absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const
       const nlohmann::json* order = nullptr;
       std::string order_key = std::string(kSetOrderPrefix) + k;
       if (patch.contains(order_key)) order = &patch[order_key];
-      auto merged = MergeList(k, result.contains(k) ? result[k] : nlohmann::json::array(), v, order);
+      auto merged = MergeList(k, result.contains(k) ? result[k] : nlohmann::json::array(), v, order, at.Child(k));
       if (!merged.ok()) return merged.status();
       result[k] = std::move(*merged);
     } else {
@@ -190,7 +209,7 @@ absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const
     if (!absl::StartsWith(k, kSetOrderPrefix)) continue;
     std::string field = k.substr(sizeof(kSetOrderPrefix) - 1);
     if (patch.contains(field) || !result.contains(field) || !result[field].is_array()) continue;
-    auto merged = MergeList(field, result[field], nlohmann::json::array(), &v);
+    auto merged = MergeList(field, result[field], nlohmann::json::array(), &v, at.Child(field));
     if (merged.ok()) result[field] = std::move(*merged);
   }
   if (patch.contains(kRetainKeys)) {
@@ -206,8 +225,9 @@ absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const
 
 }  // namespace
 
-absl::StatusOr<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& target, const nlohmann::json& patch) {
-  auto r = MergeObject(target, patch);
+absl::StatusOr<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& target, const nlohmann::json& patch,
+                                                        std::string_view kind) {
+  auto r = MergeObject(target, patch, Location{kind, ""});
   if (!r.ok()) return r.status();
   if (r->is_null()) return absl::FailedPreconditionError("strategic merge patch: cannot delete the whole object");
   return r;

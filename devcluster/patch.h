@@ -1,6 +1,8 @@
 // The three PATCH flavours kube-apiserver accepts. Pure functions over nlohmann::json.
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
@@ -19,8 +21,10 @@ absl::StatusOr<nlohmann::json> ApplyJsonPatch(const nlohmann::json& target, cons
 // conditions by type, volumeMounts by mountPath, ownerReferences by uid), finalizers merged as a
 // set, other lists replaced; directives $patch (replace/delete/merge), $retainKeys,
 // $setElementOrder/<list> and $deleteFromPrimitiveList/<list> are applied.
+// Objects are merged key by key except the fields of `kind` tagged patchStrategy:"replace" upstream
+// (PodDisruptionBudget spec.selector), which the patch's value replaces.
 // FailedPrecondition for a malformed patch (not an object, bad directive).
 absl::StatusOr<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& target,
-                                                        const nlohmann::json& patch);
+                                                        const nlohmann::json& patch, std::string_view kind = {});
 
 }  // namespace cloneset::devcluster

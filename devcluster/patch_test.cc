@@ -95,6 +95,34 @@ TEST(StrategicMergePatchTest, WhatKubectlSends) {
   }
 }
 
+// Fields tagged patchStrategy:"replace" in k8s.io/api are replaced for their kind only.
+TEST(StrategicMergePatchTest, ReplaceStrategyFollowsTheKind) {
+  struct KindCase {
+    std::string name, kind, target, patch, want;
+  };
+  const std::string pdb = R"({"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"a","tier":"web"}}}})";
+  for (const auto& c : std::vector<KindCase>{
+           {"pdb selector replaced", "PodDisruptionBudget", pdb,
+            R"({"spec":{"selector":{"matchLabels":{"app":"b"}}}})",
+            R"({"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"b"}}}})"},
+           {"pdb selector expressions replace labels", "PodDisruptionBudget", pdb,
+            R"({"spec":{"selector":{"matchExpressions":[{"key":"app","operator":"Exists"}],"x":null}}})",
+            R"({"spec":{"minAvailable":1,"selector":{"matchExpressions":[{"key":"app","operator":"Exists"}]}}})"},
+           {"pdb other fields still merge", "PodDisruptionBudget", pdb, R"({"spec":{"minAvailable":2}})",
+            R"({"spec":{"minAvailable":2,"selector":{"matchLabels":{"app":"a","tier":"web"}}}})"},
+           {"pdb selector null deletes", "PodDisruptionBudget", pdb, R"({"spec":{"selector":null}})",
+            R"({"spec":{"minAvailable":1}})"},
+           {"deployment selector merges", "Deployment", pdb, R"({"spec":{"selector":{"matchLabels":{"app":"b"}}}})",
+            R"({"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"b","tier":"web"}}}})"},
+           {"no kind merges", "", pdb, R"({"spec":{"selector":{"matchLabels":{"app":"b"}}}})",
+            R"({"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"b","tier":"web"}}}})"},
+       }) {
+    auto r = ApplyStrategicMergePatch(json::parse(c.target), json::parse(c.patch), c.kind);
+    ASSERT_TRUE(r.ok()) << c.name << ": " << r.status();
+    EXPECT_EQ(*r, json::parse(c.want)) << c.name << ": " << r->dump();
+  }
+}
+
 TEST(StrategicMergePatchTest, MalformedPatches) {
   for (const char* bad : {R"([1])", R"({"$patch":"explode"})", R"({"$unknown":1})", R"({"$patch":"delete"})",
                           R"({"containers":[1]})", R"({"$retainKeys":"x"})"}) {

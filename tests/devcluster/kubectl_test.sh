@@ -175,6 +175,53 @@ suite_versions() {
   done
 }
 
+# Imperative create commands: kubectl >= 1.32 sends their bodies as Kubernetes protobuf (1.27 sends JSON).
+suite_imperative() {
+  start_server
+  for kc in kubectl "$K127" "$K133"; do
+    local v; v=$(basename "$kc"); local s=${v//./}
+    export KUBECACHEDIR="$WORK/cache-$v"
+    expect_eq "$v create namespace" "namespace/ns-$s created" "$("$kc" create namespace "ns-$s" 2>&1)"
+    expect_eq "$v create configmap" "configmap/cm-$s created" \
+      "$("$kc" create configmap "cm-$s" -n "ns-$s" --from-literal=a=b --from-literal=empty= 2>&1)"
+    expect_eq "$v create secret" "secret/s-$s created" \
+      "$("$kc" create secret generic "s-$s" -n "ns-$s" --from-literal=user=admin 2>&1)"
+    expect_eq "$v create serviceaccount" "serviceaccount/sa-$s created" "$("$kc" create serviceaccount "sa-$s" -n "ns-$s" 2>&1)"
+    expect_eq "$v create deployment" "deployment.apps/d-$s created" \
+      "$("$kc" create deployment "d-$s" -n "ns-$s" --image=nginx:1.27 --port=80 --replicas=2 2>&1)"
+    expect_eq "$v namespace stored" "ns-$s Active" "$("$kc" get ns "ns-$s" -o jsonpath='{.metadata.name} {.status.phase}')"
+    expect_eq "$v configmap stored" '{"a":"b","empty":""}' "$("$kc" get cm "cm-$s" -n "ns-$s" -o jsonpath='{.data}')"
+    expect_eq "$v secret stored" "YWRtaW4= Opaque" "$("$kc" get secret "s-$s" -n "ns-$s" -o jsonpath='{.data.user} {.type}')"
+    expect_eq "$v serviceaccount stored" "sa-$s ns-$s" \
+      "$("$kc" get sa "sa-$s" -n "ns-$s" -o jsonpath='{.metadata.name} {.metadata.namespace}')"
+    expect_eq "$v deployment stored" "2 app=d-$s nginx:1.27 80" \
+      "$("$kc" get deploy "d-$s" -n "ns-$s" -o jsonpath='{.spec.replicas} app={.spec.selector.matchLabels.app} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort}')"
+    expect_contains "$v already exists" "AlreadyExists" "$("$kc" create namespace "ns-$s" 2>&1)"
+  done
+  export KUBECACHEDIR="$WORK/cache-kubectl.1.33"
+  expect_contains "unsupported kind is 415 naming the kinds" \
+    "protobuf bodies are decoded for v1 ConfigMap, v1 Namespace, v1 Secret, v1 ServiceAccount, apps/v1 Deployment only, not for v1 Service" \
+    "$("$K133" create service clusterip web --tcp=80:8080 2>&1)"
+  local cm='/api/v1/namespaces/default/configmaps' pb='Content-Type: application/vnd.kubernetes.protobuf'
+  expect_contains "protobuf without magic" '400 {"apiVersion":"v1","code":400' "$(api POST $cm -H "$pb" -d '{"metadata":{}}')"
+  expect_contains "protobuf truncated" 'runtime.Unknown envelope is not a valid protobuf message' \
+    "$(api POST $cm -H "$pb" --data-binary @<(printf 'k8s\0\x0a\x7f'))"
+  # Strategic merge patch: policy/v1 PDB spec.selector is patchStrategy "replace", not merged.
+  cat >"$WORK/pdb.yaml" <<'YAML'
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web, tier: front}}
+YAML
+  kubectl apply -f "$WORK/pdb.yaml" >/dev/null
+  expect_eq "pdb strategic patch" "poddisruptionbudget.policy/web patched" \
+    "$(kubectl patch pdb web -p '{"spec":{"selector":{"matchLabels":{"app":"api"}}}}' 2>&1)"
+  expect_eq "pdb selector replaced" '{"app":"api"} 1' \
+    "$(kubectl get pdb web -o jsonpath='{.spec.selector.matchLabels} {.spec.minAvailable}')"
+}
+
 suite_bad_inputs() {
   start_server --watch-history=10
   local cm='/api/v1/namespaces/default/configmaps'
