@@ -3,12 +3,16 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "benchmark/benchmark.h"
 #include "google/protobuf/arena.h"
 #include "grpcpp/grpcpp.h"
 #include "planner/bench/rollout_snapshot.h"
 #include "planner/plan.h"
+#include "planner/pod_facts.h"
 #include "planner/service/default_functions.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
@@ -75,6 +79,44 @@ void BM_PlanInProcessArena(benchmark::State& state) {
   SetCounters(state, request, first);
 }
 
+// The floor under BM_PlanInProcess: one read of what the plan needs from every pod (labels, conditions, phase,
+// readiness gates, container statuses) into the per-pod facts, and nothing else. Every plan pays at least this.
+void BM_ReadPodFacts(benchmark::State& state) {
+  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  const std::vector<std::pair<std::string, std::string>> selector = {{"app", "bench"}};
+  const std::string& update = request.clone_set().status().update_revision();
+  const std::string& current = request.clone_set().status().current_revision();
+  for (auto _ : state) {
+    size_t ready = 0;
+    for (const v1::Pod& pod : request.pods()) {
+      size_t matched = 0;
+      ready += ComputePodFacts(pod, selector, &matched, update, current).k8s_ready;
+    }
+    benchmark::DoNotOptimize(ready);
+  }
+  state.counters["pods/s"] = benchmark::Counter(static_cast<double>(request.pods_size()),
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// What the service pays before planning: parsing the serialized snapshot, onto the heap (the default) or onto
+// an arena (ArenaMessageAllocator, what planner_service does).
+void BM_ParseRequest(benchmark::State& state) {
+  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  const bool arena = state.range(1) != 0;
+  const std::string bytes = request.SerializeAsString();
+  for (auto _ : state) {
+    if (arena) {
+      google::protobuf::Arena a;
+      auto* parsed = google::protobuf::Arena::CreateMessage<v1::PlanRequest>(&a);
+      benchmark::DoNotOptimize(parsed->ParseFromString(bytes));
+    } else {
+      v1::PlanRequest parsed;
+      benchmark::DoNotOptimize(parsed.ParseFromString(bytes));
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes.size()));
+}
+
 // The service, started once for all gRPC benchmarks.
 struct LoopbackService {
   LoopbackService() : metrics(registry), log(&sink, service::LogLevel::kError) {
@@ -122,6 +164,8 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_PlanInProcess)->Apply(Sizes);
 BENCHMARK(BM_PlanInProcessArena)->Apply(Sizes);
+BENCHMARK(BM_ReadPodFacts)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseRequest)->ArgsProduct({{10000}, {0, 1}})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanGrpc)->Apply(Sizes)->UseRealTime();
 
 }  // namespace
