@@ -670,6 +670,49 @@ const std::string& Rfc3339(absl::Time t) {
   return text;
 }
 
+namespace {
+
+// ApplyInPlaceBatch when no container reads changed metadata through env (nearly every update): the changed
+// containers are the image keys, already in name order, and only launch priorities split them into batches.
+// Same result as the general path, without its sets (this runs once per pod updated in place).
+InPlaceBatch ApplyImageBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
+                             absl::Time now, InPlaceBatch batch) {
+  std::vector<const pb::Container*> containers;
+  containers.reserve(spec.container_images.size());
+  std::optional<int32_t> highest;
+  for (const auto& [name, image] : spec.container_images) {
+    const pb::Container* c = FindContainer(pod, name);
+    containers.push_back(c);
+    if (c != nullptr && c->has_launch_priority() && (!highest || c->launch_priority() > *highest)) {
+      highest = c->launch_priority();
+    }
+  }
+  state.next_container_images.clear();
+  state.next_container_ref_metadata.clear();
+  std::vector<std::string> now_list;
+  size_t i = 0;
+  for (const auto& [name, image] : spec.container_images) {
+    const pb::Container* c = containers[i++];
+    if (c != nullptr && c->has_launch_priority() && c->launch_priority() != *highest) {
+      state.next_container_images[name] = image;
+      continue;
+    }
+    batch.container_images[name] = image;
+    if (!state.last_container_statuses.contains(name)) {
+      const pb::ContainerStatus* status = FindContainerStatus(pod, name);
+      state.last_container_statuses[name] = {status ? status->image_id() : "", status ? status->container_id() : ""};
+    }
+    now_list.push_back(name);
+  }
+  state.pre_check_containers_required_ready.clear();
+  if (!state.next_container_images.empty()) state.pre_check_containers_required_ready = now_list;
+  state.container_batches_record.push_back({Rfc3339(now), std::move(now_list)});
+  batch.state = std::move(state);
+  return batch;
+}
+
+}  // namespace
+
 InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
                                absl::Time now, bool apply_metadata) {
   InPlaceBatch batch;
@@ -681,6 +724,7 @@ InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec
     batch.add_finalizers = spec.add_finalizers;
     batch.remove_finalizers = spec.remove_finalizers;
   }
+  if (spec.container_ref_metadata.empty()) return ApplyImageBatch(pod, spec, std::move(state), now, std::move(batch));
   std::set<std::string> changed;
   for (const auto& [name, image] : spec.container_images) changed.insert(name);
   for (const auto& [name, ref] : spec.container_ref_metadata) changed.insert(name);
