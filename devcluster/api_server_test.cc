@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "devcluster/discovery.h"
+#include "devcluster/k8s/k8s_objects.pb.h"
 
 namespace cloneset::devcluster {
 namespace {
@@ -53,7 +54,9 @@ TEST_F(ApiServerTest, StatusCodesForBadInputs) {
       {"malformed yaml", "POST", cm, "a: [\n", "application/yaml", 400, "BadRequest"},
       {"not an object", "POST", cm, "[1,2]", "application/json", 400, "BadRequest"},
       {"wrong content type", "POST", cm, "x", "text/plain", 415, "UnsupportedMediaType"},
-      {"protobuf body", "POST", cm, "x", "application/vnd.kubernetes.protobuf", 415, "UnsupportedMediaType"},
+      {"protobuf without the k8s magic", "POST", cm, "x", "application/vnd.kubernetes.protobuf", 400, "BadRequest"},
+      {"protobuf of a kind not decoded", "POST", cm, std::string("k8s\0\x0a\x09\x0a\x02v1\x12\x03Pod", 15),
+       "application/vnd.kubernetes.protobuf", 415, "UnsupportedMediaType"},
       {"invalid name", "POST", cm, R"({"metadata":{"name":"A_B"}})", "application/json", 422, "Invalid"},
       {"missing name", "POST", cm, R"({"metadata":{}})", "application/json", 422, "Invalid"},
       {"namespace mismatch", "POST", cm, R"({"metadata":{"name":"a","namespace":"other"}})", "application/json", 400,
@@ -80,6 +83,26 @@ TEST_F(ApiServerTest, StatusCodesForBadInputs) {
   ApiResponse big = Call("POST", cm, std::string(3 * 1024 * 1024 + 1, ' '));
   EXPECT_EQ(big.status, 413);
   EXPECT_EQ(Body(big)["reason"], "RequestEntityTooLarge");
+}
+
+// kubectl >= 1.32 sends `create configmap` as Kubernetes protobuf; it is stored as the JSON client's would be.
+TEST_F(ApiServerTest, CreatesFromProtobufBody) {
+  k8s::ConfigMap cm;
+  cm.mutable_metadata()->set_name("from-pb");
+  cm.mutable_metadata()->set_namespace_("");
+  (*cm.mutable_data())["a"] = "b";
+  k8s::Unknown envelope;
+  envelope.mutable_typemeta()->set_apiversion("v1");
+  envelope.mutable_typemeta()->set_kind("ConfigMap");
+  envelope.set_raw(cm.SerializeAsString());
+  ApiResponse r = Call("POST", "/api/v1/namespaces/default/configmaps",
+                       std::string("k8s\0", 4) + envelope.SerializeAsString(), "application/vnd.kubernetes.protobuf");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  json got = Body(Call("GET", "/api/v1/namespaces/default/configmaps/from-pb"));
+  EXPECT_EQ(got["kind"], "ConfigMap");
+  EXPECT_EQ(got["metadata"]["namespace"], "default");
+  EXPECT_EQ(got["data"], json({{"a", "b"}}));
 }
 
 TEST_F(ApiServerTest, InvalidStatusHasCauses) {
