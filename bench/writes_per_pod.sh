@@ -59,13 +59,34 @@ wait_for() {  # wait_for NAME IMAGE: N pods Ready on IMAGE and the status caught
   echo "timed out waiting for $1" >&2; kubectl get pods -o wide >&2; return 1
 }
 
+# breakdown: "server verb resource code count" for the executor's writes (the embedded cluster's view), then
+# "executor action result count" from the executor's own cloneset_executor_actions_total, which tells a pod
+# status patch (PatchPodStatus) from a spec patch (PatchPod): the server's metric has no subresource label.
+EXECUTOR_METRICS="$(grep -m1 -oE 'metrics on [^ "]+' "$RUN_DIR/executor-0.log" | awk '{print $NF}' | sed 's#^[a-z]*://##')"
+breakdown() {
+  kubectl get --raw /metrics | awk '
+    /^apiserver_request_total\{/ && /user_agent="cloneset-executor"/ && /verb="(create|update|patch|delete)"/ {
+      match($0, /verb="[^"]*"/); v = substr($0, RSTART + 6, RLENGTH - 7)
+      match($0, /resource="[^"]*"/); r = substr($0, RSTART + 10, RLENGTH - 11)
+      match($0, /code="[^"]*"/); c = substr($0, RSTART + 6, RLENGTH - 7)
+      print "server", v, r, c, $NF }'
+  curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '
+    /^cloneset_executor_actions_total\{/ {
+      match($0, /type="[^"]*"/); t = substr($0, RSTART + 6, RLENGTH - 7)
+      match($0, /result="[^"]*"/); r = substr($0, RSTART + 8, RLENGTH - 9)
+      print "executor", t, r, "-", $NF }'
+}
+BREAKDOWN=""
 measure() {  # measure LABEL COMMAND...: runs the command, prints writes per pod
   local label="$1"; shift
-  local p0 s0 e0; p0=$(pod_writes); s0=$(status_writes); e0=$(event_writes)
+  local p0 s0 e0 b0; p0=$(pod_writes); s0=$(status_writes); e0=$(event_writes); b0="$(breakdown)"
   "$@"
-  local p1 s1 e1; p1=$(pod_writes); s1=$(status_writes); e1=$(event_writes)
+  local p1 s1 e1 b1; p1=$(pod_writes); s1=$(status_writes); e1=$(event_writes); b1="$(breakdown)"
   awk -v l="$label" -v n="$N" -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v e=$((e1 - e0)) \
     'BEGIN { printf "| %s | %d | %d | %.2f | %d | %d |\n", l, n, p, p / n, s, e }'
+  BREAKDOWN+="$(awk -v l="$label" 'NR == FNR { before[$1 " " $2 " " $3 " " $4] = $5; next }
+    { k = $1 " " $2 " " $3 " " $4; d = $5 - before[k]; if (d > 0) printf "| %s | %s | %s | %s | %s | %d |\n", l, $1, $2, $3, $4, d }' \
+    <(echo "$b0") <(echo "$b1") | sort)"$'\n'
 }
 
 scale_up() { manifest inplace InPlaceIfPossible img:v1 "$N" | kubectl apply -f - >/dev/null; wait_for inplace img:v1; }
@@ -79,3 +100,8 @@ measure "scale-up, 1 PVC template" scale_up
 measure "in-place image update" inplace
 recreate_setup
 measure "ReCreate update, 1 PVC" recreate
+echo
+echo "Breakdown (server: verb resource code; executor: action result):"
+echo "| scenario | seen by | verb / action | resource / result | code | count |"
+echo "|---|---|---|---|---|---|"
+printf '%s' "$BREAKDOWN"

@@ -1,8 +1,10 @@
 // Applying a plan: the imperative half of Reconciler (see reconciler.h for the rules).
 #include <algorithm>
+#include <atomic>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "executor/plan_schedule.h"
 #include "executor/reconciler.h"
 #include "kube/api_status.h"
 #include "kube/watch_stream.h"
@@ -20,9 +22,13 @@ struct Reconciler::ApplyState {
   const pb::CloneSet& cs;
   const pb::PlanRequest& req;
   const std::string& ns;
-  // Pods whose version we changed earlier in this plan -> the version our write returned.
-  std::map<std::string, std::string> written_rv;
-  std::set<std::string> failed_pods;  // their events are not emitted
+  absl::Mutex mu;  // groups of a stage run concurrently (plan_schedule.h)
+  // Pods whose status we wrote earlier in this plan, with metadata and spec still as in the snapshot -> the
+  // version our write returned.
+  std::map<std::string, std::string> written_rv ABSL_GUARDED_BY(mu);
+  // Pods whose status write showed metadata or spec changed since the snapshot: no spec patch from this plan.
+  std::set<std::string> changed_pods ABSL_GUARDED_BY(mu);
+  std::set<std::string> failed_pods ABSL_GUARDED_BY(mu);  // their events are not emitted
 };
 
 namespace {
@@ -60,16 +66,6 @@ std::string_view ActionType(const pb::Action& a) {
     case pb::Action::KIND_NOT_SET: break;
   }
   return "Unknown";
-}
-
-std::string PodOf(const pb::Action& a) {
-  switch (a.kind_case()) {
-    case pb::Action::kCreatePod: return NameOf(a.create_pod().pod_json());
-    case pb::Action::kDeletePod: return a.delete_pod().name();
-    case pb::Action::kPatchPod: return a.patch_pod().name();
-    case pb::Action::kPatchPodStatus: return a.patch_pod_status().name();
-    default: return "";
-  }
 }
 
 // Whether `fresh` has the labels, annotations, finalizers, owners, containers and deletion state of the pod
@@ -117,7 +113,7 @@ void Reconciler::ReReadAfterConflict(const std::string& key, ObjectKind kind, co
 ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const pb::PlanRequest& req,
                                   const pb::PlanResponse& plan) {
   ReconcileResult r;
-  ApplyState st{key, cs, req, cs.metadata().namespace_(), {}, {}};
+  ApplyState st{key, cs, req, cs.metadata().namespace_()};
   // A reconcile can race the garbage collector: pods deleted with their CloneSet can reach the pod cache before
   // the CloneSet's own deletion does, and the stale CloneSet would be scaled back up with pods nobody owns.
   // Creations are the writes that outlive the CloneSet, so they go only after a fresh read shows it still there
@@ -138,42 +134,56 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
       return r;
     }
   }
+  absl::Mutex mu;  // the outcome below; groups of a stage run concurrently
   absl::Status stop;
-  int failed_batch = -1;
-  for (int i = 0; i < plan.actions_size() && stop.ok(); ++i) {
+  bool batch_failed = false;
+  bool lost_shard = false;
+  std::atomic<bool> halt{false};  // no further action starts
+  const auto run = [&](int i) {
     const pb::Action& action = plan.actions(i);
-    if (failed_batch >= 0 && (!action.has_create_pod() || action.create_pod().batch() != failed_batch)) {
-      // Slow start: the batch with a failure is finished, nothing after it runs.
-      break;
-    }
     if (!Owns(key)) {
-      r.result = "lost_shard";
-      return r;  // the Lease is gone: another replica may write now
+      absl::MutexLock l(&mu);
+      lost_shard = true;
+      halt = true;  // the Lease is gone: another replica may write now
+      return;
     }
     absl::Status s = ApplyAction(st, action);
     CountAction(ActionType(action), s);
-    if (s.ok()) continue;
-    const std::string pod = PodOf(action);
-    if (!pod.empty()) st.failed_pods.insert(pod);
+    if (s.ok()) return;
+    absl::MutexLock l(&mu);
+    if (const std::string pod = PodOfAction(action); !pod.empty()) {
+      absl::MutexLock sl(&st.mu);
+      st.failed_pods.insert(pod);
+    }
     if (action.has_create_pod()) {
       d_.events->Event(cs, "Warning", "FailedCreate", absl::StrCat("failed to create pod: ", s.message()));
-      failed_batch = action.create_pod().batch();  // finish this batch, then stop
+      batch_failed = true;  // finish this batch, then stop
       if (r.error.ok()) r.error = s;
-      continue;
+      return;
     }
     if (action.has_delete_pod()) {
       d_.events->Event(cs, "Warning", "FailedDelete",
                        absl::StrCat("failed to delete pod ", action.delete_pod().name(), ": ", s.message()));
     }
     if (action.stop_on_error() || kube::IsConflict(s)) {
-      stop = s;
-    } else if (r.error.ok()) {
-      r.error = s;  // keep going, but retry the CloneSet with back-off
+      if (stop.ok()) stop = s;
+      halt = true;
+      return;
     }
+    if (r.error.ok()) r.error = s;  // keep going, but retry the CloneSet with back-off
+  };
+  for (const PlanStage& stage : SchedulePlan(plan)) {
+    RunGroups(stage.groups, d_.apply_parallelism, halt, run);
+    absl::MutexLock l(&mu);
+    if (lost_shard) {
+      r.result = "lost_shard";
+      return r;
+    }
+    if (!stop.ok() || batch_failed) break;  // slow start: nothing after the batch with a failure runs
   }
   if (!stop.ok()) r.error = stop;
   // Remaining plan parts are skipped after a stop; status and events describe only what happened.
-  if (stop.ok() && failed_batch < 0 && plan.write_status() && Owns(key)) {
+  if (stop.ok() && !batch_failed && plan.write_status() && Owns(key)) {
     const auto sreq = snapshot::CloneSetStatusRequest(st.ns, cs.metadata().name(), cs.api_version(), plan.status());
     auto resp = d_.client->Patch(sreq.path, kube::PatchType::kMerge, sreq.body);
     CountAction("WriteStatus", resp.status());
@@ -183,6 +193,7 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
       r.error = resp.status();
     }
   }
+  absl::MutexLock sl(&st.mu);
   for (const auto& e : plan.events()) {
     if (!e.involved_pod().empty() && st.failed_pods.count(e.involved_pod())) continue;
     d_.events->Event(cs, e.type() == pb::WARNING ? "Warning" : "Normal", e.reason(), e.message());
@@ -223,12 +234,21 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
   std::string name;
   if (action.has_patch_pod()) {
     name = action.patch_pod().name();
+    absl::MutexLock l(&st.mu);
+    if (st.changed_pods.count(name)) {
+      // Our status write returned a pod whose metadata or spec is not what the planner saw: re-plan (the
+      // expectation on that write's version is recorded).
+      return kube::StatusFromHttp(409, absl::StrCat(R"({"kind":"Status","status":"Failure","reason":"Conflict",)",
+                                                    R"("code":409,"message":"pod )", name,
+                                                    R"( changed since the snapshot"})"));
+    }
     // After our own status write in this plan, the precondition is the version that write returned.
     if (auto it = st.written_rv.find(name); it != st.written_rv.end()) {
       action.mutable_patch_pod()->set_resource_version(it->second);
     }
   } else if (action.has_patch_pod_status()) {
     name = action.patch_pod_status().name();
+    absl::MutexLock l(&st.mu);
     if (auto it = st.written_rv.find(name); it != st.written_rv.end()) {
       action.mutable_patch_pod_status()->set_resource_version(it->second);
     }
@@ -265,7 +285,22 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
   if (!resp.ok()) return resp.status();
   auto meta = kube::ReadObjectMeta(*resp);
   const std::string rv = meta.ok() ? meta->resource_version : "";
-  if (kind == ObjectKind::kPod) st.written_rv[name] = rv;
+  if (action.has_patch_pod_status()) {
+    // The status write may be guarded by the uid only (snapshot/patch.h), so the version it returns can include
+    // other writers' changes: it stands in for the snapshot's version only while metadata and spec are unchanged.
+    auto pod = snapshot::PodFromJson(*resp);
+    const bool same = pod.ok() && SameMetadataAndSpec(*pod, st.req, name);
+    absl::MutexLock l(&st.mu);
+    if (same) {
+      st.written_rv[name] = rv;
+    } else {
+      st.written_rv.erase(name);
+      st.changed_pods.insert(name);
+    }
+  } else if (kind == ObjectKind::kPod) {
+    absl::MutexLock l(&st.mu);
+    st.written_rv[name] = rv;
+  }
   Expect(st.key, kind, name, Want::kAtLeastVersion, rv);
   return absl::OkStatus();
 }

@@ -24,7 +24,6 @@
 #include "executor/planner_client.h"
 #include "executor/reconciler.h"
 #include "executor/shards.h"
-#include "httplib.h"
 #include "kube/endpoints.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
@@ -45,6 +44,8 @@ ABSL_FLAG(int32_t, shards, 1, "Number of shards (one Lease each); CloneSets map 
 ABSL_FLAG(std::string, lease_namespace, "cloneset-system", "Namespace of the shard and membership Leases");
 ABSL_FLAG(std::string, identity, "", "Lease holder identity (default: hostname_pid)");
 ABSL_FLAG(int32_t, workers, 4, "Concurrent reconciles (different CloneSets)");
+ABSL_FLAG(int32_t, apply_parallelism, 8,
+          "API writes of one CloneSet's plan in flight at once (independent pods; 1 = one at a time, in plan order)");
 ABSL_FLAG(double, qps, 0, "Client-side API request rate limit; 0 = unlimited (server-side priority and fairness)");
 ABSL_FLAG(int32_t, burst, 0, "Client-side burst with --qps");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics address (port 0 = any)");
@@ -165,7 +166,8 @@ int Run() {
                          .expectations = &expectations,
                          .clock = &kube::RealClock::Get(),
                          .metrics = &metrics,
-                         .owns = [&shards](const std::string& key) { return shards.Owns(key); }});
+                         .owns = [&shards](const std::string& key) { return shards.Owns(key); },
+                         .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism))});
 
   // Endpoints first, so probes answer while the caches sync.
   auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
@@ -175,33 +177,19 @@ int Run() {
   }
 
   std::atomic<bool> stopping{false};
-  httplib::Server health;
-  health.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-  health.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
-    std::string why;
-    if (stopping) why = "shutting down";
-    else if (!cache.HasSynced()) why = "caches not synced";
-    else if (!(*planner)->Healthy()) why = "no planner answers";
-    res.status = why.empty() ? 200 : 503;
-    res.set_content(why.empty() ? "ok" : why, "text/plain");
-  });
-  std::string hhost;
-  int hport = 0;
-  if (!kube::SplitHostPort(absl::GetFlag(FLAGS_health_listen), &hhost, &hport)) {
-    Log("error", "bad address", {{"flag", "health_listen"}});
-    return 2;
+  auto health = kube::HealthServer::Start(
+      absl::GetFlag(FLAGS_health_listen), [] { return std::string(); },
+      [&]() -> std::string {
+        if (stopping) return "shutting down";
+        if (!cache.HasSynced()) return "caches not synced";
+        if (!(*planner)->Healthy()) return "no planner answers";
+        return "";
+      });
+  if (!health.ok()) {
+    Log("error", "cannot serve /healthz and /readyz",
+        {{"flag", "health_listen"}, {"error", health.status().ToString()}});
+    return absl::IsInvalidArgument(health.status()) ? 2 : 1;
   }
-  if (hport == 0) {
-    hport = health.bind_to_any_port(hhost);
-  } else if (!health.bind_to_port(hhost, hport)) {
-    hport = -1;
-  }
-  if (hport < 0) {
-    Log("error", "cannot listen", {{"flag", "health_listen"}, {"address", absl::GetFlag(FLAGS_health_listen)}});
-    return 1;
-  }
-  std::thread health_thread([&] { health.listen_after_bind(); });
-  std::cerr << "listening on http://" << hhost << ":" << hport << std::endl;
 
   cache.Start();
   shards.Start();
@@ -252,8 +240,7 @@ int Run() {
   shards.Stop(/*release=*/true);
   cache.Stop();
   gauges.join();
-  health.stop();
-  health_thread.join();
+  (*health)->Stop();
   Log("info", "stopped");
   return 0;
 }

@@ -9,6 +9,13 @@
 //    object is re-read with a GET and the CloneSet waits until the cache shows at least that version;
 //  * the planner unreachable => no write at all, the key is retried with back-off;
 //  * before every write the shard must still be held (`owns`), so a lost Lease stops writes at once;
+//  * the actions of a plan run in stages (plan_schedule.h): revisions before pods, one slow-start batch at a
+//    time, a pod's actions in plan order; different pods of a stage concurrently (`apply_parallelism`). After a
+//    failure that stops the plan no further action starts (those in flight finish, each under its own
+//    precondition); the CloneSet status is written last, and only when nothing stopped the plan;
+//  * pod status patches that set only the controller's own conditions are guarded by the pod's uid instead of
+//    its resourceVersion (snapshot/patch.h), so they do not lose to the kubelet's status writes; the version
+//    such a write returns is used for the pod's spec patch only when metadata and spec are still the snapshot's;
 //  * an invalid CloneSet gets a Warning event `InvalidSpec` and a status condition type `Invalid`
 //    (status True, reason `InvalidSpec`, message "<field>: <message>; ...") and no pod is touched; the
 //    condition is removed again once the spec is valid.
@@ -48,6 +55,8 @@ struct ReconcilerDeps {
   const kube::Clock* clock;
   ExecutorMetrics* metrics = nullptr;               // optional
   std::function<bool(const std::string& key)> owns;  // shard check; empty = own everything
+  // Writes of one plan in flight at once: independent pods of one stage (plan_schedule.h). 1 = plan order.
+  int apply_parallelism = 1;
 };
 
 class Reconciler {

@@ -1,6 +1,9 @@
 // The reconcile against mocks: exact API calls for each kind of plan, and the rules of reconciler.h.
 #include "executor/reconciler.h"
 
+#include <atomic>
+
+#include "absl/synchronization/notification.h"
 #include "executor/testing/mocks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -13,7 +16,9 @@ namespace cloneset::executor {
 namespace {
 
 using ::testing::_;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::InSequence;
 using ::testing::NiceMock;
 using ::testing::Return;
@@ -167,35 +172,165 @@ TEST_F(ReconcilerTest, NoCreationForACloneSetThatIsGone) {
   }
 }
 
-TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersion) {
-  pb::PlanResponse plan;
-  auto* st = plan.add_actions()->mutable_patch_pod_status();
-  st->set_name("cs-a");
-  st->set_uid("pu");
-  st->set_resource_version("7");
+// A pod as the snapshot holds it and as the API server answers a write of it (metadata, one container, status).
+pb::Pod SnapshotPod(const std::string& name, int rv) {
+  pb::Pod p;
+  p.mutable_metadata()->set_name(name);
+  p.mutable_metadata()->set_namespace_("ns");
+  p.mutable_metadata()->set_uid("u-" + name);
+  p.mutable_metadata()->set_resource_version(std::to_string(rv));
+  auto* c = p.add_containers();
+  c->set_name("main");
+  c->set_image("img:v1");
+  return p;
+}
+std::string PodJson(const std::string& name, int rv, const std::string& extra_labels = "") {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"ns","uid":"u-)" + name + R"(","resourceVersion":")" +
+         std::to_string(rv) + R"(")" + (extra_labels.empty() ? "" : R"(,"labels":)" + extra_labels) +
+         R"(},"spec":{"containers":[{"name":"main","image":"img:v1"}]},"status":{"phase":"Running"}})";
+}
+// The in-place update of one pod as the planner plans it: InPlaceUpdateReady=False, then the image.
+void AddInPlaceUpdate(pb::PlanResponse& plan, const pb::Pod& pod) {
+  pb::Action* sa = plan.add_actions();
+  sa->set_stop_on_error(true);
+  auto* st = sa->mutable_patch_pod_status();
+  st->set_name(pod.metadata().name());
+  st->set_uid(pod.metadata().uid());
+  st->set_resource_version(pod.metadata().resource_version());
   auto* c = st->add_set_conditions();
   c->set_type("InPlaceUpdateReady");
   c->set_status("False");
-  auto* pp = plan.add_actions()->mutable_patch_pod();
-  pp->set_name("cs-a");
-  pp->set_uid("pu");
-  pp->set_resource_version("7");
+  c->set_reason("StartInPlaceUpdate");
+  pb::Action* pa = plan.add_actions();
+  pa->set_stop_on_error(true);
+  auto* pp = pa->mutable_patch_pod();
+  pp->set_name(pod.metadata().name());
+  pp->set_uid(pod.metadata().uid());
+  pp->set_resource_version(pod.metadata().resource_version());
   (*pp->mutable_container_images())["main"] = "img:v2";
+}
+
+// The status patch is guarded by the pod's uid (a kubelet status write since the snapshot does not make it a
+// 409); the spec patch then uses the version the status write returned, metadata and spec being unchanged.
+TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersion) {
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(std::vector<pb::Pod>{SnapshotPod("cs-a", 7)}));
+  pb::PlanResponse plan;
+  AddInPlaceUpdate(plan, SnapshotPod("cs-a", 7));
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
   {
     InSequence seq;
     EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", PatchType::kStrategicMerge,
-                               HasSubstr("\"resourceVersion\":\"7\"")))
-        .WillOnce(Return(Obj("cs-a", 8)));
+                               AllOf(HasSubstr(R"("metadata":{"uid":"u-cs-a"})"), Not(HasSubstr("resourceVersion")))))
+        .WillOnce(Return(PodJson("cs-a", 9)));  // the kubelet wrote version 8 since the snapshot
     EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge,
-                               HasSubstr("\"resourceVersion\":\"8\"")))
-        .WillOnce(Return(Obj("cs-a", 9)));
+                               HasSubstr("\"resourceVersion\":\"9\"")))
+        .WillOnce(Return(Obj("cs-a", 10)));
   }
   auto r = Make().Reconcile(kKey);
   EXPECT_TRUE(r.error.ok()) << r.error;
   EXPECT_EQ(expectations_.Get(kKey),
+            (std::vector<Expectation>{{ObjectKind::kPod, "cs-a", Want::kAtLeastVersion, "10"}}));
+}
+
+// The uid-guarded status write succeeds on a pod whose labels changed since the snapshot: its version must not
+// stand in for the snapshot's, so no spec patch is sent and the plan stops as after a conflict.
+TEST_F(ReconcilerTest, StatusWriteShowingAChangedPodStopsBeforeTheSpecPatch) {
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(std::vector<pb::Pod>{SnapshotPod("cs-a", 7)}));
+  pb::PlanResponse plan;
+  AddInPlaceUpdate(plan, SnapshotPod("cs-a", 7));
+  plan.set_write_status(true);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", PatchType::kStrategicMerge, _))
+      .WillOnce(Return(PodJson("cs-a", 9, R"({"someone":"else"})")));  // StrictMock: no spec patch, no status
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(kube::IsConflict(r.error)) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey),
             (std::vector<Expectation>{{ObjectKind::kPod, "cs-a", Want::kAtLeastVersion, "9"}}));
+}
+
+// With apply_parallelism 3, six pods' in-place updates: three pods are in flight at once (the first three
+// writes wait for each other), each pod gets its status patch before its spec patch, and the CloneSet status
+// is written after every pod write.
+TEST_F(ReconcilerTest, IndependentPodsAreWrittenConcurrentlyInPerPodOrder) {
+  std::vector<pb::Pod> pods;
+  pb::PlanResponse plan;
+  for (const char* name : {"cs-a", "cs-b", "cs-c", "cs-d", "cs-e", "cs-f"}) {
+    pods.push_back(SnapshotPod(name, 7));
+    AddInPlaceUpdate(plan, pods.back());
+  }
+  plan.set_write_status(true);
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(pods));
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  std::atomic<int> in_flight{0}, max_in_flight{0}, arrived{0};
+  absl::Notification three_in_flight;
+  const auto write = [&](const std::string& body) {
+    const int now = ++in_flight;
+    for (int seen = max_in_flight.load(); now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
+    }
+    if (++arrived == 3) three_in_flight.Notify();
+    const bool together = three_in_flight.WaitForNotificationWithTimeout(absl::Seconds(10));
+    --in_flight;
+    return together ? absl::StatusOr<std::string>(body) : absl::DeadlineExceededError("not concurrent");
+  };
+  ::testing::ExpectationSet pod_writes;
+  for (const auto& pod : pods) {
+    const std::string name = pod.metadata().name();
+    ::testing::Sequence per_pod;
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/" + name + "/status", PatchType::kStrategicMerge, _))
+        .InSequence(per_pod)
+        .WillOnce([&, name](auto, auto, auto) { return write(PodJson(name, 8)); });
+    pod_writes += EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/" + name, PatchType::kStrategicMerge,
+                                             HasSubstr("\"resourceVersion\":\"8\"")))
+                      .InSequence(per_pod)
+                      .WillOnce([&, name](auto, auto, auto) { return write(Obj(name, 9)); });
+  }
+  EXPECT_CALL(client_, Patch("/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs/status", _, _))
+      .After(pod_writes)
+      .WillOnce(Return(Obj("cs", 13)));
+  auto reconciler = Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
+                                .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
+                                .apply_parallelism = 3});
+  auto r = reconciler.Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(max_in_flight.load(), 3);
+  EXPECT_EQ(metrics_.actions_total("PatchPod", "success"), 6);
+  EXPECT_EQ(expectations_.Get(kKey).size(), 7u);  // six pods at version 9 and the CloneSet
+}
+
+// A conflict stops the plan also when pods are written concurrently: the conflicting pod's spec patch and the
+// CloneSet status are never sent (other pods' writes may or may not have started; each has its own guard).
+TEST_F(ReconcilerTest, ConcurrentApplyStopsOnConflict) {
+  std::vector<pb::Pod> pods;
+  pb::PlanResponse plan;
+  for (const char* name : {"cs-a", "cs-b", "cs-c", "cs-d"}) {
+    pods.push_back(SnapshotPod(name, 7));
+    AddInPlaceUpdate(plan, pods.back());
+  }
+  plan.set_write_status(true);
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(pods));
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", _, _)).WillOnce(Return(Conflict()));
+  EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-a")).WillOnce(Return(PodJson("cs-a", 20)));
+  for (const char* name : {"cs-b", "cs-c", "cs-d"}) {
+    const std::string n = name;
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/" + n + "/status", _, _))
+        .Times(::testing::AtMost(1))
+        .WillRepeatedly(Return(PodJson(n, 8)));
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/" + n, _, _))
+        .Times(::testing::AtMost(1))
+        .WillRepeatedly(Return(Obj(n, 9)));
+  }
+  auto reconciler = Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
+                                .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
+                                .apply_parallelism = 4});
+  auto r = reconciler.Reconcile(kKey);
+  EXPECT_TRUE(kube::IsConflict(r.error)) << r.error;
+  EXPECT_EQ(metrics_.actions_total("PatchPodStatus", "error"), 1);
+  EXPECT_EQ(metrics_.actions_total("WriteStatus", "success"), 0);
 }
 
 TEST_F(ReconcilerTest, ConflictRereadsTheObjectAndStopsThePlan) {

@@ -88,9 +88,26 @@ ApiRequest PodPatchRequest(std::string_view namespace_, const pb::PatchPod& patc
   return Patch("/api/v1", namespace_, internal::Cat("pods/", patch.name()), kStrategicMergePatch, body);
 }
 
+bool OnlyOwnConditions(const pb::PatchPodStatus& patch) {
+  if (patch.set_conditions().empty()) return false;
+  bool in_place = false;
+  for (const pb::Condition& c : patch.set_conditions()) {
+    if (c.type() == kInPlaceUpdateReadyCondition) {
+      in_place = true;
+    } else if (c.type() != "Ready" || c.status() != "False") {
+      return false;
+    }
+  }
+  return in_place;
+}
+
 ApiRequest PodStatusPatchRequest(std::string_view namespace_, const pb::PatchPodStatus& patch) {
   Json body = Json::object();
-  if (!patch.resource_version().empty()) body["metadata"] = {{"resourceVersion", patch.resource_version()}};
+  if (OnlyOwnConditions(patch) && !patch.uid().empty()) {
+    body["metadata"] = {{"uid", patch.uid()}};
+  } else if (!patch.resource_version().empty()) {
+    body["metadata"] = {{"resourceVersion", patch.resource_version()}};
+  }
   Json conditions = Json::array();
   for (const pb::Condition& c : patch.set_conditions()) conditions.push_back(ConditionJson(c));
   body["status"] = {{"conditions", std::move(conditions)}};

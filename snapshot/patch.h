@@ -27,7 +27,18 @@ struct ApiRequest {
 // the merge list and removed with $deleteFromPrimitiveList; containers merge by name carrying only name+image;
 // owner references are removed with {"$patch":"delete","uid":...}; metadata.resourceVersion is the precondition.
 ApiRequest PodPatchRequest(std::string_view namespace_, const pb::PatchPod& patch);
+inline constexpr char kInPlaceUpdateReadyCondition[] = "InPlaceUpdateReady";
+
+// Whether the patch sets only conditions a stale snapshot cannot get wrong: InPlaceUpdateReady (written only by
+// the CloneSet controller, set as a whole, and by the node agent to True under its own resourceVersion guard),
+// optionally with Ready=False (what the kubelet itself computes while a readiness gate is False). Not when it
+// carries a read-modify-write of a shared value such as KruisePodReady's list of keys in its message.
+bool OnlyOwnConditions(const pb::PatchPodStatus& patch);
+
 // Pod status conditions: strategic merge patch on pods/<name>/status (conditions merge by type).
+// The precondition: with OnlyOwnConditions and a uid, metadata.uid (the API server refuses the patch for another
+// pod of that name) and no resourceVersion, so the write does not lose to the kubelet's status writes (pod start,
+// probes) that the planner never looked at. Otherwise metadata.resourceVersion.
 ApiRequest PodStatusPatchRequest(std::string_view namespace_, const pb::PatchPodStatus& patch);
 // apps/v1 ControllerRevision labels/annotations/revision: merge patch with the resourceVersion precondition.
 ApiRequest RevisionPatchRequest(std::string_view namespace_, const pb::UpdateRevision& update);

@@ -1,6 +1,10 @@
 #include "snapshot/patch.h"
 
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "nlohmann/json.hpp"
 
 #include "gtest/gtest.h"
 
@@ -73,6 +77,43 @@ TEST(PodStatusPatchRequest, EmptyReasonAndMessageAreCleared) {
   EXPECT_EQ(PodStatusPatchRequest("ns", p).body,
             R"({"status":{"conditions":[{"lastTransitionTime":"2027-01-15T08:00:00Z","message":null,"reason":null,)"
             R"("status":"True","type":"InPlaceUpdateReady"}]}})");
+}
+
+// Which precondition a status patch carries: the pod's uid when it sets only the CloneSet controller's own
+// conditions (a kubelet status write in between must not turn it into a 409), else the snapshot's version.
+TEST(PodStatusPatchRequest, PreconditionByConditionTypes) {
+  struct Case {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> conditions;  // type, status
+    std::string uid;
+    std::string want_metadata;
+  };
+  const Case cases[] = {
+      {"in-place ready true", {{"InPlaceUpdateReady", "True"}}, "pu", R"({"uid":"pu"})"},
+      {"start in-place update", {{"InPlaceUpdateReady", "False"}, {"Ready", "False"}}, "pu", R"({"uid":"pu"})"},
+      {"no uid known", {{"InPlaceUpdateReady", "True"}}, "", R"({"resourceVersion":"9"})"},
+      {"KruisePodReady merges a key list", {{"KruisePodReady", "False"}, {"Ready", "False"}}, "pu",
+       R"({"resourceVersion":"9"})"},
+      {"Ready True is the kubelet's to decide", {{"InPlaceUpdateReady", "True"}, {"Ready", "True"}}, "pu",
+       R"({"resourceVersion":"9"})"},
+      {"Ready alone", {{"Ready", "False"}}, "pu", R"({"resourceVersion":"9"})"},
+      {"no condition", {}, "pu", R"({"resourceVersion":"9"})"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    pb::PatchPodStatus p;
+    p.set_name("cs-x");
+    p.set_uid(c.uid);
+    p.set_resource_version("9");
+    for (const auto& [type, status] : c.conditions) {
+      pb::Condition* cond = p.add_set_conditions();
+      cond->set_type(type);
+      cond->set_status(status);
+    }
+    const nlohmann::json body = nlohmann::json::parse(PodStatusPatchRequest("ns", p).body);
+    EXPECT_EQ(body["metadata"].dump(), c.want_metadata);
+    EXPECT_EQ(body["status"]["conditions"].size(), c.conditions.size());
+  }
 }
 
 TEST(RevisionPatchRequest, MergePatchWithPrecondition) {
