@@ -33,7 +33,13 @@ const std::vector<Kind>& Kinds() {
       {"v1", "Namespace", &k8s::Namespace::default_instance()},
       {"v1", "Secret", &k8s::Secret::default_instance()},
       {"v1", "ServiceAccount", &k8s::ServiceAccount::default_instance()},
+      {"v1", "Service", &k8s::Service::default_instance()},
       {"apps/v1", "Deployment", &k8s::Deployment::default_instance()},
+      {"policy/v1", "PodDisruptionBudget", &k8s::PodDisruptionBudget::default_instance()},
+      {"rbac.authorization.k8s.io/v1", "Role", &k8s::Role::default_instance()},
+      {"rbac.authorization.k8s.io/v1", "ClusterRole", &k8s::ClusterRole::default_instance()},
+      {"rbac.authorization.k8s.io/v1", "RoleBinding", &k8s::RoleBinding::default_instance()},
+      {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &k8s::ClusterRoleBinding::default_instance()},
   };
   return *kinds;
 }

@@ -1,6 +1,6 @@
 // Request bodies in the Kubernetes protobuf encoding (Content-Type application/vnd.kubernetes.protobuf),
 // which kubectl >= 1.32 uses for its imperative `create namespace|configmap|secret|serviceaccount|
-// deployment` commands. The body is the magic "k8s\0" followed by a runtime.Unknown envelope whose
+// service|deployment|pdb|role|clusterrole|rolebinding|clusterrolebinding` commands. The body is the magic "k8s\0" followed by a runtime.Unknown envelope whose
 // raw bytes hold the object; it is turned into the same JSON object a JSON client would have sent,
 // so everything after decoding (defaults, validation, storage) is shared with the JSON path.
 #pragma once

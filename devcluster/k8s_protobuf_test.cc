@@ -181,6 +181,81 @@ std::vector<DecodeCase> DecodeCases() {
                      R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"s1"},"data":{"a":"Yg=="}})"});
   }
   {
+    k8s::Service svc;  // kubectl create service nodeport svc1 --tcp=80:8080
+    KubectlMeta(svc.mutable_metadata(), "svc1");
+    auto* spec = svc.mutable_spec();
+    auto* port = spec->add_ports();
+    port->set_name("80-8080");
+    port->set_protocol("TCP");
+    port->set_port(80);
+    port->mutable_targetport()->set_type(0);
+    port->mutable_targetport()->set_intval(8080);
+    port->mutable_targetport()->set_strval("");
+    port->set_nodeport(0);
+    (*spec->mutable_selector())["app"] = "svc1";
+    spec->set_clusterip("");
+    spec->set_type("NodePort");
+    spec->set_healthchecknodeport(0);
+    spec->set_internaltrafficpolicy("");  // a Go *string: explicit "" stays
+    svc.mutable_status()->mutable_loadbalancer();
+    cases.push_back({"Service", Envelope("v1", "Service", svc.SerializeAsString()),
+                     R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"svc1"},
+                         "spec":{"ports":[{"name":"80-8080","protocol":"TCP","port":80,"targetPort":8080}],
+                                 "selector":{"app":"svc1"},"type":"NodePort","internalTrafficPolicy":""},
+                         "status":{"loadBalancer":{}}})"});
+  }
+  {
+    k8s::PodDisruptionBudget pdb;  // kubectl create pdb pdb1 --selector=app=a --min-available=50%
+    KubectlMeta(pdb.mutable_metadata(), "pdb1");
+    pdb.mutable_spec()->mutable_minavailable()->set_type(1);
+    pdb.mutable_spec()->mutable_minavailable()->set_intval(0);
+    pdb.mutable_spec()->mutable_minavailable()->set_strval("50%");
+    (*pdb.mutable_spec()->mutable_selector()->mutable_matchlabels())["app"] = "a";
+    auto* expr = pdb.mutable_spec()->mutable_selector()->add_matchexpressions();
+    expr->set_key("tier");
+    expr->set_operator_("In");
+    expr->add_values("web");
+    pdb.mutable_status()->set_observedgeneration(0);
+    cases.push_back({"PodDisruptionBudget", Envelope("policy/v1", "PodDisruptionBudget", pdb.SerializeAsString()),
+                     R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"pdb1"},
+                         "spec":{"minAvailable":"50%","selector":{"matchLabels":{"app":"a"},
+                           "matchExpressions":[{"key":"tier","operator":"In","values":["web"]}]}},"status":{}})"});
+  }
+  {
+    k8s::Role role;  // kubectl create role r1 --verb=get --resource=pods --resource-name=x
+    KubectlMeta(role.mutable_metadata(), "r1");
+    auto* rule = role.add_rules();
+    rule->add_verbs("get");
+    rule->add_apigroups("");  // the core group: an empty string that must stay in the list
+    rule->add_resources("pods");
+    rule->add_resourcenames("x");
+    cases.push_back({"Role", Envelope("rbac.authorization.k8s.io/v1", "Role", role.SerializeAsString()),
+                     R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r1"},
+                         "rules":[{"verbs":["get"],"apiGroups":[""],"resources":["pods"],"resourceNames":["x"]}]})"});
+  }
+  {
+    k8s::RoleBinding rb;  // kubectl create rolebinding rb1 --role=r1 --user=u1 --serviceaccount=default:sa1
+    KubectlMeta(rb.mutable_metadata(), "rb1");
+    auto* user = rb.add_subjects();
+    user->set_kind("User");
+    user->set_apigroup("rbac.authorization.k8s.io");
+    user->set_name("u1");
+    user->set_namespace_("");
+    auto* sa = rb.add_subjects();
+    sa->set_kind("ServiceAccount");
+    sa->set_apigroup("");
+    sa->set_name("sa1");
+    sa->set_namespace_("default");
+    rb.mutable_roleref()->set_apigroup("rbac.authorization.k8s.io");
+    rb.mutable_roleref()->set_kind("Role");
+    rb.mutable_roleref()->set_name("r1");
+    cases.push_back({"RoleBinding", Envelope("rbac.authorization.k8s.io/v1", "RoleBinding", rb.SerializeAsString()),
+                     R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"rb1"},
+                         "subjects":[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"u1"},
+                                     {"kind":"ServiceAccount","name":"sa1","namespace":"default"}],
+                         "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r1"}})"});
+  }
+  {
     k8s::ConfigMap cm;  // unmodelled fields holding zero values carry nothing and are skipped
     KubectlMeta(cm.mutable_metadata(), "cm1");
     cm.GetReflection()->MutableUnknownFields(&cm)->AddVarint(99, 0);
@@ -223,7 +298,10 @@ std::vector<ErrorCase> ErrorCases() {
                    "typeMeta.apiVersion and typeMeta.kind are required"});
   cases.push_back({"UnsupportedKind", Envelope("v1", "Pod", good), absl::StatusCode::kUnimplemented,
                    "protobuf bodies are decoded for v1 ConfigMap, v1 Namespace, v1 Secret, v1 ServiceAccount, "
-                   "apps/v1 Deployment only, not for v1 Pod; send the object as application/json"});
+                   "v1 Service, apps/v1 Deployment, policy/v1 PodDisruptionBudget, rbac.authorization.k8s.io/v1 Role, "
+                   "rbac.authorization.k8s.io/v1 ClusterRole, rbac.authorization.k8s.io/v1 RoleBinding, "
+                   "rbac.authorization.k8s.io/v1 ClusterRoleBinding only, not for v1 Pod; send the object as "
+                   "application/json"});
   cases.push_back({"WrongVersion", Envelope("v2", "ConfigMap", good), absl::StatusCode::kUnimplemented,
                    "not for v2 ConfigMap"});
   cases.push_back({"Gzip", Envelope("v1", "ConfigMap", good, "gzip"), absl::StatusCode::kUnimplemented,
@@ -282,7 +360,13 @@ TEST(K8sProtobufTest, ListsTheDecodableKinds) {
                                                            {"v1", "Namespace"},
                                                            {"v1", "Secret"},
                                                            {"v1", "ServiceAccount"},
-                                                           {"apps/v1", "Deployment"}};
+                                                           {"v1", "Service"},
+                                                           {"apps/v1", "Deployment"},
+                                                           {"policy/v1", "PodDisruptionBudget"},
+                                                           {"rbac.authorization.k8s.io/v1", "Role"},
+                                                           {"rbac.authorization.k8s.io/v1", "ClusterRole"},
+                                                           {"rbac.authorization.k8s.io/v1", "RoleBinding"},
+                                                           {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"}};
   EXPECT_EQ(ProtobufDecodableKinds(), want);
 }
 
