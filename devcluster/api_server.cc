@@ -329,6 +329,21 @@ ApiServer::StreamStep ApiServer::NextWatchChunk(WatchStream& s, std::string* out
   WatchEvent ev;
   // Ended() takes the store lock too: ask only when no event came (a stopped watcher returns false at once).
   if (!s.watcher->Next(&ev, wait)) return s.watcher->Ended() ? StreamStep::kEnd : StreamStep::kIdle;
+  return FormatWatchEvent(s, ev, now, out);
+}
+
+ApiServer::StreamStep ApiServer::PollWatchChunk(WatchStream& s, std::string* out, bool offer_bookmark) {
+  if (s.ended) return StreamStep::kEnd;
+  auto now = std::chrono::steady_clock::now();
+  if (now >= s.deadline) return StreamStep::kEnd;
+  WatchEvent ev;
+  bool got = offer_bookmark ? s.watcher->NextOrBookmark(&ev) : s.watcher->Next(&ev, std::chrono::milliseconds(0));
+  if (!got) return s.watcher->Ended() ? StreamStep::kEnd : StreamStep::kIdle;
+  return FormatWatchEvent(s, ev, now, out);
+}
+
+ApiServer::StreamStep ApiServer::FormatWatchEvent(WatchStream& s, const WatchEvent& ev,
+                                                  std::chrono::steady_clock::time_point now, std::string* out) {
   if (ev.type == EventType::kBookmark) {
     // The watcher offers a bookmark whenever a wait times out; send at most one per interval.
     if (now - s.last_bookmark < std::chrono::seconds(1)) return StreamStep::kIdle;

@@ -65,6 +65,9 @@ class ApiServer {
   enum class StreamStep { kData, kIdle, kEnd };
   // Produces the next chunk of a watch stream (one JSON event plus '\n'), waiting up to `poll`.
   StreamStep NextWatchChunk(WatchStream& stream, std::string* out, std::chrono::milliseconds poll);
+  // The non-blocking form for a fan-out writer: the next ready chunk, else (offer_bookmark and the client asked for
+  // bookmarks) a BOOKMARK at most once a second, else kIdle; kEnd once the stream is over (deadline, 410, stop).
+  StreamStep PollWatchChunk(WatchStream& stream, std::string* out, bool offer_bookmark);
 
   void set_server_address(std::string address) { options_.server_address = std::move(address); }
 
@@ -89,6 +92,8 @@ class ApiServer {
   ApiResponse Delete(const ApiRequest& request, const Route& route);
   ApiResponse DeleteCollection(const ApiRequest& request, const Route& route);
   ApiResponse Bind(const ApiRequest& request, const Route& route);
+  StreamStep FormatWatchEvent(WatchStream& stream, const WatchEvent& event, std::chrono::steady_clock::time_point now,
+                              std::string* out);
 
   Store* store_;
   ApiServerOptions options_;

@@ -19,6 +19,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "devcluster/object_meta.h"
+#include "devcluster/watch_fanout.h"
 
 namespace cloneset::devcluster {
 
@@ -41,6 +42,7 @@ struct HttpServer::Impl {
   prometheus::Family<prometheus::Gauge>* watchers;
   prometheus::Family<prometheus::Gauge>* objects;
   std::unique_ptr<FaultInjector> faults;
+  std::unique_ptr<WatchFanout> fanout;  // created by Start, shut down by Stop
 
   // The metric children of one (verb, resource, code, client), looked up once: prometheus-cpp's Family::Add
   // builds and hashes a label map per call, which showed in the per-write CPU profile.
@@ -126,28 +128,30 @@ struct HttpServer::Impl {
       return;
     }
     std::shared_ptr<WatchStream> stream(std::move(r.watch));
-    ApiServer* api_ptr = api;
+    // The connection thread parks in the fan-out while its one writer thread sends the events (watch_fanout.h);
+    // it needs the connection's socket to know when a send cannot block.
+    const int fd = FindConnectionSocket(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+    WatchFanout* fan = fanout.get();
+    const bool raw = options.cert_path.empty();  // plain TCP: the fan-out writes chunks on the socket itself
     // An injected watch drop closes the connection mid-stream (no final chunk), as a broken network would.
     std::optional<std::chrono::steady_clock::time_point> cut_at;
     if (auto d = faults->WatchDropAfter(client)) cut_at = std::chrono::steady_clock::now() + *d;
     res.set_chunked_content_provider(
         "application/json;charset=utf-8",
-        [stream, api_ptr, cut_at, path = req.path, client](size_t, httplib::DataSink& sink) {
-          if (cut_at && std::chrono::steady_clock::now() >= *cut_at) {
-            LogJson("info", "fault injected", {{"fault", "watch_drop"}, {"path", path}, {"user_agent", client}});
-            return false;
+        [stream, fan, fd, raw, cut_at, path = req.path, client](size_t, httplib::DataSink& sink) {
+          const WatchFanout::Write write = [&sink](std::string_view d) { return sink.write(d.data(), d.size()); };
+          switch (fan->Serve(*stream, write, fd, raw, cut_at)) {
+            case WatchEnd::kDone:
+              sink.done();
+              return true;
+            case WatchEnd::kCut:
+              LogJson("info", "fault injected", {{"fault", "watch_drop"}, {"path", path}, {"user_agent", client}});
+              return false;
+            case WatchEnd::kBroken:
+            case WatchEnd::kShutdown:
+              return false;
           }
-          // One event per call: httplib calls again at once, and the next call returns the next ready event
-          // without waiting, so a burst still drains; an extra zero-timeout poll per delivery only took the
-          // store lock once more. An idle stream polls the socket so a vanished client is noticed.
-          std::string chunk;
-          auto step = api_ptr->NextWatchChunk(*stream, &chunk, std::chrono::milliseconds(1000));
-          if (step == ApiServer::StreamStep::kEnd) {
-            sink.done();
-            return true;
-          }
-          if (step == ApiServer::StreamStep::kIdle) return sink.is_writable();
-          return sink.write(chunk.data(), chunk.size());
+          return false;
         },
         [stream](bool) { stream->watcher->Stop(); });
   }
@@ -188,6 +192,7 @@ absl::Status HttpServer::Start() {
     impl_->server = std::move(ssl);
   }
   auto& svr = *impl_->server;
+  impl_->fanout = std::make_unique<WatchFanout>(impl_->api, impl_->store);
   int threads = o.threads;
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   svr.set_payload_max_length(64 * 1024 * 1024);  // the API layer answers 413 above 3 MiB itself
@@ -227,6 +232,8 @@ absl::Status HttpServer::Start() {
 }
 
 void HttpServer::Stop() {
+  // Streams first: their connection threads are parked in the fan-out, and httplib's stop() joins them.
+  if (impl_->fanout) impl_->fanout->Shutdown();
   if (impl_->server) impl_->server->stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }

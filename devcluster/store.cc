@@ -65,6 +65,15 @@ struct Store::State {
   absl::BitGen gen;
   Clock* clock = nullptr;
   StoreOptions options;
+  std::vector<std::pair<int, std::function<void(const std::string&)>>> commit_listeners;
+  int next_listener_id = 1;
+
+  void NotifyLocked(TypeState& ts) {
+    ts.cv.notify_all();
+    if (commit_listeners.empty()) return;
+    const std::string id = ts.type.Id();
+    for (const auto& [lid, fn] : commit_listeners) fn(id);
+  }
 
   std::shared_ptr<TypeState> FindLocked(std::string_view id) const {
     auto it = types.find(id);
@@ -162,6 +171,17 @@ class WatcherImpl final : public Watcher {
     }
   }
 
+  bool NextOrBookmark(WatchEvent* event) override {
+    if (Next(event, std::chrono::milliseconds(0))) return true;
+    std::lock_guard<std::mutex> l(st_->mu);
+    if (!bookmarks_ || stopped_ || failed_ || ts_->removed) return false;
+    event->type = EventType::kBookmark;
+    event->resource_version = last_rv_;
+    event->object = nullptr;
+    event->error = absl::OkStatus();
+    return true;
+  }
+
   bool Ended() const override {
     std::lock_guard<std::mutex> l(st_->mu);
     return pending_.empty() && (stopped_ || failed_ || ts_->removed);
@@ -254,7 +274,7 @@ absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann:
     ts.floor_rv = ts.history.front().rv;
     ts.history.pop_front();
   }
-  ts.cv.notify_all();
+  NotifyLocked(ts);
   if (id == kCustomResourceDefinitions) OnCrdChangeLocked(obj, type == EventType::kDeleted);
   return absl::OkStatus();
 }
@@ -268,7 +288,7 @@ void Store::State::OnCrdChangeLocked(const ObjectPtr& obj, bool deleted) {
     auto ts = it->second;
     for (const auto& [key, o] : ts->objects) IndexLocked(ts->type.Id(), key, nullptr, o);
     ts->removed = true;
-    ts->cv.notify_all();
+    NotifyLocked(*ts);
     types.erase(it);
     ++types_generation;
     return;
@@ -774,6 +794,19 @@ size_t Store::ObjectCount(std::string_view resource) const {
   std::lock_guard<std::mutex> l(state_->mu);
   auto t = state_->FindLocked(resource);
   return t ? t->objects.size() : 0;
+}
+
+int Store::AddCommitListener(std::function<void(const std::string&)> fn) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  int id = state_->next_listener_id++;
+  state_->commit_listeners.emplace_back(id, std::move(fn));
+  return id;
+}
+
+void Store::RemoveCommitListener(int id) {
+  std::lock_guard<std::mutex> l(state_->mu);
+  auto& v = state_->commit_listeners;
+  v.erase(std::remove_if(v.begin(), v.end(), [id](const auto& p) { return p.first == id; }), v.end());
 }
 
 size_t Store::WatcherCount(std::string_view resource) const {

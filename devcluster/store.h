@@ -139,6 +139,9 @@ class Watcher {
   // With allow_bookmarks, a timeout yields a kBookmark event carrying the current progress RV. A zero
   // timeout only polls: it returns what is ready without waiting and never a bookmark.
   virtual bool Next(WatchEvent* event, std::chrono::milliseconds timeout) = 0;
+  // Next with a zero timeout that, when nothing is ready and bookmarks were asked for, yields a kBookmark with the
+  // progress RV instead of false: the non-blocking form a fan-out writer polls on its idle tick.
+  virtual bool NextOrBookmark(WatchEvent* event) { return Next(event, std::chrono::milliseconds(0)); }
   // Wakes a blocked Next and ends the stream (thread-safe).
   virtual void Stop() = 0;
   // True once the stream can produce no more events (stopped, expired, or its CRD was deleted).
@@ -220,6 +223,11 @@ class Store {
   int64_t CurrentResourceVersion() const;
   size_t ObjectCount(std::string_view resource) const;
   size_t WatcherCount(std::string_view resource) const;
+  // Commit listeners learn, under the store lock, that a resource's watchers may have something new (a committed
+  // change, or the type going away), so a fan-out writer can poll just those watchers instead of every watcher
+  // waiting on the store. The callback must be quick and must not call into the store. Returns an id for Remove.
+  int AddCommitListener(std::function<void(const std::string& resource)> fn);
+  void RemoveCommitListener(int id);
   Clock* clock() const { return clock_; }
   // Attaches the durability journal (after Restore). The namespaces the constructor creates are
   // not journaled: the WAL snapshots the initial state instead.
