@@ -7,7 +7,6 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -18,7 +17,6 @@
 #include "agent/node_api.h"
 #include "agent/pull_manager.h"
 #include "agent/readiness_reporter.h"
-#include "httplib.h"
 #include "imagepull/types.h"
 #include "kube/endpoints.h"
 #include "kube/config.h"
@@ -87,24 +85,12 @@ int Run() {
   }
 
   std::atomic<bool> stopping{false};
-  httplib::Server health;
-  health.Get("/healthz", [&](const httplib::Request&, httplib::Response& res) {
-    res.status = stopping ? 503 : 200;
-    res.set_content(stopping ? "shutting down" : "ok", "text/plain");
-  });
-  std::string hhost;
-  int hport = 0;
-  if (!kube::SplitHostPort(absl::GetFlag(FLAGS_health_listen), &hhost, &hport)) {
-    Log("error", "bad address", {{"flag", "health_listen"}});
-    return 2;
+  auto health = kube::HealthServer::Start(absl::GetFlag(FLAGS_health_listen),
+                                          [&] { return stopping ? std::string("shutting down") : ""; });
+  if (!health.ok()) {
+    Log("error", "cannot serve /healthz", {{"flag", "health_listen"}, {"error", health.status().ToString()}});
+    return absl::IsInvalidArgument(health.status()) ? 2 : 1;
   }
-  hport = hport == 0 ? health.bind_to_any_port(hhost) : (health.bind_to_port(hhost, hport) ? hport : -1);
-  if (hport < 0) {
-    Log("error", "cannot listen", {{"flag", "health_listen"}});
-    return 1;
-  }
-  std::thread health_thread([&] { health.listen_after_bind(); });
-  std::cerr << "listening on http://" << hhost << ":" << hport << std::endl;
 
   kube::EventRecorder recorder(**client, {.component = "cloneset-agent", .host = node});
   std::unique_ptr<ImageService> cri = NewCriImageService(absl::GetFlag(FLAGS_cri_socket));
@@ -133,8 +119,7 @@ int Run() {
   readiness.Stop();
   node_images.Stop();
   pulls.Stop();  // running pulls are abandoned unreported; a restarted agent re-runs them (ImageStatus first)
-  health.stop();
-  health_thread.join();
+  (*health)->Stop();
   Log("info", "stopped");
   return 0;
 }

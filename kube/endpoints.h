@@ -1,7 +1,8 @@
-// The HTTP endpoints every controller binary serves besides its work: Prometheus /metrics and the address
-// parsing its flags need. Shared by cloneset-executor and cloneset-agent.
+// The HTTP endpoints every controller binary serves besides its work: Prometheus /metrics, the /healthz and
+// /readyz probes, and the address parsing their flags need. Shared by cloneset-executor and cloneset-agent.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,5 +19,30 @@ bool SplitHostPort(const std::string& addr, std::string* host, int* port);
 // `./run up` and the tests read to find the bound port.
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(const std::string& listen,
                                                                   std::shared_ptr<prometheus::Registry> registry);
+
+// A probe's verdict: "" when it passes (200 "ok"), else why not (503 with that text).
+using ProbeCheck = std::function<std::string()>;
+
+// /healthz and, when a readyz check is given, /readyz (else 404), answered on a thread of their own until Stop.
+class HealthServer {
+ public:
+  // Binds `listen` (port 0 allowed) and prints "listening on http://host:port" on stderr, the line `./run up`
+  // and the tests read. InvalidArgument for an address without a valid port, Unavailable when it cannot bind.
+  static absl::StatusOr<std::unique_ptr<HealthServer>> Start(const std::string& listen, ProbeCheck healthz,
+                                                             ProbeCheck readyz = nullptr);
+  ~HealthServer();  // Stop()
+  HealthServer(const HealthServer&) = delete;
+  HealthServer& operator=(const HealthServer&) = delete;
+
+  int port() const { return port_; }
+  // Stops answering and joins the thread; the checks are not called afterwards. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  HealthServer(std::unique_ptr<Impl> impl, int port);
+  std::unique_ptr<Impl> impl_;
+  int port_;
+};
 
 }  // namespace cloneset::kube

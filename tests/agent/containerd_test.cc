@@ -13,7 +13,7 @@
 #include "agent/cri_client.h"
 #include "agent/puller.h"
 #include "gtest/gtest.h"
-#include "tests/executor/process.h"
+#include "tests/support/process.h"
 
 namespace cloneset::agent {
 namespace {

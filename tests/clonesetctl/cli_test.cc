@@ -2,6 +2,8 @@
 // cluster and planner, and simulate's prediction against a real rollout (devcluster + planner + executor).
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,7 +15,7 @@
 #include "kube/config.h"
 #include "kube/rest_client.h"
 #include "nlohmann/json.hpp"
-#include "tests/executor/process.h"
+#include "tests/support/stack.h"
 #include "tools/clonesetctl/demo.h"
 #include "tools/clonesetctl/live.h"
 
@@ -77,49 +79,28 @@ TEST(ClonesetctlCli, SimulateJsonWithRepeatedSet) {
   EXPECT_EQ(j["changes"].size(), 3u);
 }
 
-// An embedded cluster and a planner, no executor: the plan shows what would happen.
+// An embedded cluster and a planner (tests/support/stack.h), no executor unless a test starts one: the plan shows
+// what would happen. The simulated kubelet takes 200 ms to start a pod and 1 s to make it Ready.
 class ClonesetctlLive : public ::testing::Test {
  protected:
   void SetUp() override {
-    kubeconfig_ = dir_.path() + "/kubeconfig";
-    env_ = {{"KUBECONFIG", kubeconfig_}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()},
-            {"RUN_DIR", dir_.path() + "/norun"}};
-    ASSERT_TRUE(devcluster_.Start({DEVCLUSTER_BIN, "--listen=127.0.0.1:0", "--kubeconfig=" + kubeconfig_, "--nodes=3",
-                                   "--pod_ready_delay=1s", "--pod_start_delay=200ms", "--pod_max_grace=1s"},
-                                  dir_.path() + "/devcluster.log"));
-    ASSERT_NE(devcluster_.WaitForAddress("listening on", absl::Seconds(30)), "") << devcluster_.Log();
-    ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "--raw", "/healthz"}).exit_code == 0; }));
-    ASSERT_TRUE(planner_.Start({PLANNER_BIN, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"},
-                               dir_.path() + "/planner.log"));
-    planner_addr_ = planner_.WaitForAddress("listening on", absl::Seconds(20));
-    ASSERT_NE(planner_addr_, "");
-    ASSERT_EQ(Kubectl({"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"})
-                  .exit_code, 0);
-    ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "clonesets"}).exit_code == 0; }));
+    StackOptions options;
+    options.pod_ready_delay = "1s";
+    options.pod_start_delay = "200ms";
+    ASSERT_EQ(stack_.Start(options), "");
+    kubeconfig_ = stack_.kubeconfig();
+    planner_addr_ = stack_.planner_address();
+    env_ = stack_.env();
+    env_["RUN_DIR"] = stack_.dir() + "/norun";
   }
-  void TearDown() override {
-    executor_.Stop();
-    planner_.Stop();
-    devcluster_.Stop();
-  }
-  CommandResult Kubectl(std::vector<std::string> args) {
-    args.insert(args.begin(), "kubectl");
-    return RunCommand(args, env_);
-  }
-  template <typename F>
-  bool Eventually(F f, absl::Duration timeout = absl::Seconds(30)) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (absl::Now() < deadline) {
-      if (f()) return true;
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-    return false;
+  CommandResult Kubectl(std::vector<std::string> args) { return stack_.Kubectl(std::move(args)); }
+  bool Eventually(const std::function<bool()>& f, absl::Duration timeout = absl::Seconds(30)) {
+    return Poll(f, timeout, absl::Milliseconds(100));
   }
 
-  TempDir dir_;
+  Stack stack_;
   std::string kubeconfig_, planner_addr_;
   std::map<std::string, std::string> env_;
-  Process devcluster_, planner_, executor_;
 };
 
 TEST_F(ClonesetctlLive, StatusAndPlanErrors) {
@@ -130,7 +111,7 @@ TEST_F(ClonesetctlLive, StatusAndPlanErrors) {
   r = Ctl({"plan", "video-transcoder", "--planner", "127.0.0.1:1"}, env_);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("planner at 127.0.0.1:1 is unreachable"));
-  const std::string dead = dir_.path() + "/dead.kubeconfig";
+  const std::string dead = stack_.dir() + "/dead.kubeconfig";
   {
     std::ifstream in(kubeconfig_);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -165,13 +146,8 @@ TEST_F(ClonesetctlLive, PlanShowsTheCreationsWithoutDoingThem) {
 // Issue 7: simulate's prediction matches a real rollout on the embedded cluster: the same batches and the same
 // peak unavailable count.
 TEST_F(ClonesetctlLive, SimulatePredictsTheRealRollout) {
-  // The executor keeps its shard Leases in cloneset-system.
-  ASSERT_EQ(RunCommand({"kubectl", "apply", "-f", "-"}, env_,
-                       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n").exit_code, 0);
-  ASSERT_TRUE(executor_.Start({EXECUTOR_BIN, "--kubeconfig=" + kubeconfig_, "--planner_address=ipv4:" + planner_addr_,
-                               "--metrics_listen=127.0.0.1:0", "--health_listen=127.0.0.1:0", "--identity=c1"},
-                              dir_.path() + "/executor.log"));
-  const std::string manifest = dir_.path() + "/cs.yaml";
+  ASSERT_EQ(stack_.StartExecutor("c1"), "");  // its shard Leases go to cloneset-system, which the stack made
+  const std::string manifest = stack_.dir() + "/cs.yaml";
   std::ofstream(manifest) << R"(apiVersion: apps.kruise.io/v1alpha1
 kind: CloneSet
 metadata:
@@ -215,7 +191,7 @@ spec:
     return true;
   };
   ASSERT_TRUE(Eventually([&] { return settled("nginx:1.25"); }, absl::Seconds(60)))
-      << Kubectl({"get", "pods"}).output << executor_.Log().substr(0, 5000);
+      << Kubectl({"get", "pods"}).output << stack_.ExecutorLog("c1").substr(0, 5000);
   ASSERT_EQ(Kubectl({"patch", "clonesets.apps.kruise.io/web", "--type=json", "-p",
                      R"([{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx:1.26"}])"})
                 .exit_code, 0);

@@ -1,132 +1,31 @@
 #include "e2e_fixture.h"
 
 #include <cctype>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 
 namespace cloneset::testing {
-namespace {
-
-// The binary to start: $CLONESET_<NAME>_BIN if set, else the one this build made.
-std::string Bin(const char* env, const char* built) {
-  const char* v = std::getenv(env);
-  return v != nullptr && *v != '\0' ? v : built;
-}
-
-CommandResult RunKubectl(const std::map<std::string, std::string>& env, std::vector<std::string> args,
-                         const std::string& input = "") {
-  args.insert(args.begin(), "kubectl");
-  return RunCommand(args, env, input);
-}
-
-bool Poll(const std::function<bool()>& f, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (f()) return true;
-    absl::SleepFor(absl::Milliseconds(200));
-  }
-  return f();
-}
-
-bool IsReady(const json& pod) {
-  for (const auto& c : pod.value("status", json::object()).value("conditions", json::array())) {
-    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  }
-  return false;
-}
-
-}  // namespace
-
 std::string E2eCluster::Start() {
-  kubeconfig_ = dir_.path() + "/kubeconfig";
-  env_ = {{"KUBECONFIG", kubeconfig_}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()}};
-  // Fast simulated kubelet: the suite's time goes into the controller's work, not into sleeping.
-  if (!devcluster_.Start({Bin("CLONESET_DEVCLUSTER_BIN", DEVCLUSTER_BIN), "--listen=127.0.0.1:0",
-                          "--kubeconfig=" + kubeconfig_, "--nodes=3", "--pod_ready_delay=100ms",
-                          "--pod_start_delay=100ms", "--pod_max_grace=1s"},
-                         dir_.path() + "/devcluster.log")) {
-    return "cannot start devcluster";
-  }
-  if (devcluster_.WaitForAddress("listening on", absl::Seconds(30)).empty()) return "devcluster: " + devcluster_.Log();
-  if (!Poll([&] { return RunKubectl(env_, {"get", "--raw", "/healthz"}).exit_code == 0; }, absl::Seconds(20))) {
-    return "devcluster not healthy";
-  }
-  if (!planner_.Start({Bin("CLONESET_PLANNER_BIN", PLANNER_BIN), "--listen=127.0.0.1:0",
-                       "--metrics_listen=127.0.0.1:0"},
-                      dir_.path() + "/planner.log")) {
-    return "cannot start planner";
-  }
-  const std::string planner_addr = planner_.WaitForAddress("listening on", absl::Seconds(20));
-  if (planner_addr.empty()) return "planner: " + planner_.Log();
-  auto crd = RunKubectl(env_, {"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"});
-  if (crd.exit_code != 0) return "CRD: " + crd.output;
-  if (!Poll([&] { return RunKubectl(env_, {"get", "clonesets"}).exit_code == 0; }, absl::Seconds(20))) {
-    return "CRD not served";
-  }
-  // `apply` rather than `create namespace`: the embedded cluster takes JSON/YAML bodies only (no protobuf).
-  auto ns = RunKubectl(env_, {"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n");
-  if (ns.exit_code != 0) return "namespace: " + ns.output;
-  if (!executor_.Start({Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + kubeconfig_,
-                        "--planner_address=ipv4:" + planner_addr, "--metrics_listen=127.0.0.1:0",
-                        "--health_listen=127.0.0.1:0", "--identity=e2e"},
-                       dir_.path() + "/executor.log")) {
-    return "cannot start executor";
-  }
-  const std::string health = executor_.WaitForAddress("listening on", absl::Seconds(20));
-  if (health.empty()) return "executor: " + executor_.Log();
-  if (!Poll([&] { return RunCommand({"curl", "-sf", "http://" + health + "/readyz"}, {}).exit_code == 0; },
-            absl::Seconds(30))) {
-    return "executor not ready: " + executor_.Log();
-  }
-  return "";
-}
-
-void E2eCluster::Stop() {
-  executor_.Stop();
-  planner_.Stop();
-  devcluster_.Stop();
+  if (std::string err = stack_.Start(); !err.empty()) return err;
+  ExecutorOptions executor;
+  executor.wait_ready = true;
+  return stack_.StartExecutor(kExecutor, executor);
 }
 
 PodWatch::PodWatch(const E2eCluster& cluster, const std::string& ns, const std::string& selector) {
   static int counter = 0;  // one file per watch: the log is opened for appending
   path_ = absl::StrCat(cluster.dir(), "/watch-", ns, "-", ++counter, ".json");
-  std::vector<std::string> argv = {"/usr/bin/env"};
-  for (const auto& [k, v] : cluster.env()) argv.push_back(k + "=" + v);
-  for (const char* a : {"/bin/sh", "-c", "exec kubectl \"$@\" 2>/dev/null", "kubectl", "get", "pods", "-w",
-                        "--output-watch-events", "-o", "json"}) {
-    argv.push_back(a);
-  }
-  argv.insert(argv.end(), {"-n", ns, "-l", selector});
-  process_.Start(argv, path_);
+  cluster.stack().StartKubectl(
+      process_, {"get", "pods", "-w", "--output-watch-events", "-o", "json", "-n", ns, "-l", selector}, path_);
 }
 
 PodWatch::~PodWatch() { process_.Stop(absl::Seconds(2)); }
 
-namespace {
-std::vector<json> ReadEvents(const std::string& path) {
-  std::vector<json> out;
-  std::ifstream in(path);
-  try {
-    while (in >> std::ws && in.peek() != EOF) {
-      json j;
-      in >> j;
-      out.push_back(std::move(j));
-    }
-  } catch (const json::exception&) {
-    // A value cut off by the stop: the events before it are complete.
-  }
-  return out;
-}
-}  // namespace
-
 bool PodWatch::WaitStarted(size_t initial, absl::Duration timeout) {
   initial_ = initial;
-  return Poll([&] { return ReadEvents(path_).size() >= initial; }, timeout);
+  return Poll([&] { return ReadJsonValues(path_).size() >= initial; }, timeout);
 }
 
 PodWatch::Stats PodWatch::Finish() {
@@ -134,7 +33,7 @@ PodWatch::Stats PodWatch::Finish() {
   process_.Stop(absl::Seconds(2));
   Stats st;
   std::map<std::string, json> pods;  // by uid
-  for (const json& e : ReadEvents(path_)) {
+  for (const json& e : ReadJsonValues(path_)) {
     const std::string type = e.value("type", "");
     const json& pod = e.contains("object") ? e["object"] : json::object();
     const std::string uid = pod.value("metadata", json::object()).value("uid", "");
@@ -206,7 +105,7 @@ void E2eTest::TearDown() {
 }
 
 CommandResult E2eTest::Kubectl(std::vector<std::string> args, const std::string& input) {
-  return RunKubectl(cluster_->env(), std::move(args), input);
+  return cluster_->stack().Kubectl(std::move(args), input);
 }
 
 void E2eTest::MustKubectl(const std::vector<std::string>& args, const std::string& input) {
@@ -215,13 +114,9 @@ void E2eTest::MustKubectl(const std::vector<std::string>& args, const std::strin
 }
 
 json E2eTest::GetJson(const std::vector<std::string>& what) {
-  std::vector<std::string> args = {"get", "-n", ns_};
+  std::vector<std::string> args = {"-n", ns_};
   args.insert(args.end(), what.begin(), what.end());
-  args.insert(args.end(), {"-o", "json"});
-  auto r = Kubectl(args);
-  if (r.exit_code != 0) return json::object();
-  json j = json::parse(r.output, nullptr, false);
-  return j.is_discarded() ? json::object() : j;
+  return cluster_->stack().GetJson(std::move(args));
 }
 
 bool E2eTest::Eventually(const std::function<bool()>& f, absl::Duration timeout) { return Poll(f, timeout); }

@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "process.h"
+#include "tests/support/stack.h"
 
 namespace cloneset::testing {
 
@@ -28,21 +28,21 @@ struct PodInfo {
   bool ready = false;
 };
 
-// The processes, shared by every test of the binary.
+// The processes (tests/support/stack.h), shared by every test of the binary.
 class E2eCluster {
  public:
-  // Starts devcluster (fast simulated kubelet), planner, the CloneSet CRD and the executor. Empty on success.
+  // Starts devcluster (fast simulated kubelet), planner, the CloneSet CRD and the executor "e2e", and waits until
+  // the executor is ready. Empty on success.
   std::string Start();
-  void Stop();
-  const std::string& dir() const { return dir_.path(); }
-  const std::map<std::string, std::string>& env() const { return env_; }
-  std::string ExecutorLog() const { return executor_.Log(); }
+  void Stop() { stack_.Stop(); }
+  const std::string& dir() const { return stack_.dir(); }
+  const std::map<std::string, std::string>& env() const { return stack_.env(); }
+  std::string ExecutorLog() const { return stack_.ExecutorLog(kExecutor); }
+  const Stack& stack() const { return stack_; }
 
  private:
-  TempDir dir_;
-  std::string kubeconfig_;
-  std::map<std::string, std::string> env_;
-  Process devcluster_, planner_, executor_;
+  static constexpr char kExecutor[] = "e2e";
+  Stack stack_;
 };
 
 // Pod events of one namespace, replayed after the fact: every event is checked.

@@ -1,11 +1,9 @@
 #include "fault_stack.h"
 
-#include <signal.h>
-
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <iostream>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -16,18 +14,6 @@
 
 namespace cloneset::testing {
 namespace {
-
-std::string Bin(const char* env, const char* built) {
-  const char* v = std::getenv(env);
-  return v != nullptr && *v != '\0' ? v : built;
-}
-
-bool IsReady(const json& pod) {
-  for (const auto& c : pod.value("status", json::object()).value("conditions", json::array())) {
-    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  }
-  return false;
-}
 
 bool Terminating(const json& obj) { return obj["metadata"].contains("deletionTimestamp"); }
 
@@ -46,108 +32,24 @@ provisioner: devcluster.local/simulated
 
 }  // namespace
 
-bool Poll(const std::function<bool()>& f, absl::Duration timeout, absl::Duration every) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (f()) return true;
-    absl::SleepFor(every);
-  }
-  return f();
-}
-
 FaultStack::~FaultStack() {
-  for (auto& [_, p] : executors_) p->Stop(absl::Seconds(5));
-  planner_.Stop(absl::Seconds(5));
-  devcluster_.Stop(absl::Seconds(5));
+  stack_.Stop(absl::Seconds(5));
   if (::testing::Test::HasFailure()) {
     // Keep the logs (devcluster, planner, every executor start, the pod watch) for the post-mortem.
     char tmpl[] = "/tmp/executor-fault-failed-XXXXXX";
     if (mkdtemp(tmpl) != nullptr) {
       std::error_code ec;
-      std::filesystem::copy(dir_.path(), tmpl, std::filesystem::copy_options::recursive, ec);
+      std::filesystem::copy(stack_.dir(), tmpl, std::filesystem::copy_options::recursive, ec);
       std::cerr << "logs kept in " << tmpl << std::endl;
     }
   }
 }
 
 std::string FaultStack::Start(const std::vector<std::string>& devcluster_flags) {
-  const std::string kubeconfig = dir_.path() + "/kubeconfig";
-  env_ = {{"KUBECONFIG", kubeconfig}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()}};
-  std::vector<std::string> argv = {Bin("CLONESET_DEVCLUSTER_BIN", DEVCLUSTER_BIN), "--listen=127.0.0.1:0",
-                                   "--kubeconfig=" + kubeconfig, "--nodes=3", "--pod_ready_delay=100ms",
-                                   "--pod_start_delay=100ms", "--pod_max_grace=1s"};
-  argv.insert(argv.end(), devcluster_flags.begin(), devcluster_flags.end());
-  if (!devcluster_.Start(argv, dir_.path() + "/devcluster.log")) return "cannot start devcluster";
-  if (devcluster_.WaitForAddress("listening on", absl::Seconds(30)).empty()) return "devcluster: " + devcluster_.Log();
-  if (!Poll([&] { return Kubectl({"get", "--raw", "/healthz"}).exit_code == 0; }, absl::Seconds(20))) {
-    return "devcluster not healthy";
-  }
-  StartPlanner();
-  if (planner_addr_.empty()) return "planner did not start";
-  auto crd = Kubectl({"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"});
-  if (crd.exit_code != 0) return "CRD: " + crd.output;
-  if (!Poll([&] { return Kubectl({"get", "clonesets"}).exit_code == 0; }, absl::Seconds(20))) return "CRD not served";
-  auto setup = Kubectl({"apply", "-f", "-"}, absl::StrCat(kDefaultClass,
-                                                          "---\napiVersion: v1\nkind: Namespace\nmetadata:\n"
-                                                          "  name: cloneset-system\n"));
-  if (setup.exit_code != 0) return "setup: " + setup.output;
-  return "";
-}
-
-void FaultStack::StartPlanner() {
-  // The first start picks a free port; restarts reuse it, so the executors' --planner_address stays valid.
-  const std::string listen = planner_addr_.empty() ? "127.0.0.1:0" : planner_addr_;
-  const std::string log = absl::StrCat(dir_.path(), "/planner-", ++planner_starts_, ".log");
-  ASSERT_TRUE(planner_.Start({Bin("CLONESET_PLANNER_BIN", PLANNER_BIN), "--listen=" + listen,
-                              "--metrics_listen=127.0.0.1:0"},
-                             log));
-  const std::string addr = planner_.WaitForAddress("listening on", absl::Seconds(20));
-  ASSERT_FALSE(addr.empty()) << planner_.Log();
-  planner_addr_ = addr;
-}
-
-void FaultStack::StopPlanner() {
-  kill(planner_.pid(), SIGKILL);
-  planner_.Stop(absl::ZeroDuration());
-}
-
-void FaultStack::StartExecutor(const std::string& identity, const std::vector<std::string>& flags) {
-  auto& p = executors_[identity];
-  if (!p) p = std::make_unique<Process>();
-  const std::string log = absl::StrCat(dir_.path(), "/executor-", identity, "-", ++executor_starts_[identity], ".log");
-  std::vector<std::string> argv = {Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + env_.at("KUBECONFIG"),
-                                   "--planner_address=ipv4:" + planner_addr_, "--metrics_listen=127.0.0.1:0",
-                                   "--health_listen=127.0.0.1:0", "--identity=" + identity};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  ASSERT_TRUE(p->Start(argv, log));
-  const std::string health = p->WaitForAddress("listening on", absl::Seconds(20));
-  ASSERT_FALSE(health.empty()) << p->Log();
-  health_[identity] = health;
-}
-
-void FaultStack::KillExecutor(const std::string& identity) {
-  auto& p = executors_.at(identity);
-  kill(p->pid(), SIGKILL);
-  p->Stop(absl::ZeroDuration());
-}
-
-bool FaultStack::ExecutorRunning(const std::string& identity) {
-  auto it = executors_.find(identity);
-  return it != executors_.end() && it->second->Running();
-}
-
-CommandResult FaultStack::Kubectl(std::vector<std::string> args, const std::string& input) const {
-  args.insert(args.begin(), "kubectl");
-  return RunCommand(args, env_, input);
-}
-
-json FaultStack::GetJson(std::vector<std::string> args) const {
-  args.insert(args.begin(), "get");
-  args.insert(args.end(), {"-o", "json"});
-  auto r = Kubectl(args);
-  if (r.exit_code != 0) return json::object();
-  json j = json::parse(r.output, nullptr, false);
-  return j.is_discarded() ? json::object() : j;
+  StackOptions options;
+  options.devcluster_flags = devcluster_flags;
+  options.setup_yaml = absl::StrCat(kDefaultClass, "---\n");
+  return stack_.Start(options);
 }
 
 double FaultStack::WritesBy(const std::string& user_agent) const {
@@ -166,15 +68,6 @@ double FaultStack::WritesBy(const std::string& user_agent) const {
     if (absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &v)) sum += v;
   }
   return sum;
-}
-
-std::string FaultStack::ExecutorLogs() const {
-  std::string out;
-  for (const auto& [id, p] : executors_) {
-    const std::string log = p->Log();
-    out += absl::StrCat("--- executor ", id, " (tail) ---\n", log.substr(log.size() > 4000 ? log.size() - 4000 : 0));
-  }
-  return out;
 }
 
 std::string WorkloadYaml(const Workload& w, const std::string& image) {
@@ -216,37 +109,14 @@ spec:
 
 InvariantWatch::InvariantWatch(const FaultStack& stack, std::vector<Workload> workloads) {
   for (auto& w : workloads) workloads_[w.ns] = w;
-  path_ = absl::StrCat(stack.dir(), "/watch-", reinterpret_cast<uintptr_t>(this), ".json");
-  std::vector<std::string> argv = {"/usr/bin/env"};
-  for (const auto& [k, v] : stack.env()) argv.push_back(k + "=" + v);
-  for (const char* a : {"/bin/sh", "-c", "exec kubectl \"$@\" 2>/dev/null", "kubectl", "get", "pods", "-A", "-w",
-                        "--output-watch-events", "-o", "json"}) {
-    argv.push_back(a);
-  }
-  process_.Start(argv, path_);
+  path_ = absl::StrCat(stack.stack().dir(), "/watch-", reinterpret_cast<uintptr_t>(this), ".json");
+  stack.stack().StartKubectl(process_, {"get", "pods", "-A", "-w", "--output-watch-events", "-o", "json"}, path_);
 }
 
 InvariantWatch::~InvariantWatch() { process_.Stop(absl::Seconds(2)); }
 
-namespace {
-std::vector<json> ReadEvents(const std::string& path) {
-  std::vector<json> out;
-  std::ifstream in(path);
-  try {
-    while (in >> std::ws && in.peek() != EOF) {
-      json j;
-      in >> j;
-      out.push_back(std::move(j));
-    }
-  } catch (const json::exception&) {
-    // A value cut off by the stop: the events before it are complete.
-  }
-  return out;
-}
-}  // namespace
-
 bool InvariantWatch::WaitStarted(size_t initial_events, absl::Duration timeout) {
-  return Poll([&] { return ReadEvents(path_).size() >= initial_events; }, timeout);
+  return Poll([&] { return ReadJsonValues(path_).size() >= initial_events; }, timeout);
 }
 
 std::vector<std::string> InvariantWatch::Finish(size_t* events) {
@@ -256,7 +126,7 @@ std::vector<std::string> InvariantWatch::Finish(size_t* events) {
   std::map<std::string, std::map<std::string, json>> pods;  // ns -> uid -> pod
   std::set<std::string> armed;                               // namespaces that were fully Ready once
   size_t n = 0;
-  for (const json& e : ReadEvents(path_)) {
+  for (const json& e : ReadJsonValues(path_)) {
     const json& pod = e.contains("object") ? e["object"] : json::object();
     const json meta = pod.value("metadata", json::object());
     const std::string ns = meta.value("namespace", ""), uid = meta.value("uid", "");

@@ -4,21 +4,18 @@
 // end-state checks (no duplicate pods, no orphaned or lost PVCs, the rollout finished).
 #pragma once
 
-#include <functional>
 #include <map>
-#include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
-#include "nlohmann/json.hpp"
-#include "process.h"
+#include "gtest/gtest.h"
+#include "tests/support/stack.h"
 
 namespace cloneset::testing {
 
-using json = nlohmann::json;
-
+// The shared stack (tests/support/stack.h) with a default StorageClass, executors' failures as test failures, and
+// the logs kept when the test failed.
 class FaultStack {
  public:
   FaultStack() = default;
@@ -26,33 +23,30 @@ class FaultStack {
   // Starts the devcluster (with `devcluster_flags` added), the planner, the CRD, a default StorageClass and the
   // lease namespace. Empty on success, else what failed.
   std::string Start(const std::vector<std::string>& devcluster_flags = {});
-  void StartPlanner();  // same port after the first start; ASSERTs
-  void StopPlanner();   // SIGKILL
+  void StartPlanner() { ASSERT_EQ(stack_.StartPlanner(), ""); }  // same port after the first start
+  void StopPlanner() { stack_.KillPlanner(); }                    // SIGKILL
   // Executor `identity` with extra flags; waits for its health address. ASSERTs.
-  void StartExecutor(const std::string& identity, const std::vector<std::string>& flags = {});
-  void KillExecutor(const std::string& identity);  // SIGKILL, reaped
-  bool ExecutorRunning(const std::string& identity);
-  std::string ExecutorHealth(const std::string& identity) const { return health_.at(identity); }
+  void StartExecutor(const std::string& identity, const std::vector<std::string>& flags = {}) {
+    ExecutorOptions options;
+    options.flags = flags;
+    ASSERT_EQ(stack_.StartExecutor(identity, options), "");
+  }
+  void KillExecutor(const std::string& identity) { stack_.KillExecutor(identity); }  // SIGKILL, reaped
+  bool ExecutorRunning(const std::string& identity) { return stack_.ExecutorRunning(identity); }
+  std::string ExecutorHealth(const std::string& identity) const { return stack_.ExecutorHealth(identity); }
 
-  CommandResult Kubectl(std::vector<std::string> args, const std::string& input = "") const;
-  json GetJson(std::vector<std::string> args) const;  // kubectl get ... -o json; {} on failure
+  CommandResult Kubectl(std::vector<std::string> args, const std::string& input = "") const {
+    return stack_.Kubectl(std::move(args), input);
+  }
+  json GetJson(std::vector<std::string> args) const { return stack_.GetJson(std::move(args)); }
   // Sum of apiserver_request_total for write verbs from client `user_agent`, leases excluded.
   double WritesBy(const std::string& user_agent) const;
-  std::string DevclusterLog() const { return devcluster_.Log(); }
-  std::string ExecutorLogs() const;  // the tail of each executor's log
-  const std::string& dir() const { return dir_.path(); }
-  const std::map<std::string, std::string>& env() const { return env_; }
+  std::string DevclusterLog() const { return stack_.DevclusterLog(); }
+  std::string ExecutorLogs() const { return stack_.ExecutorLogTails(4000); }  // the tail of each executor's log
+  const Stack& stack() const { return stack_; }
 
  private:
-  TempDir dir_;
-  std::map<std::string, std::string> env_;
-  Process devcluster_;
-  Process planner_;
-  std::string planner_addr_;
-  int planner_starts_ = 0;
-  std::map<std::string, std::unique_ptr<Process>> executors_;
-  std::map<std::string, std::string> health_;
-  std::map<std::string, int> executor_starts_;
+  Stack stack_;
 };
 
 // What one CloneSet's rollout must respect; one CloneSet "app" per namespace.
@@ -94,7 +88,5 @@ std::string Unsettled(const FaultStack& stack, const Workload& w, const std::str
 // Polls Unsettled for every workload until all are settled; returns the last complaint ("" = all settled).
 std::string WaitSettled(const FaultStack& stack, const std::vector<Workload>& ws, const std::string& image,
                         absl::Duration timeout);
-
-bool Poll(const std::function<bool()>& f, absl::Duration timeout, absl::Duration every = absl::Milliseconds(200));
 
 }  // namespace cloneset::testing

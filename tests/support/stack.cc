@@ -1,0 +1,170 @@
+#include "tests/support/stack.h"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace cloneset::testing {
+namespace {
+
+// The binary to start: $CLONESET_<NAME>_BIN if set, else the one this build made.
+std::string Bin(const char* env, const char* built) {
+  const char* v = std::getenv(env);
+  return v != nullptr && *v != '\0' ? v : built;
+}
+
+}  // namespace
+
+bool Poll(const std::function<bool()>& f, absl::Duration timeout, absl::Duration every) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (f()) return true;
+    absl::SleepFor(every);
+  }
+  return f();
+}
+
+bool IsReady(const json& pod) {
+  for (const auto& c : pod.value("status", json::object()).value("conditions", json::array())) {
+    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  }
+  return false;
+}
+
+std::vector<json> ReadJsonValues(const std::string& path) {
+  std::vector<json> out;
+  std::ifstream in(path);
+  try {
+    while (in >> std::ws && in.peek() != EOF) {
+      json j;
+      in >> j;
+      out.push_back(std::move(j));
+    }
+  } catch (const json::exception&) {
+    // A value cut off by the stop: the values before it are complete.
+  }
+  return out;
+}
+
+std::string Stack::Start(const StackOptions& options) {
+  kubeconfig_ = dir_.path() + "/kubeconfig";
+  env_ = {{"KUBECONFIG", kubeconfig_}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()}};
+  std::vector<std::string> argv = {Bin("CLONESET_DEVCLUSTER_BIN", DEVCLUSTER_BIN), "--listen=127.0.0.1:0",
+                                   "--kubeconfig=" + kubeconfig_, "--nodes=3",
+                                   "--pod_ready_delay=" + options.pod_ready_delay,
+                                   "--pod_start_delay=" + options.pod_start_delay, "--pod_max_grace=1s"};
+  argv.insert(argv.end(), options.devcluster_flags.begin(), options.devcluster_flags.end());
+  if (!devcluster_.Start(argv, dir_.path() + "/devcluster.log")) return "cannot start devcluster";
+  if (devcluster_.WaitForAddress("listening on", absl::Seconds(30)).empty()) return "devcluster: " + devcluster_.Log();
+  if (!Poll([&] { return Kubectl({"get", "--raw", "/healthz"}).exit_code == 0; }, absl::Seconds(20))) {
+    return "devcluster not healthy";
+  }
+  if (std::string err = StartPlanner(); !err.empty()) return err;
+  auto crd = Kubectl({"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"});
+  if (crd.exit_code != 0) return "CRD: " + crd.output;
+  if (!Poll([&] { return Kubectl({"get", "clonesets"}).exit_code == 0; }, absl::Seconds(20))) return "CRD not served";
+  // `apply` rather than `create namespace`: the embedded cluster takes JSON/YAML bodies only (no protobuf).
+  auto setup = Kubectl({"apply", "-f", "-"}, options.setup_yaml +
+                                                 "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n");
+  if (setup.exit_code != 0) return "setup: " + setup.output;
+  return "";
+}
+
+void Stack::Stop(absl::Duration grace) {
+  for (auto& [_, p] : executors_) p->Stop(grace);
+  planner_.Stop(grace);
+  devcluster_.Stop(grace);
+}
+
+std::string Stack::StartPlanner() {
+  const std::string listen = planner_addr_.empty() ? "127.0.0.1:0" : planner_addr_;
+  const std::string log = absl::StrCat(dir_.path(), "/planner-", ++planner_starts_, ".log");
+  if (!planner_.Start({Bin("CLONESET_PLANNER_BIN", PLANNER_BIN), "--listen=" + listen, "--metrics_listen=127.0.0.1:0"},
+                      log)) {
+    return "cannot start planner";
+  }
+  const std::string addr = planner_.WaitForAddress("listening on", absl::Seconds(20));
+  if (addr.empty()) return "planner: " + planner_.Log();
+  planner_addr_ = addr;
+  return "";
+}
+
+void Stack::KillPlanner() {
+  kill(planner_.pid(), SIGKILL);
+  planner_.Stop(absl::ZeroDuration());
+}
+
+std::string Stack::StartExecutor(const std::string& identity, const ExecutorOptions& options) {
+  auto& p = executors_[identity];
+  if (!p) p = std::make_unique<Process>();
+  const std::string log = absl::StrCat(dir_.path(), "/executor-", identity, "-", ++executor_starts_[identity], ".log");
+  std::vector<std::string> argv = {Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + kubeconfig_,
+                                   "--planner_address=ipv4:" + planner_addr_, "--metrics_listen=127.0.0.1:0",
+                                   "--health_listen=127.0.0.1:0", "--identity=" + identity};
+  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
+  if (!p->Start(argv, log)) return "cannot start executor " + identity;
+  const std::string health = p->WaitForAddress("listening on", absl::Seconds(20));
+  if (health.empty()) return "executor: " + p->Log();
+  health_[identity] = health;
+  if (options.wait_ready &&
+      !Poll([&] { return RunCommand({"curl", "-sf", "http://" + health + "/readyz"}, {}).exit_code == 0; },
+            absl::Seconds(30))) {
+    return "executor not ready: " + p->Log();
+  }
+  return "";
+}
+
+void Stack::KillExecutor(const std::string& identity) {
+  auto& p = executors_.at(identity);
+  kill(p->pid(), SIGKILL);
+  p->Stop(absl::ZeroDuration());
+}
+
+bool Stack::ExecutorRunning(const std::string& identity) {
+  auto it = executors_.find(identity);
+  return it != executors_.end() && it->second->Running();
+}
+
+std::string Stack::ExecutorLog(const std::string& identity) const {
+  auto it = executors_.find(identity);
+  return it == executors_.end() ? "" : it->second->Log();
+}
+
+std::string Stack::ExecutorLogTails(size_t max_chars) const {
+  std::string out;
+  for (const auto& [id, p] : executors_) {
+    const std::string log = p->Log();
+    absl::StrAppend(&out, "--- executor ", id, " (tail) ---\n",
+                    log.substr(log.size() > max_chars ? log.size() - max_chars : 0));
+  }
+  return out;
+}
+
+CommandResult Stack::Kubectl(std::vector<std::string> args, const std::string& input) const {
+  args.insert(args.begin(), "kubectl");
+  return RunCommand(args, env_, input);
+}
+
+json Stack::GetJson(std::vector<std::string> args) const {
+  args.insert(args.begin(), "get");
+  args.insert(args.end(), {"-o", "json"});
+  auto r = Kubectl(args);
+  if (r.exit_code != 0) return json::object();
+  json j = json::parse(r.output, nullptr, false);
+  return j.is_discarded() ? json::object() : j;
+}
+
+bool Stack::StartKubectl(Process& process, const std::vector<std::string>& args, const std::string& out_path) const {
+  // Through env and sh: the environment is the stack's, and kubectl's stderr must not land in the JSON output.
+  std::vector<std::string> argv = {"/usr/bin/env"};
+  for (const auto& [k, v] : env_) argv.push_back(k + "=" + v);
+  for (const char* a : {"/bin/sh", "-c", "exec kubectl \"$@\" 2>/dev/null", "kubectl"}) argv.push_back(a);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return process.Start(argv, out_path);
+}
+
+}  // namespace cloneset::testing
