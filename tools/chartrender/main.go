@@ -95,22 +95,40 @@ func validateValues(c *Chart, values map[string]interface{}) error {
 	return nil
 }
 
-func cmdValues(args []string) error {
-	fs := flag.NewFlagSet("values", flag.ExitOnError)
-	chartDir := fs.String("chart", "", "chart directory")
-	var files, sets multiFlag
-	fs.Var(&files, "f", "values file (repeatable)")
-	fs.Var(&sets, "set", "key=value (repeatable)")
-	fs.Parse(args)
-	c, err := LoadChart(*chartDir)
+// valuesFlags are the -chart, -f and -set flags of the subcommands that read the chart's values.
+type valuesFlags struct {
+	chartDir    *string
+	files, sets multiFlag
+}
+
+func addValuesFlags(fs *flag.FlagSet) *valuesFlags {
+	v := &valuesFlags{chartDir: fs.String("chart", "", "chart directory")}
+	fs.Var(&v.files, "f", "values file (repeatable)")
+	fs.Var(&v.sets, "set", "key=value (repeatable)")
+	return v
+}
+
+// load reads the chart and its values (defaults, each -f, each -set) and checks them against the chart's schema.
+func (v *valuesFlags) load() (*Chart, map[string]interface{}, error) {
+	c, err := LoadChart(*v.chartDir)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	values, err := loadValues(c, files, sets)
+	values, err := loadValues(c, v.files, v.sets)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := validateValues(c, values); err != nil {
+		return nil, nil, err
+	}
+	return c, values, nil
+}
+
+func cmdValues(args []string) error {
+	fs := flag.NewFlagSet("values", flag.ExitOnError)
+	vf := addValuesFlags(fs)
+	fs.Parse(args)
+	if _, _, err := vf.load(); err != nil {
 		return err
 	}
 	fmt.Println("values OK")
@@ -119,26 +137,17 @@ func cmdValues(args []string) error {
 
 func cmdRender(args []string) error {
 	fs := flag.NewFlagSet("render", flag.ExitOnError)
-	chartDir := fs.String("chart", "", "chart directory")
+	vf := addValuesFlags(fs)
 	name := fs.String("name", "cloneset", "release name")
 	ns := fs.String("namespace", "cloneset-system", "release namespace")
 	kube := fs.String("kube-version", "v1.28.0", "Capabilities.KubeVersion")
 	includeCRDs := fs.Bool("include-crds", false, "emit crds/ first, like helm template --include-crds")
 	notes := fs.Bool("notes", false, "print the rendered NOTES.txt instead of the manifests")
-	var files, sets, apis multiFlag
-	fs.Var(&files, "f", "values file (repeatable)")
-	fs.Var(&sets, "set", "key=value (repeatable)")
+	var apis multiFlag
 	fs.Var(&apis, "api-versions", "extra Capabilities.APIVersions (repeatable)")
 	fs.Parse(args)
-	c, err := LoadChart(*chartDir)
+	c, values, err := vf.load()
 	if err != nil {
-		return err
-	}
-	values, err := loadValues(c, files, sets)
-	if err != nil {
-		return err
-	}
-	if err := validateValues(c, values); err != nil {
 		return err
 	}
 	ver := strings.TrimPrefix(*kube, "v")
