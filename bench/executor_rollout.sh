@@ -4,7 +4,8 @@
 # and the executor's writes during it; then, in the same cluster with the executor stopped, the cluster's write
 # rate for the same kind of write (pod PATCHes from 16 parallel keep-alive connections, curl --parallel). Ideal =
 # writes / write rate; target: wall time within 2x of ideal.
-# Usage: bench/executor_rollout.sh [N=1000]     (BUILD_DIR=build-xx to pick binaries)
+# Usage: bench/executor_rollout.sh [N=1000]     (BUILD_DIR=build-xx to pick binaries; EXECUTOR_FLAGS="--apply_parallelism=1"
+# to pass flags to the executor)
 set -euo pipefail
 N="${1:-1000}"
 RUN_DIR="$(mktemp -d /tmp/executor-rollout-XXXXXX)"
@@ -15,7 +16,9 @@ nodes=$(( (N + 149) / 150 ))
 start_devcluster --nodes="$nodes" --node_pods=200 --pod_start_delay=0s --pod_ready_delay=0s --pod_max_grace=0s \
   --watch_history=100000
 start_planner
-start_executor
+PLANNER_PID="${PIDS[-1]}"
+# shellcheck disable=SC2086  # word splitting intended: a list of flags
+start_executor ${EXECUTOR_FLAGS:-}
 
 manifest() {
   cat <<YAML
@@ -49,12 +52,16 @@ manifest v1 | kubectl apply -f - >/dev/null
 wait_settled
 create_s=$(echo "$(date +%s.%N) - $t0" | bc)
 sleep 2
+# cpu_s PID: CPU seconds (user + system) the process used so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+cpu0="$(cpu_s "$DEVCLUSTER_PID") $(cpu_s "$EXECUTOR_PID") $(cpu_s "$PLANNER_PID")"
 w0=$(writes_by cloneset-executor)
 t0=$(date +%s.%N)
 kubectl patch clonesets.apps.kruise.io big --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.local/big:v2"}]' >/dev/null
 wait_settled
 wall_s=$(echo "$(date +%s.%N) - $t0" | bc)
+cpu1="$(cpu_s "$DEVCLUSTER_PID") $(cpu_s "$EXECUTOR_PID") $(cpu_s "$PLANNER_PID")"
 sleep 1
 w1=$(writes_by cloneset-executor)
 writes=$((w1 - w0))
@@ -86,3 +93,5 @@ echo "|---|---|---|---|---|---|---|---|"
 printf "| %d | %.1f s | %.2f s | %d | %d (%.2f/pod) | %.0f/s (%d PATCHes in %.2f s) | %.2f s | %.2fx |\n" "$N" "$create_s" \
   "$wall_s" "$restarts" "$writes" "$(echo "$writes / $N" | bc -l)" "$rate" "$probe" "$probe_s" "$ideal" \
   "$(echo "$wall_s / $ideal" | bc -l)"
+# Where the machine's CPU went during the rollout (2 cores: at most 2 s of CPU per wall second for everyone).
+echo "$cpu0 $cpu1" | awk -v w="$wall_s" '{ printf "rollout CPU: devcluster %.2f s, executor %.2f s, planner %.2f s (wall %.2f s)\n", $4 - $1, $5 - $2, $6 - $3, w }'

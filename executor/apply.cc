@@ -3,6 +3,7 @@
 #include <atomic>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "executor/plan_schedule.h"
 #include "executor/reconciler.h"
@@ -22,6 +23,12 @@ struct Reconciler::ApplyState {
   const pb::CloneSet& cs;
   const pb::PlanRequest& req;
   const std::string& ns;
+  // The snapshot's pods by name, built before any group runs (read-only afterwards).
+  absl::flat_hash_map<std::string_view, const pb::Pod*> pods_by_name;
+  const pb::Pod* SnapshotPod(const std::string& name) const {
+    auto it = pods_by_name.find(name);
+    return it == pods_by_name.end() ? nullptr : it->second;
+  }
   absl::Mutex mu;  // groups of a stage run concurrently (plan_schedule.h)
   // Pods whose status we wrote earlier in this plan, with metadata and spec still as in the snapshot -> the
   // version our write returned.
@@ -68,31 +75,29 @@ std::string_view ActionType(const pb::Action& a) {
   return "Unknown";
 }
 
-// Whether `fresh` has the labels, annotations, finalizers, owners, containers and deletion state of the pod
-// `name` in the snapshot.
-bool SameMetadataAndSpec(const pb::Pod& fresh, const pb::PlanRequest& req, const std::string& name) {
-  for (const auto& p : req.pods()) {
-    if (p.metadata().name() != name) continue;
-    const auto& a = p.metadata();
-    const auto& b = fresh.metadata();
-    if (a.uid() != b.uid() || a.has_deletion_timestamp() != b.has_deletion_timestamp()) return false;
-    pb::ObjectMeta ma = a, mb = b;
-    for (auto* m : {&ma, &mb}) {
-      m->clear_resource_version();
-      m->clear_generation();
-      m->clear_creation_timestamp();
-    }
-    pb::Pod pa, pb_;
-    *pa.mutable_metadata() = ma;
-    *pb_.mutable_metadata() = mb;
-    *pa.mutable_containers() = p.containers();
-    *pb_.mutable_containers() = fresh.containers();
-    pa.set_node_name(p.node_name());
-    pb_.set_node_name(fresh.node_name());
-    return pa.SerializeAsString() == pb_.SerializeAsString() ||
-           google::protobuf::util::MessageDifferencer::Equals(pa, pb_);
+// Whether `fresh` has the labels, annotations, finalizers, owners, containers and deletion state of `seen`, the
+// pod in the snapshot (null: not in the snapshot).
+bool SameMetadataAndSpec(const pb::Pod& fresh, const pb::Pod* seen) {
+  if (seen == nullptr) return false;
+  const pb::Pod& p = *seen;
+  const auto& a = p.metadata();
+  const auto& b = fresh.metadata();
+  if (a.uid() != b.uid() || a.has_deletion_timestamp() != b.has_deletion_timestamp()) return false;
+  pb::ObjectMeta ma = a, mb = b;
+  for (auto* m : {&ma, &mb}) {
+    m->clear_resource_version();
+    m->clear_generation();
+    m->clear_creation_timestamp();
   }
-  return false;
+  pb::Pod pa, pb_;
+  *pa.mutable_metadata() = ma;
+  *pb_.mutable_metadata() = mb;
+  *pa.mutable_containers() = p.containers();
+  *pb_.mutable_containers() = fresh.containers();
+  pa.set_node_name(p.node_name());
+  pb_.set_node_name(fresh.node_name());
+  return pa.SerializeAsString() == pb_.SerializeAsString() ||
+         google::protobuf::util::MessageDifferencer::Equals(pa, pb_);
 }
 
 }  // namespace
@@ -114,6 +119,8 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
                                   const pb::PlanResponse& plan) {
   ReconcileResult r;
   ApplyState st{key, cs, req, cs.metadata().namespace_()};
+  st.pods_by_name.reserve(req.pods_size());
+  for (const pb::Pod& p : req.pods()) st.pods_by_name.emplace(p.metadata().name(), &p);
   // A reconcile can race the garbage collector: pods deleted with their CloneSet can reach the pod cache before
   // the CloneSet's own deletion does, and the stale CloneSet would be scaled back up with pods nobody owns.
   // Creations are the writes that outlive the CloneSet, so they go only after a fresh read shows it still there
@@ -271,7 +278,7 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
     auto fresh = d_.client->Get(PodsPath(st.ns) + "/" + name);
     if (!fresh.ok()) break;
     auto pod = snapshot::PodFromJson(*fresh);
-    if (!pod.ok() || !SameMetadataAndSpec(*pod, st.req, name)) break;
+    if (!pod.ok() || !SameMetadataAndSpec(*pod, st.SnapshotPod(name))) break;
     action.mutable_patch_pod()->set_resource_version(pod->metadata().resource_version());
     req = snapshot::ActionToPatch(action, st.ns, st.cs.metadata().name(), st.cs.api_version());
     if (!req.ok()) return req.status();
@@ -289,7 +296,7 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
     // The status write may be guarded by the uid only (snapshot/patch.h), so the version it returns can include
     // other writers' changes: it stands in for the snapshot's version only while metadata and spec are unchanged.
     auto pod = snapshot::PodFromJson(*resp);
-    const bool same = pod.ok() && SameMetadataAndSpec(*pod, st.req, name);
+    const bool same = pod.ok() && SameMetadataAndSpec(*pod, st.SnapshotPod(name));
     absl::MutexLock l(&st.mu);
     if (same) {
       st.written_rv[name] = rv;

@@ -44,7 +44,7 @@ ABSL_FLAG(int32_t, shards, 1, "Number of shards (one Lease each); CloneSets map 
 ABSL_FLAG(std::string, lease_namespace, "cloneset-system", "Namespace of the shard and membership Leases");
 ABSL_FLAG(std::string, identity, "", "Lease holder identity (default: hostname_pid)");
 ABSL_FLAG(int32_t, workers, 4, "Concurrent reconciles (different CloneSets)");
-ABSL_FLAG(int32_t, apply_parallelism, 8,
+ABSL_FLAG(int32_t, apply_parallelism, 4,
           "API writes of one CloneSet's plan in flight at once (independent pods; 1 = one at a time, in plan order)");
 ABSL_FLAG(double, qps, 0, "Client-side API request rate limit; 0 = unlimited (server-side priority and fairness)");
 ABSL_FLAG(int32_t, burst, 0, "Client-side burst with --qps");
