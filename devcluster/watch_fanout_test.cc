@@ -30,6 +30,12 @@ std::vector<json> Lines(const std::string& body) {
   return out;
 }
 
+size_t CountEvents(const std::string& body) {
+  size_t n = 0;
+  for (size_t p = 0; (p = body.find("}\n", p)) != std::string::npos; p += 2) ++n;
+  return n;
+}
+
 // Decodes HTTP/1.1 chunk framing (a body written in raw mode).
 std::string Unchunk(const std::string& framed) {
   std::string out;
@@ -73,14 +79,23 @@ struct TcpPair {
     ::close(client);
   }
   // Everything the client end has received within `wait`.
-  std::string Read(std::chrono::milliseconds wait) {
+  std::string Read(std::chrono::milliseconds wait) { return ReadEvents(0, wait); }
+  // Reads until `events` whole events arrived (each ends with "}\n", framed or not) or `wait` passed, then what
+  // follows within 20 ms (so a test also sees events it did not expect).
+  std::string ReadEvents(size_t events, std::chrono::milliseconds wait = 10s) {
     std::string out;
     auto deadline = std::chrono::steady_clock::now() + wait;
     char buf[65536];
+    size_t seen = 0, scanned = 0;
     while (std::chrono::steady_clock::now() < deadline) {
       ssize_t n = ::recv(client, buf, sizeof buf, MSG_DONTWAIT);
-      if (n > 0) out.append(buf, n);
-      else std::this_thread::sleep_for(1ms);
+      if (n > 0) {
+        out.append(buf, n);
+        for (size_t p; (p = out.find("}\n", scanned)) != std::string::npos; scanned = p + 2) ++seen;
+        if (events > 0 && seen >= events) deadline = std::min(deadline, std::chrono::steady_clock::now() + 20ms);
+      } else {
+        std::this_thread::sleep_for(1ms);
+      }
     }
     return out;
   }
@@ -136,8 +151,8 @@ TEST_F(WatchFanoutTest, WritesEachMatchingEventOnceInOrderFromTheWriterThread) {
   DeleteOptions now;
   now.grace_period_seconds = 0;
   ASSERT_TRUE(store_.Delete(kPods, "default", "w1", now).ok());
-  auto web_events = Lines(web.Read(300ms));
-  auto db_events = Lines(db.Read(50ms));
+  auto web_events = Lines(web.ReadEvents(3));
+  auto db_events = Lines(db.ReadEvents(1));
   std::vector<std::string> got;
   for (const auto& e : web_events) got.push_back(absl::StrCat(e["type"].get<std::string>(), " ",
                                                               e["object"]["metadata"]["name"].get<std::string>()));
@@ -159,7 +174,7 @@ TEST_F(WatchFanoutTest, RawModeFramesEachEventAsOneChunk) {
   while (fan.open_streams() < 1) std::this_thread::sleep_for(1ms);
   ASSERT_TRUE(store_.Create(kPods, Pod("a", "web")).ok());
   ASSERT_TRUE(store_.Create(kPods, Pod("b", "web")).ok());
-  std::string framed = p.Read(200ms);
+  std::string framed = p.ReadEvents(2);
   auto events = Lines(Unchunk(framed));
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[1]["object"]["metadata"]["name"], "b");
@@ -217,7 +232,7 @@ TEST_F(WatchFanoutTest, TooOldResourceVersionSends410ThenEnds) {
   auto s = Watch({{"resourceVersion", "1"}});
   WatchFanout::Write w = [&](std::string_view d) { return ::send(p.server, d.data(), d.size(), MSG_NOSIGNAL) > 0; };
   EXPECT_EQ(fan.Serve(*s, w, p.server, false), WatchEnd::kDone);
-  auto events = Lines(p.Read(20ms));
+  auto events = Lines(p.ReadEvents(1));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["type"], "ERROR");
   EXPECT_EQ(events[0]["object"]["code"], 410);
@@ -229,7 +244,7 @@ TEST_F(WatchFanoutTest, IdleStreamsGetBookmarks) {
   auto s = Watch({{"resourceVersion", Rv()}, {"allowWatchBookmarks", "true"}});
   WatchFanout::Write w = [&](std::string_view d) { return ::send(p.server, d.data(), d.size(), MSG_NOSIGNAL) > 0; };
   auto f = std::async(std::launch::async, [&] { return fan.Serve(*s, w, p.server, false); });
-  auto events = Lines(p.Read(1500ms));
+  auto events = Lines(p.ReadEvents(1));
   ASSERT_GE(events.size(), 1u);
   EXPECT_EQ(events[0]["type"], "BOOKMARK");
   EXPECT_EQ(events[0]["object"]["metadata"]["resourceVersion"], Rv());
@@ -289,9 +304,10 @@ TEST_P(SlowClientTest, DoesNotStallOthersAndLosesNothing) {
     ASSERT_TRUE(store.Create(kPods, pod).ok());
     if (i % 100 == 0) fast_body += fast.Read(1ms);
   }
-  fast_body += fast.Read(500ms);
+  // A writer stalled by the slow client would hold these until the 30 s write timeout.
+  fast_body += fast.ReadEvents(kCount - CountEvents(fast_body), 5s);
   EXPECT_EQ(Lines(raw ? Unchunk(fast_body) : fast_body).size(), static_cast<size_t>(kCount));
-  std::string slow_body = slow.Read(2000ms);
+  std::string slow_body = slow.ReadEvents(kCount);
   auto events = Lines(raw ? Unchunk(slow_body) : slow_body);
   ASSERT_EQ(events.size(), static_cast<size_t>(kCount));
   for (int i = 0; i < kCount; ++i) ASSERT_EQ(events[i]["object"]["metadata"]["name"], absl::StrCat("pod-", i)) << i;
