@@ -153,6 +153,36 @@ TEST_F(ReconcilerTest, SlowStartStopsAfterTheFailingBatch) {
   EXPECT_EQ(metrics_.actions_total("CreatePod", "success"), 2);
 }
 
+// Concurrent apply keeps slow start: the creations of a batch may overlap, the next batch starts only after the
+// whole batch, and nothing after the batch with a failure is created (StrictMock: no cs-d, no status write).
+TEST_F(ReconcilerTest, ConcurrentSlowStartFinishesTheFailingBatchOnly) {
+  pb::PlanResponse plan;
+  *plan.add_actions() = CreatePodAction("cs-a", 0, false);
+  *plan.add_actions() = CreatePodAction("cs-b", 1, false);
+  *plan.add_actions() = CreatePodAction("cs-c", 1, false);
+  *plan.add_actions() = CreatePodAction("cs-d", 2, false);
+  plan.set_write_status(true);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
+  ::testing::Expectation first =
+      EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
+  EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
+      .After(first)
+      .WillOnce(Return(absl::UnavailableError("etcd timeout")));
+  EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-c", 0)))
+      .After(first)
+      .WillOnce(Return(Obj("cs-c", 6)));
+  EXPECT_CALL(events_, Event(_, "Warning", "FailedCreate", HasSubstr("etcd timeout")));
+  auto reconciler = Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
+                                .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
+                                .apply_parallelism = 4});
+  auto r = reconciler.Reconcile(kKey);
+  EXPECT_TRUE(absl::IsUnavailable(r.error));
+  EXPECT_EQ(metrics_.actions_total("CreatePod", "error"), 1);
+  EXPECT_EQ(metrics_.actions_total("CreatePod", "success"), 2);
+}
+
 // The pods of a deleted CloneSet can leave the cache before the CloneSet does: no pod is created for a CloneSet
 // that a fresh read shows gone or replaced (same name, new uid).
 TEST_F(ReconcilerTest, NoCreationForACloneSetThatIsGone) {
