@@ -78,11 +78,14 @@ InformerCache::InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Du
       [](std::string_view j) { return snapshot::RevisionFromJson(j); },
       OwnerHandlers<pb::ControllerRevision>(enqueue_),
       [](const pb::ControllerRevision& r) { return OwnerUids(r.metadata()); });
+  nodes_ = std::make_unique<kube::Informer<pb::Node>>(client, kube::InformerOptions{.path = "/api/v1/nodes"},
+                                                       [](std::string_view j) { return snapshot::NodeFromJson(j); });
 }
 
 InformerCache::~InformerCache() { Stop(); }
 
 void InformerCache::Start() {
+  nodes_->Start();
   pods_->Start();
   pvcs_->Start();
   revisions_->Start();
@@ -94,10 +97,26 @@ void InformerCache::Stop() {
   revisions_->Stop();
   pvcs_->Stop();
   pods_->Stop();
+  nodes_->Stop();
 }
 
 bool InformerCache::HasSynced() {
-  return clonesets_->HasSynced() && pods_->HasSynced() && pvcs_->HasSynced() && revisions_->HasSynced();
+  const bool nodes_settled = nodes_->HasSynced() || !nodes_->list_watch().last_error().ok();
+  return clonesets_->HasSynced() && pods_->HasSynced() && pvcs_->HasSynced() && revisions_->HasSynced() &&
+         nodes_settled;
+}
+
+absl::Status InformerCache::NodesError() const {
+  if (nodes_->HasSynced()) return absl::OkStatus();
+  return nodes_->list_watch().last_error();
+}
+
+std::vector<pb::Node> InformerCache::NodesNamed(const std::vector<std::string>& names) {
+  std::vector<pb::Node> out;
+  for (const auto& name : names) {
+    if (auto n = nodes_->Get(name)) out.push_back(*n);
+  }
+  return out;
 }
 
 std::shared_ptr<const pb::CloneSet> InformerCache::GetCloneSet(const std::string& key) {

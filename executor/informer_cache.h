@@ -1,6 +1,11 @@
 // ClusterCache over kube::Informer: CloneSets, pods, PVCs and ControllerRevisions (cluster-wide list+watch),
 // decoded straight into planner protos (snapshot/snapshot.h), pods/PVCs/revisions indexed by owner uid. Event
 // handlers map every change to the owning CloneSet's key ("ns/name") and hand it to `enqueue`.
+//
+// Nodes are cached too (name and labels only) for the spread ranker of scale-in (semantics §4.6). They are
+// optional: node changes enqueue nothing (a label change alone does not need a reconcile), and when nodes cannot
+// be listed (no RBAC for them) the cache still counts as synced, NodesNamed returns nothing and the planner falls
+// back to the same-node ranker.
 #pragma once
 
 #include <functional>
@@ -29,7 +34,12 @@ class InformerCache final : public ClusterCache {
   std::vector<pb::ControllerRevision> RevisionsOwnedBy(const std::string& ns, const std::string& owner_uid) override;
   Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) override;
   absl::StatusOr<std::vector<pb::Pod>> ListPodsFresh(const std::string& ns, const std::string& owner_uid) override;
+  std::vector<pb::Node> NodesNamed(const std::vector<std::string>& names) override;
+  // Synced once the CloneSet/pod/PVC/revision informers are, and the node informer has synced or failed.
   bool HasSynced() override;
+
+  // Why nodes are not cached (OK while they are, or before the first LIST answered).
+  absl::Status NodesError() const;
 
   std::vector<std::string> CloneSetKeys() const;
   size_t pods() const { return pods_->size(); }
@@ -41,6 +51,7 @@ class InformerCache final : public ClusterCache {
   std::unique_ptr<kube::Informer<pb::Pod>> pods_;
   std::unique_ptr<kube::Informer<pb::PersistentVolumeClaim>> pvcs_;
   std::unique_ptr<kube::Informer<pb::ControllerRevision>> revisions_;
+  std::unique_ptr<kube::Informer<pb::Node>> nodes_;
 };
 
 // The keys of the CloneSets listed in `meta`'s owner references (kind CloneSet).

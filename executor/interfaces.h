@@ -37,6 +37,9 @@ class ClusterCache {
   virtual Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) = 0;
   // Bypasses the cache: a LIST from the API server (after an expectation leak).
   virtual absl::StatusOr<std::vector<pb::Pod>> ListPodsFresh(const std::string& ns, const std::string& owner_uid) = 0;
+  // The cached Nodes (name and labels) among `names`, in the order given; names not in the cache are skipped (the
+  // planner skips pods on unreadable nodes, semantics §4.6), and so are all of them when nodes cannot be listed.
+  virtual std::vector<pb::Node> NodesNamed(const std::vector<std::string>& names) = 0;
   virtual bool HasSynced() = 0;
 };
 

@@ -197,7 +197,16 @@ int Run() {
   imagepull::Coordinator predownload(**client, {.events = &recorder, .registry = registry.get()});
   predownload.Start([&shards] { return shards.OwnsShard(0); });
   std::thread gauges([&] {
+    bool nodes_logged = false;
     while (!stopping) {
+      if (!nodes_logged) {
+        // Once: without Nodes (typically no RBAC for them) the spread ranker of scale-in is not available.
+        if (absl::Status s = cache.NodesError(); !s.ok()) {
+          Log("warn", "cannot list nodes; scale-in of CloneSets with topologySpreadConstraints ranks by node only",
+              {{"error", s.ToString()}});
+          nodes_logged = true;
+        }
+      }
       metrics.Shards(shards.owned(), shard_count);
       metrics.ExpectationsPending(expectations.pending_keys());
       absl::SleepFor(absl::Milliseconds(500));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kube/api_status.h"
+#include "nlohmann/json.hpp"
 #include "snapshot/patch.h"
 
 namespace cloneset::executor {
@@ -15,6 +16,19 @@ std::string PvcsPath(std::string_view ns) {
 }
 std::string RevisionsPath(std::string_view ns) {
   return "/apis/apps/v1/namespaces/" + std::string(ns) + "/controllerrevisions";
+}
+
+bool NeedsNodes(std::string_view template_json) {
+  if (template_json.find("topologySpreadConstraints") == std::string_view::npos) return false;
+  const nlohmann::json t = nlohmann::json::parse(template_json, nullptr, /*allow_exceptions=*/false);
+  if (!t.is_object()) return false;
+  const auto spec = t.find("spec");
+  if (spec == t.end() || !spec->is_object()) return false;
+  const auto constraints = spec->find("topologySpreadConstraints");
+  if (constraints == spec->end() || !constraints->is_array()) return false;
+  return std::any_of(constraints->begin(), constraints->end(), [](const nlohmann::json& c) {
+    return c.is_object() && c.contains("topologyKey") && c["topologyKey"].is_string();
+  });
 }
 
 namespace {
@@ -56,6 +70,17 @@ pb::PlanRequest Reconciler::BuildRequest(const pb::CloneSet& cs, std::vector<pb:
             [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
   req.set_random_seed(Seed(cs, pods));
   for (auto& p : pods) *req.add_pods() = std::move(p);
+  if (NeedsNodes(cs.spec().template_json())) {
+    std::vector<std::string> names;
+    for (const auto& p : req.pods()) {
+      if (!p.node_name().empty()) names.push_back(p.node_name());
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    if (!names.empty()) {
+      for (auto& n : d_.cache->NodesNamed(names)) *req.add_nodes() = std::move(n);
+    }
+  }
   for (auto& pvc : d_.cache->PvcsOwnedBy(ns, uid)) {
     if (pvc.metadata().has_deletion_timestamp()) continue;  // §0.5 step 4
     *req.add_pvcs() = std::move(pvc);

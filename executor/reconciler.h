@@ -94,6 +94,11 @@ class Reconciler {
   std::map<std::string, std::pair<std::string, std::string>> validated_ ABSL_GUARDED_BY(mu_);
 };
 
+// Whether a PodTemplateSpec JSON has topologySpreadConstraints with a topologyKey (the planner's rule for the
+// spread ranker, semantics §4.6): only then does the snapshot carry the Nodes of the pods (Appendix A), so that
+// ordinary snapshots stay small. A cheap substring test comes first; malformed JSON counts as no constraints.
+bool NeedsNodes(std::string_view template_json);
+
 // API paths of the objects the executor writes.
 std::string PodsPath(std::string_view ns);
 std::string PvcsPath(std::string_view ns);
