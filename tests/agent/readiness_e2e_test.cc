@@ -182,13 +182,16 @@ class AgentStack {
         absl::Seconds(30));
   }
 
-  // The InPlaceUpdateReady values each pod went through (consecutive repeats folded), from the watch.
+  // The InPlaceUpdateReady values each pod went through once it had one (consecutive repeats folded).
   std::map<std::string, std::vector<std::string>> Transitions() {
     watch_.Stop(absl::Seconds(2));
     std::map<std::string, std::vector<std::string>> out;
     for (const auto& pod : ReadJsonValues(WatchPath())) {
       auto& t = out[pod["metadata"].value("name", "")];
       const std::string v = ConditionValue(pod);
+      // A pod's first versions (created before the executor set the condition) are seen only when the watch
+      // started early enough: leave them out.
+      if (v == "<none>" && t.empty()) continue;
       if (t.empty() || t.back() != v) t.push_back(v);
     }
     return out;
@@ -207,6 +210,9 @@ class AgentStack {
     }
     return out;
   }
+
+  // Every pod version the watch recorded (after Transitions stopped it).
+  std::vector<json> WatchValues() const { return ReadJsonValues(WatchPath()); }
 
   Stack& stack() { return stack_; }
   Agent& agent() { return agent_; }
@@ -247,16 +253,31 @@ TEST(AgentReadinessE2ETest, InPlaceRolloutWithAgentAndExecutorFlipsConditionOnce
   const auto transitions = s.Transitions();
   ASSERT_EQ(transitions.size(), 2u);
   for (const auto& [name, t] : transitions) {
-    EXPECT_EQ(t, (std::vector<std::string>{"<none>", "True", "False/StartInPlaceUpdate", "True"}))
+    EXPECT_EQ(t, (std::vector<std::string>{"True", "False/StartInPlaceUpdate", "True"}))
         << name << ": " << absl::StrJoin(t, " -> ");
   }
-  // Whoever came second wrote nothing: no conflicts or errors on the agent's side, at most one report per pod.
+  // Where the condition came back True (diagnostic for the report, see the top comment): the container's state.
+  for (const auto& [name, t] : transitions) {
+    bool was_false = false;
+    for (const auto& pod : s.WatchValues()) {
+      if (pod["metadata"].value("name", "") != name) continue;
+      const std::string v = ConditionValue(pod);
+      if (v.rfind("False", 0) == 0) was_false = true;
+      if (!was_false || v != "True") continue;
+      const json cs = pod["status"]["containerStatuses"][0];
+      std::cerr << name << ": InPlaceUpdateReady back to True with the container "
+                << cs.value("state", json::object()).begin().key() << " imageID=\"" << cs.value("imageID", "")
+                << "\" ready=" << cs.value("ready", false) << std::endl;
+      break;
+    }
+  }
+  // Whoever came second wrote nothing: at most one report per pod, no errors (a 409 is allowed: it means a newer
+  // pod version is on its way to the agent, which decides again).
   const std::string metrics = s.agent().Metrics();
   const double reported = Metric(metrics, R"(cloneset_agent_readiness_reports_total{result="success"})").value_or(0);
   std::cerr << "agent reports (success): " << reported << " of 2 (the executor reports first in this stack)"
             << std::endl;
   EXPECT_LE(reported, 2.0) << metrics;
-  EXPECT_EQ(Metric(metrics, R"(cloneset_agent_readiness_reports_total{result="conflict"})").value_or(0), 0.0);
   EXPECT_EQ(Metric(metrics, R"(cloneset_agent_readiness_reports_total{result="error"})").value_or(0), 0.0);
   for (const auto& [pod, n] : s.ReadinessEvents()) EXPECT_EQ(n, 1) << pod;
   EXPECT_EQ(s.agent().Stop(), 0) << s.agent().Log();  // graceful shutdown on SIGTERM
@@ -325,7 +346,6 @@ TEST(AgentReadinessE2ETest, AgentReportsFinishedInPlaceUpdateWhileExecutorIsStop
 
   const std::string metrics = s.agent().Metrics();
   EXPECT_EQ(Metric(metrics, R"(cloneset_agent_readiness_reports_total{result="success"})"), 1.0) << metrics;
-  EXPECT_EQ(Metric(metrics, R"(cloneset_agent_readiness_reports_total{result="conflict"})").value_or(0), 0.0);
   EXPECT_EQ(Metric(metrics, R"(cloneset_agent_readiness_reports_total{result="error"})").value_or(0), 0.0);
   EXPECT_EQ(Metric(metrics, "cloneset_agent_readiness_report_latency_seconds_count"), 1.0) << metrics;
   // updateTimestamp has whole seconds: the latency is at least the pull time minus that truncation.
@@ -340,7 +360,7 @@ TEST(AgentReadinessE2ETest, AgentReportsFinishedInPlaceUpdateWhileExecutorIsStop
   EXPECT_EQ(Condition(s.Pods().at(0)).value("lastTransitionTime", ""), reported_at);
   const auto transitions = s.Transitions();
   ASSERT_EQ(transitions.count(name), 1u);
-  EXPECT_EQ(transitions.at(name), (std::vector<std::string>{"<none>", "True", "False/StartInPlaceUpdate", "True"}))
+  EXPECT_EQ(transitions.at(name), (std::vector<std::string>{"True", "False/StartInPlaceUpdate", "True"}))
       << absl::StrJoin(transitions.at(name), " -> ");
   EXPECT_EQ(s.agent().Stop(), 0) << s.agent().Log();
 }
