@@ -206,6 +206,8 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
         p->restarts = rc.is_number_integer() ? rc.get<int>() : 0;
         p->last_state = Field(*old, "lastState");
         if (Str(*old, "image") != image && old_running) {
+          p->previous_image = Str(*old, "image");
+          p->previous_image_id = Str(*old, "imageID");
           const auto& running = Field(*old, "state")["running"];
           p->last_state = {{"terminated",
                             {{"exitCode", 0}, {"reason", "Completed"}, {"startedAt", Field(running, "startedAt")},
@@ -220,6 +222,10 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
     nlohmann::json cs = {{"name", name}, {"image", image}, {"imageID", ""}, {"restartCount", p->restarts},
                          {"started", false}, {"ready", false}};
     cs["lastState"] = p->last_state.is_object() ? p->last_state : nlohmann::json::object();
+    if (!p->previous_image_id.empty()) {  // replaced below once the new container runs
+      cs["image"] = p->previous_image;
+      cs["imageID"] = p->previous_image_id;
+    }
     bool ready = false;
     if (!p->pull_error.empty()) {
       cs["state"] = {{"waiting", {{"reason", p->pull_attempts > 1 ? "ImagePullBackOff" : "ErrImagePull"},
@@ -233,6 +239,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
     } else if (faults.crash_loop) {
       TimePoint t = p->running_at + faults.slow_start;
       int crashes = 0;
+      cs["image"] = image;
       cs["imageID"] = p->image_id;
       while (true) {
         TimePoint run_end = t + timing.crash_run;
@@ -265,6 +272,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
     } else {
       TimePoint started = p->running_at + faults.slow_start;
       TimePoint ready_at = p->ready_at + faults.slow_start;
+      cs["image"] = image;
       cs["imageID"] = p->image_id;
       cs["containerID"] = ContainerId(pod, name, p->restarts);
       cs["state"] = {{"running", {{"startedAt", FormatTime(started)}}}};

@@ -55,6 +55,11 @@ struct ContainerProgress {
   TimePoint retry_at{};
   int pull_attempts = 0;
   nlohmann::json last_state;  // lastState after an in-place restart
+  // The container an in-place restart replaces. Until the new one runs, its status still shows the old image and
+  // imageID, as a real kubelet's does (the latest container of that name in the runtime is the old one); an
+  // empty imageID there would make a controller take the update as done before the new image is even pulled.
+  std::string previous_image;
+  std::string previous_image_id;
 };
 
 // Per-pod memory kept only while the pod is in transition (dropped when it is steady).

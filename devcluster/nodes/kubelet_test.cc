@@ -124,7 +124,10 @@ TEST(Kubelet, ImageChangeRestartsOnlyThatContainer) {
   auto d = h.Step(kT0 + seconds(10));
   const json& a = h.pod["status"]["containerStatuses"][0];
   EXPECT_EQ(a["restartCount"], 1);
-  EXPECT_EQ(a["image"], "a:2");
+  // Until the new container runs, the status shows the one it replaces (as a kubelet does), so a controller
+  // comparing imageIDs does not take the update as done while the new image is still being pulled.
+  EXPECT_EQ(a["image"], "a:1");
+  EXPECT_EQ(a["imageID"], ImageIdFor("a:1"));
   EXPECT_EQ(a["state"]["waiting"]["reason"], "ContainerCreating");
   EXPECT_EQ(a["lastState"]["terminated"]["finishedAt"], "2026-01-01T00:00:10Z");
   EXPECT_EQ(h.pod["status"]["containerStatuses"][1], b_before);
@@ -132,6 +135,7 @@ TEST(Kubelet, ImageChangeRestartsOnlyThatContainer) {
   EXPECT_EQ(d.wake_at, kT0 + seconds(14));
   h.Step(kT0 + seconds(15));
   EXPECT_EQ(Cond(h.pod["status"], "Ready"), "True");
+  EXPECT_EQ(h.pod["status"]["containerStatuses"][0]["image"], "a:2");
   EXPECT_EQ(h.pod["status"]["containerStatuses"][0]["imageID"], ImageIdFor("a:2"));
   EXPECT_NE(h.pod["status"]["containerStatuses"][0]["containerID"], b_before["containerID"]);
 }

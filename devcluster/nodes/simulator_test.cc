@@ -181,7 +181,9 @@ TEST_F(SimulatorTest, InPlaceImageChangeRestartsOnlyThatContainer) {
                       p["spec"]["containers"][0]["image"] = "nginx:2";
                       return absl::OkStatus();
                     }).ok());
-  got = WaitPod("web", [](const json& p) { return p["status"]["containerStatuses"][0]["image"] == "nginx:2"; });
+  // The restart is under way once the old container is counted as finished (its image shows until the new one
+  // runs, as with a real kubelet).
+  got = WaitPod("web", [](const json& p) { return p["status"]["containerStatuses"][0]["restartCount"] == 1; });
   EXPECT_EQ(Condition(got, "Ready"), "False");
   EXPECT_EQ(got["status"]["containerStatuses"][0]["restartCount"], 1);
   EXPECT_EQ(got["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"], "Completed");
@@ -189,6 +191,7 @@ TEST_F(SimulatorTest, InPlaceImageChangeRestartsOnlyThatContainer) {
   EXPECT_EQ(got["status"]["containerStatuses"][1]["containerID"], sidecar_id);
   clock_.Advance(seconds(3));
   got = WaitPod("web", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["image"], "nginx:2");
   EXPECT_EQ(got["status"]["containerStatuses"][0]["imageID"], ImageIdFor("nginx:2"));
 }
 
