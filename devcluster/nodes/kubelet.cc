@@ -227,15 +227,18 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
       cs["imageID"] = p->previous_image_id;
     }
     bool ready = false;
+    // The kubelet's getPhase counts a waiting container that ran before (lastState terminated) as stopped, not
+    // waiting: with restartPolicy Always the pod stays Running through an in-place restart.
+    const bool ran_before = cs["lastState"].contains("terminated");
     if (!p->pull_error.empty()) {
       cs["state"] = {{"waiting", {{"reason", p->pull_attempts > 1 ? "ImagePullBackOff" : "ErrImagePull"},
                                   {"message", p->pull_error}}}};
       consider(p->retry_at);
-      all_started = false;
+      if (!ran_before) all_started = false;
     } else if (now < p->running_at + faults.slow_start) {
       cs["state"] = {{"waiting", {{"reason", "ContainerCreating"}}}};
       consider(p->running_at + faults.slow_start);
-      all_started = false;
+      if (!ran_before) all_started = false;
     } else if (faults.crash_loop) {
       TimePoint t = p->running_at + faults.slow_start;
       int crashes = 0;

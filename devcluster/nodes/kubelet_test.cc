@@ -130,6 +130,7 @@ TEST(Kubelet, ImageChangeRestartsOnlyThatContainer) {
   EXPECT_EQ(a["imageID"], ImageIdFor("a:1"));
   EXPECT_EQ(a["state"]["waiting"]["reason"], "ContainerCreating");
   EXPECT_EQ(a["lastState"]["terminated"]["finishedAt"], "2026-01-01T00:00:10Z");
+  EXPECT_EQ(h.pod["status"]["phase"], "Running");  // a restart does not make the pod Pending again
   EXPECT_EQ(h.pod["status"]["containerStatuses"][1], b_before);
   EXPECT_EQ(Cond(h.pod["status"], "Ready"), "False");
   EXPECT_EQ(d.wake_at, kT0 + seconds(14));
