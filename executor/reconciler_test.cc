@@ -56,11 +56,15 @@ class ReconcilerTest : public ::testing::Test {
     ON_CALL(cache_, Lookup(_, _, _)).WillByDefault(Return(Observed{}));
     ON_CALL(planner_, Validate(_)).WillByDefault(Return(pb::ValidateResponse()));
   }
-  Reconciler Make() {
+  Reconciler Make(int apply_parallelism = 1) {
     return Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
                        .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
-                       .owns = [this](const std::string&) { return owns_; }});
+                       .owns = [this](const std::string&) { return owns_; },
+                       .apply_parallelism = apply_parallelism});
   }
+  // The planner plans the in-place update of `names` (snapshot version 7) and the CloneSet status; returns the
+  // snapshot's pods.
+  std::vector<pb::Pod> PlanInPlaceUpdates(std::initializer_list<const char*> names);
 
   prometheus::Registry registry_;
   ExecutorMetrics metrics_;
@@ -174,10 +178,7 @@ TEST_F(ReconcilerTest, ConcurrentSlowStartFinishesTheFailingBatchOnly) {
       .After(first)
       .WillOnce(Return(Obj("cs-c", 6)));
   EXPECT_CALL(events_, Event(_, "Warning", "FailedCreate", HasSubstr("etcd timeout")));
-  auto reconciler = Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
-                                .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
-                                .apply_parallelism = 4});
-  auto r = reconciler.Reconcile(kKey);
+  auto r = Make(4).Reconcile(kKey);
   EXPECT_TRUE(absl::IsUnavailable(r.error));
   EXPECT_EQ(metrics_.actions_total("CreatePod", "error"), 1);
   EXPECT_EQ(metrics_.actions_total("CreatePod", "success"), 2);
@@ -240,6 +241,20 @@ void AddInPlaceUpdate(pb::PlanResponse& plan, const pb::Pod& pod) {
   (*pp->mutable_container_images())["main"] = "img:v2";
 }
 
+std::vector<pb::Pod> ReconcilerTest::PlanInPlaceUpdates(std::initializer_list<const char*> names) {
+  std::vector<pb::Pod> pods;
+  pb::PlanResponse plan;
+  for (const char* name : names) {
+    pods.push_back(SnapshotPod(name, 7));
+    AddInPlaceUpdate(plan, pods.back());
+  }
+  plan.set_write_status(true);
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(pods));
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  return pods;
+}
+
 // The status patch is guarded by the pod's uid (a kubelet status write since the snapshot does not make it a
 // 409); the spec patch then uses the version the status write returned, metadata and spec being unchanged.
 TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersion) {
@@ -266,12 +281,7 @@ TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersion) {
 // The uid-guarded status write succeeds on a pod whose labels changed since the snapshot: its version must not
 // stand in for the snapshot's, so no spec patch is sent and the plan stops as after a conflict.
 TEST_F(ReconcilerTest, StatusWriteShowingAChangedPodStopsBeforeTheSpecPatch) {
-  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(std::vector<pb::Pod>{SnapshotPod("cs-a", 7)}));
-  pb::PlanResponse plan;
-  AddInPlaceUpdate(plan, SnapshotPod("cs-a", 7));
-  plan.set_write_status(true);
-  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  PlanInPlaceUpdates({"cs-a"});
   EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", PatchType::kStrategicMerge, _))
       .WillOnce(Return(PodJson("cs-a", 9, R"({"someone":"else"})")));  // StrictMock: no spec patch, no status
   auto r = Make().Reconcile(kKey);
@@ -284,16 +294,7 @@ TEST_F(ReconcilerTest, StatusWriteShowingAChangedPodStopsBeforeTheSpecPatch) {
 // writes wait for each other), each pod gets its status patch before its spec patch, and the CloneSet status
 // is written after every pod write.
 TEST_F(ReconcilerTest, IndependentPodsAreWrittenConcurrentlyInPerPodOrder) {
-  std::vector<pb::Pod> pods;
-  pb::PlanResponse plan;
-  for (const char* name : {"cs-a", "cs-b", "cs-c", "cs-d", "cs-e", "cs-f"}) {
-    pods.push_back(SnapshotPod(name, 7));
-    AddInPlaceUpdate(plan, pods.back());
-  }
-  plan.set_write_status(true);
-  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(pods));
-  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  const std::vector<pb::Pod> pods = PlanInPlaceUpdates({"cs-a", "cs-b", "cs-c", "cs-d", "cs-e", "cs-f"});
   std::atomic<int> in_flight{0}, max_in_flight{0}, arrived{0};
   absl::Notification three_in_flight;
   const auto write = [&](const std::string& body) {
@@ -320,10 +321,7 @@ TEST_F(ReconcilerTest, IndependentPodsAreWrittenConcurrentlyInPerPodOrder) {
   EXPECT_CALL(client_, Patch("/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs/status", _, _))
       .After(pod_writes)
       .WillOnce(Return(Obj("cs", 13)));
-  auto reconciler = Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
-                                .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
-                                .apply_parallelism = 3});
-  auto r = reconciler.Reconcile(kKey);
+  auto r = Make(3).Reconcile(kKey);
   EXPECT_TRUE(r.error.ok()) << r.error;
   EXPECT_EQ(max_in_flight.load(), 3);
   EXPECT_EQ(metrics_.actions_total("PatchPod", "success"), 6);
@@ -333,16 +331,7 @@ TEST_F(ReconcilerTest, IndependentPodsAreWrittenConcurrentlyInPerPodOrder) {
 // A conflict stops the plan also when pods are written concurrently: the conflicting pod's spec patch and the
 // CloneSet status are never sent (other pods' writes may or may not have started; each has its own guard).
 TEST_F(ReconcilerTest, ConcurrentApplyStopsOnConflict) {
-  std::vector<pb::Pod> pods;
-  pb::PlanResponse plan;
-  for (const char* name : {"cs-a", "cs-b", "cs-c", "cs-d"}) {
-    pods.push_back(SnapshotPod(name, 7));
-    AddInPlaceUpdate(plan, pods.back());
-  }
-  plan.set_write_status(true);
-  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(pods));
-  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  PlanInPlaceUpdates({"cs-a", "cs-b", "cs-c", "cs-d"});
   EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", _, _)).WillOnce(Return(Conflict()));
   EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-a")).WillOnce(Return(PodJson("cs-a", 20)));
   for (const char* name : {"cs-b", "cs-c", "cs-d"}) {
@@ -354,10 +343,7 @@ TEST_F(ReconcilerTest, ConcurrentApplyStopsOnConflict) {
         .Times(::testing::AtMost(1))
         .WillRepeatedly(Return(Obj(n, 9)));
   }
-  auto reconciler = Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
-                                .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
-                                .apply_parallelism = 4});
-  auto r = reconciler.Reconcile(kKey);
+  auto r = Make(4).Reconcile(kKey);
   EXPECT_TRUE(kube::IsConflict(r.error)) << r.error;
   EXPECT_EQ(metrics_.actions_total("PatchPodStatus", "error"), 1);
   EXPECT_EQ(metrics_.actions_total("WriteStatus", "success"), 0);
