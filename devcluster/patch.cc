@@ -186,13 +186,16 @@ absl::StatusOr<nlohmann::json> MergeObject(const nlohmann::json& original, const
       return absl::FailedPreconditionError(absl::StrCat("strategic merge patch: unknown directive \"", k, "\""));
     if (v.is_null()) {
       result.erase(k);
-    } else if (v.is_object() && ReplacedObject(at.Child(k))) {
-      result[k] = ApplyMergePatch(nlohmann::json::object(), StripDirectives(v));  // nulls mean absent
     } else if (v.is_object()) {
-      auto merged = MergeObject(result.contains(k) ? result[k] : nlohmann::json::object(), v, at.Child(k));
-      if (!merged.ok()) return merged.status();
-      if (merged->is_null()) result.erase(k);
-      else result[k] = std::move(*merged);
+      const Location child = at.Child(k);  // built once: the replace check and the merge both need it
+      if (ReplacedObject(child)) {
+        result[k] = ApplyMergePatch(nlohmann::json::object(), StripDirectives(v));  // nulls mean absent
+      } else {
+        auto merged = MergeObject(result.contains(k) ? result[k] : nlohmann::json::object(), v, child);
+        if (!merged.ok()) return merged.status();
+        if (merged->is_null()) result.erase(k);
+        else result[k] = std::move(*merged);
+      }
     } else if (v.is_array()) {
       const nlohmann::json* order = nullptr;
       std::string order_key = std::string(kSetOrderPrefix) + k;

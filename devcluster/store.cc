@@ -68,10 +68,9 @@ struct Store::State {
   std::vector<std::pair<int, std::function<void(const std::string&)>>> commit_listeners;
   int next_listener_id = 1;
 
-  void NotifyLocked(TypeState& ts) {
+  // `id` is ts.type.Id(), which every caller already holds (no string built per commit under the lock).
+  void NotifyLocked(TypeState& ts, const std::string& id) {
     ts.cv.notify_all();
-    if (commit_listeners.empty()) return;
-    const std::string id = ts.type.Id();
     for (const auto& [lid, fn] : commit_listeners) fn(id);
   }
 
@@ -274,7 +273,7 @@ absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann:
     ts.floor_rv = ts.history.front().rv;
     ts.history.pop_front();
   }
-  NotifyLocked(ts);
+  NotifyLocked(ts, id);
   if (id == kCustomResourceDefinitions) OnCrdChangeLocked(obj, type == EventType::kDeleted);
   return absl::OkStatus();
 }
@@ -288,7 +287,7 @@ void Store::State::OnCrdChangeLocked(const ObjectPtr& obj, bool deleted) {
     auto ts = it->second;
     for (const auto& [key, o] : ts->objects) IndexLocked(ts->type.Id(), key, nullptr, o);
     ts->removed = true;
-    NotifyLocked(*ts);
+    NotifyLocked(*ts, it->first);
     types.erase(it);
     ++types_generation;
     return;

@@ -289,18 +289,19 @@ bool WatchFanout::Drain(Conn& c, bool tick) {
 
 // With c.mu held. False when the writer should stop polling this connection for now.
 bool WatchFanout::Deliver(Conn& c, std::string& chunk) {
+  auto broken = [&c] {  // a write failed: the connection thread ends the stream; stop polling it
+    c.end = WatchEnd::kBroken;
+    c.ending = true;
+    c.cv.notify_one();
+    return false;
+  };
   const bool direct = c.queued.empty() && !c.owner_writing && c.fd >= 0;
   if (c.raw) {
     std::string framed = ChunkFrame(chunk);
     size_t sent = 0;
     if (direct) {
       ssize_t n = ::send(c.fd, framed.data(), framed.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        c.end = WatchEnd::kBroken;
-        c.ending = true;
-        c.cv.notify_one();
-        return false;
-      }
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return broken();
       sent = n > 0 ? static_cast<size_t>(n) : 0;
       if (sent == framed.size()) return true;
     }
@@ -310,13 +311,8 @@ bool WatchFanout::Deliver(Conn& c, std::string& chunk) {
       // Write here only if the send cannot block: the socket's queue stays well inside its buffer (a blocking
       // send waits only once the queued bytes, with per-segment overhead, exceed the buffer).
       auto q = SendQueueOf(c.fd);
-      if (q && static_cast<size_t>(q->queued) + chunk.size() <= static_cast<size_t>(q->buffer) / 4) {
-        if ((*c.write)(chunk)) return true;
-        c.end = WatchEnd::kBroken;
-        c.ending = true;
-        c.cv.notify_one();
-        return false;
-      }
+      if (q && static_cast<size_t>(q->queued) + chunk.size() <= static_cast<size_t>(q->buffer) / 4)
+        return (*c.write)(chunk) || broken();
     }
     c.queued += chunk;
   }
