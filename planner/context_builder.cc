@@ -333,7 +333,7 @@ std::vector<int> PodsByName(const pb::PlanRequest& request, std::vector<std::str
 absl::Status ClassifyPods(const pb::PlanRequest& request, PlanContext& ctx) {
   std::vector<std::string_view> names;
   const std::vector<int> order = PodsByName(request, names);
-  // The first invalid pod in request order, as ValidatePlanRequest reports it.
+  // The first invalid pod in request order (what a check pod by pod would report).
   int bad = -1;
   bool bad_is_duplicate = false;
   std::vector<std::pair<std::string, std::string>> match_labels(ctx.selector.match_labels().begin(),
@@ -397,8 +397,8 @@ absl::StatusOr<PlanContext> BuildContext(const pb::PlanRequest& request, PlanBui
   ctx.selector_string = SelectorString(ctx.selector);
 
   // The revisions do not depend on the pods: choosing them first lets the pod pass below set each pod's revision
-  // flags while its labels are in cache. A revision error is still reported after any pod error, as
-  // ValidatePlanRequest would order them.
+  // flags while its labels are in cache. A revision error is still reported after any pod error, as before the
+  // pod checks moved here.
   ctx.revisions = SortRevisions(request);
   absl::StatusOr<RevisionChoice> choice = ChooseRevisions(request, ctx.revisions, plan);
   if (choice.ok()) {

@@ -40,7 +40,7 @@ absl::Status CheckSelector(const pb::LabelSelector& selector, std::string_view f
 std::string SelectorString(const pb::LabelSelector& selector);
 bool SelectorMatches(const pb::LabelSelector& selector, const LabelMap& labels);
 
-// Splits request.pods (checking each, as ValidatePlanRequest does) into ctx.pods with their facts,
+// Splits request.pods (checking each: PodLooksValid, unique names) into ctx.pods with their facts,
 // ctx.inactive_pods and ctx.released_pods, all in name order, in one pass. Needs ctx.clone_set, ctx.selector and
 // the chosen revisions. INVALID_ARGUMENT for the first bad pod in request order.
 absl::Status ClassifyPods(const pb::PlanRequest& request, PlanContext& ctx);

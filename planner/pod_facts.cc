@@ -9,25 +9,11 @@
 namespace cloneset::planner {
 namespace {
 
-
 // The well-known keys compared by length first: one walk over a pod's labels and annotations instead of a hashed
-// find per key (the maps are small, their nodes cold). The byte compare has a constant length, so the compiler
-// expands it inline instead of calling memcmp (about a dozen compares per pod).
+// find per key (the maps are small, their nodes cold).
 template <size_t N>
 bool Is(std::string_view key, const char (&literal)[N]) {
-  constexpr size_t kSize = N - 1;
-  if (key.size() != kSize) return false;
-  size_t i = 0;
-  for (; i + 8 <= kSize; i += 8) {
-    uint64_t have, want;
-    std::memcpy(&have, key.data() + i, 8);
-    std::memcpy(&want, literal + i, 8);
-    if (have != want) return false;
-  }
-  for (; i < kSize; ++i) {
-    if (key[i] != literal[i]) return false;
-  }
-  return true;
+  return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
 }
 
 Lifecycle ParseLifecycle(std::string_view state) {
@@ -41,21 +27,14 @@ Lifecycle ParseLifecycle(std::string_view state) {
   return Lifecycle::kOther;
 }
 
-void SetRevisionFlags(const PlanContext& ctx, PodFacts& f) {
-  f.on_update_revision = RevisionMatches(f, ctx.update_revision);
-  f.on_current_revision = RevisionMatches(f, ctx.current_revision);
+void SetRevisionFlags(std::string_view update_revision, std::string_view current_revision, PodFacts& f) {
+  f.on_update_revision = RevisionMatches(f, update_revision);
+  f.on_current_revision = RevisionMatches(f, current_revision);
 }
 
-}  // namespace
-
-PodFacts ComputePodFacts(const pb::Pod& pod) {
-  static const std::vector<std::pair<std::string, std::string>> kNone;
-  size_t matched = 0;
-  return ComputePodFacts(pod, kNone, &matched, {}, {});
-}
-
-PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
-                         size_t* matched, std::string_view update_revision, std::string_view current_revision) {
+// Everything but the revision flags, counting the `match_labels` the pod holds exactly in *matched.
+PodFacts ScanPod(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
+                 size_t* matched) {
   PodFacts f;
   f.pod = &pod;
   f.name = pod.metadata().name();
@@ -118,10 +97,28 @@ PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::st
   for (const pb::ContainerStatus& status : pod.container_statuses()) {
     f.max_restarts = std::max(f.max_restarts, status.restart_count());
   }
-  if (!update_revision.empty() || !current_revision.empty()) {
-    f.on_update_revision = RevisionMatches(f, update_revision);
-    f.on_current_revision = RevisionMatches(f, current_revision);
-  }
+  return f;
+}
+
+// ComputePodFacts with the context's revisions (for a context built without ClassifyPods, or edited since).
+PodFacts FactsFor(const PlanContext& ctx, const pb::Pod& pod) {
+  PodFacts f = ComputePodFacts(pod);
+  SetRevisionFlags(ctx.update_revision, ctx.current_revision, f);
+  return f;
+}
+
+}  // namespace
+
+PodFacts ComputePodFacts(const pb::Pod& pod) {
+  static const std::vector<std::pair<std::string, std::string>> kNone;
+  size_t matched = 0;
+  return ScanPod(pod, kNone, &matched);
+}
+
+PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
+                         size_t* matched, std::string_view update_revision, std::string_view current_revision) {
+  PodFacts f = ScanPod(pod, match_labels, matched);
+  SetRevisionFlags(update_revision, current_revision, f);
   return f;
 }
 
@@ -130,10 +127,7 @@ void ComputePodFacts(PlanContext& ctx) {
   ctx.facts_current_revision = ctx.current_revision;
   ctx.pod_facts.clear();
   ctx.pod_facts.reserve(ctx.pods.size());
-  for (const pb::Pod* pod : ctx.pods) {
-    ctx.pod_facts.push_back(ComputePodFacts(*pod));
-    SetRevisionFlags(ctx, ctx.pod_facts.back());
-  }
+  for (const pb::Pod* pod : ctx.pods) ctx.pod_facts.push_back(FactsFor(ctx, *pod));
 }
 
 PodFacts FactsAt(const PlanContext& ctx, size_t i) {
@@ -141,9 +135,7 @@ PodFacts FactsAt(const PlanContext& ctx, size_t i) {
       ctx.facts_update_revision == ctx.update_revision && ctx.facts_current_revision == ctx.current_revision) {
     return ctx.pod_facts[i];
   }
-  PodFacts f = ComputePodFacts(*ctx.pods[i]);
-  SetRevisionFlags(ctx, f);
-  return f;
+  return FactsFor(ctx, *ctx.pods[i]);
 }
 
 namespace {

@@ -322,8 +322,13 @@ class InPlaceSpecCache {
  public:
   InPlaceSpecCache(const PlanContext& ctx, const std::string& target) : ctx_(ctx), target_(target) {}
 
+  struct Entry {
+    std::optional<InPlaceUpdateSpec> spec;  // nullopt: not in place, for `why_not`
+    std::string why_not;
+  };
+
   // Keyed by the pod's revision label: PodRevision is a function of it, so it runs once per distinct label.
-  const std::optional<InPlaceUpdateSpec>& Get(const PodFacts& pod, const std::string** why_not) {
+  const Entry& Get(const PodFacts& pod) {
     auto it = by_label_.find(absl::string_view(pod.revision.data(), pod.revision.size()));
     if (it == by_label_.end()) {
       const pb::ControllerRevision* revision = PodRevision(ctx_, *pod.pod);
@@ -336,15 +341,10 @@ class InPlaceSpecCache {
       }
       it = by_label_.emplace(std::string(pod.revision), &entry->second).first;
     }
-    *why_not = &it->second->why_not;
-    return it->second->spec;
+    return *it->second;
   }
 
  private:
-  struct Entry {
-    std::optional<InPlaceUpdateSpec> spec;
-    std::string why_not;
-  };
   const PlanContext& ctx_;
   const std::string& target_;
   std::map<std::string, Entry> cache_;
@@ -358,10 +358,9 @@ absl::Status UpdatePod(const PlanContext& ctx, const PodFacts& facts, const std:
   const pb::Pod& pod = *facts.pod;
   const std::string& name = pod.metadata().name();
   if (ctx.spec.policy != PodUpdatePolicy::kReCreate) {
-    static const std::string* const kNoReason = new std::string();
-    const std::string* why_not_ptr = kNoReason;
-    const std::optional<InPlaceUpdateSpec>& spec = specs.Get(facts, &why_not_ptr);
-    const std::string& why_not = *why_not_ptr;
+    const InPlaceSpecCache::Entry& in_place = specs.Get(facts);
+    const std::optional<InPlaceUpdateSpec>& spec = in_place.spec;
+    const std::string& why_not = in_place.why_not;
     if (spec.has_value()) {
       const Lifecycle state = facts.lifecycle;
       const pb::LifecycleHook* hook = InPlaceUpdateHook(ctx);

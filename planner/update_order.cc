@@ -10,18 +10,6 @@
 namespace cloneset::planner {
 namespace {
 
-int PhaseOrdinal(const std::string& phase) {
-  if (phase == "Unknown") return 1;
-  if (phase == "Running") return 2;
-  return 0;  // Pending and anything unexpected
-}
-
-int32_t MaxRestarts(const pb::Pod& pod) {
-  int32_t max = 0;
-  for (const pb::ContainerStatus& status : pod.container_statuses()) max = std::max(max, status.restart_count());
-  return max;
-}
-
 // Everything the k8s ActivePods comparator reads, extracted once per pod so sorting does no lookups. Unset
 // times are InfinitePast (ToTime), which no set time equals.
 struct ActiveKey {
@@ -39,22 +27,6 @@ bool AfterOrZero(absl::Time a, absl::Time b) {
   const bool b_set = b != absl::InfinitePast();
   if (!a_set || !b_set) return !a_set;
   return a > b;
-}
-
-ActiveKey MakeActiveKey(const pb::Pod& pod) {
-  ActiveKey key;
-  key.node_name = pod.node_name();
-  key.phase = PhaseOrdinal(pod.phase());
-  key.ready_time = absl::InfinitePast();
-  for (const pb::Condition& c : pod.conditions()) {
-    if (c.type() != "Ready") continue;
-    key.ready = c.status() == "True";
-    key.ready_time = ToTime(c.last_transition_time());
-    break;
-  }
-  key.restarts = MaxRestarts(pod);
-  key.created = ToTime(pod.metadata().creation_timestamp());
-  return key;
 }
 
 ActiveKey MakeActiveKey(const PodFacts& f) {
@@ -216,7 +188,9 @@ void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<
   };
   std::vector<Entry> entries;
   entries.reserve(candidates.size());
-  for (int i : candidates) entries.push_back({i, facts != nullptr ? MakeActiveKey(facts[i]) : MakeActiveKey(*pods[i])});
+  for (int i : candidates) {
+    entries.push_back({i, MakeActiveKey(facts != nullptr ? facts[i] : ComputePodFacts(*pods[i]))});
+  }
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return ActivePodsLess(a.key, b.key); });
   for (size_t i = 0; i < entries.size(); ++i) candidates[i] = entries[i].index;

@@ -5,7 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -481,19 +480,6 @@ absl::Status PodError(const pb::Pod& pod, int index, bool duplicate) {
   }
   if (absl::Status s = CheckConditions(pod.conditions(), base + ".status.conditions"); !s.ok()) return s;
   return absl::InternalError(absl::StrCat(base, ": rejected without a reason"));
-}
-
-absl::Status ValidatePlanRequest(const pb::PlanRequest& request) {
-  if (absl::Status s = ValidatePlanRequestExceptPods(request); !s.ok()) return s;
-  absl::flat_hash_set<std::string_view> pod_names;
-  pod_names.reserve(request.pods_size());
-  for (int i = 0; i < request.pods_size(); ++i) {
-    const pb::Pod& pod = request.pods(i);
-    const bool unique = pod_names.insert(pod.metadata().name()).second;
-    if (unique && PodLooksValid(pod)) continue;
-    return PodError(pod, i, !unique);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace cloneset::planner

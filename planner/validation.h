@@ -15,10 +15,9 @@ void ApplyDefaults(pb::CloneSet* clone_set);
 std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& clone_set, const pb::CloneSet* old,
                                              const std::vector<const pb::Pod*>& pods);
 
-// INVALID_ARGUMENT naming the first bad field of a Plan request, OK otherwise.
-absl::Status ValidatePlanRequest(const pb::PlanRequest& request);
-// The same without the per-pod checks, which BuildContext makes in its one pass over the pods (with
-// PodLooksValid and PodError below), so a plan reads each pod once.
+// INVALID_ARGUMENT naming the first bad field of a Plan request outside its pods, OK otherwise. The per-pod checks
+// are made by BuildContext (ClassifyPods) in its one pass over the pods, with PodLooksValid and PodError below, so
+// a plan reads each pod once; Plan() runs both.
 absl::Status ValidatePlanRequestExceptPods(const pb::PlanRequest& request);
 // The fast per-pod check: a name and valid timestamps (metadata and conditions).
 bool PodLooksValid(const pb::Pod& pod);

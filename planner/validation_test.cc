@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "planner/int_or_percent.h"
+#include "planner/plan.h"
 #include "planner/predicates.h"
 
 namespace cloneset::planner {
@@ -394,7 +395,7 @@ class PlanRequestTest : public ::testing::TestWithParam<RequestCase> {};
 TEST_P(PlanRequestTest, Checks) {
   pb::PlanRequest req = GoodRequest();
   GetParam().mutate(req);
-  const absl::Status s = ValidatePlanRequest(req);
+  const absl::Status s = Plan(req).status();  // the request checks as Plan makes them, pods included
   if (GetParam().message_prefix.empty()) {
     EXPECT_TRUE(s.ok()) << s;
     return;
