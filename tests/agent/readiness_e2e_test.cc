@@ -5,13 +5,13 @@
 // message} (resourceVersion-guarded), a Normal InPlaceUpdateReady event on the pod from cloneset-agent, and the
 // report counted and timed (cloneset_agent_readiness_report_latency_seconds = now - state updateTimestamp).
 //
-// The executor writes the same value and, in this stack, always first: the simulated kubelet reports the
-// restarting container with imageID "" while it pulls the new image, which the planner's completion check
-// (imageID differs from lastContainerStatuses) takes as done, so the executor sets the condition True the moment
-// the kubelet reacts to the patch, seconds before the agent's stricter check (new image running and ready) can
-// pass. Hence two tests: the full rollout with both running (one False -> True flip per pod, no fight, rollout
-// completes), and the agent's own report with the executor stopped while a pod is updated in place with exactly
-// the executor's writes (after which the restarted executor must not write the condition again).
+// The executor writes the same value and, in this stack, first: the planner's completion check takes the update
+// as done once the container runs the new image (imageID differs from lastContainerStatuses), while the agent's
+// stricter check also waits until that container is ready (the simulated kubelet's ready delay later), so the
+// agent finds the condition already True. Hence two tests: the full rollout with both running (one False -> True
+// flip per pod, no fight, rollout completes), and the agent's own report with the executor stopped while a pod is
+// updated in place with exactly the executor's writes (after which the restarted executor must not write the
+// condition again).
 #include <filesystem>
 #include <iostream>
 #include <map>

@@ -36,7 +36,6 @@ class E2eCluster {
   std::string Start();
   void Stop() { stack_.Stop(); }
   const std::string& dir() const { return stack_.dir(); }
-  const std::map<std::string, std::string>& env() const { return stack_.env(); }
   std::string ExecutorLog() const { return stack_.ExecutorLog(kExecutor); }
   const Stack& stack() const { return stack_; }
 
