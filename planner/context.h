@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ inline constexpr char kStatePreparingDelete[] = "PreparingDelete";
 
 // The CloneSet spec in the controller's (v1beta1) terms, with every default applied and every int-or-percent
 // resolved against spec.replicas (semantics §1.1, §0.4, §4.1 "Parameters").
+class PodStore;
+
 struct ResolvedSpec {
   int32_t replicas = 1;
   bool rolling_update = true;       // false for OnDelete (rollingUpdate == nil upstream)
@@ -80,8 +83,11 @@ struct PlanContext {
   pb::LabelSelector selector;
   bool selector_defaulted = false;  // spec.selector was missing and `selector` comes from the template labels
 
-  // Claimed active pods (owned, selector matches, not terminating, not Succeeded/Failed), sorted by name.
+  // Claimed active pods (owned, selector matches, not terminating, not Succeeded/Failed), sorted by name. When the
+  // request carried a pod table the entries are nullptr: read pod_facts, or PodAt/PodOf (pod_source.h).
   std::vector<const pb::Pod*> pods;
+  // Set when the request carried a pod table: the checked table and the pods built from it on demand.
+  std::shared_ptr<PodStore> pod_store;
   // ComputePodFacts(*pods[i]) for each i (pod_facts.h); read through FactsAt, which tolerates edited `pods`.
   std::vector<PodFacts> pod_facts;
   // The update/current revision names the facts' on_*_revision flags were computed against (a test may change

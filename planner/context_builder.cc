@@ -1,6 +1,7 @@
 #include "planner/context_builder.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "planner/inplace.h"
 #include "planner/int_or_percent.h"
 #include "planner/pod_facts.h"
+#include "planner/pod_source.h"
+#include "planner/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
 #include "planner/validation.h"
@@ -288,12 +291,10 @@ namespace {
 // The indexes of request.pods in name order. Names are compared after the prefix they all share (the CloneSet's
 // name and "-"), the next eight bytes packed into an integer, so sorting 10^5 pods seldom reads a name again.
 // Equal names stay in request order (duplicates are then adjacent, first occurrence first).
-std::vector<int> PodsByName(const pb::PlanRequest& request, std::vector<std::string_view>& names) {
-  const int n = request.pods_size();
-  names.resize(n);
+std::vector<int> PodsByName(const std::vector<std::string_view>& names) {
+  const int n = static_cast<int>(names.size());
   size_t common = std::string_view::npos;
   for (int i = 0; i < n; ++i) {
-    names[i] = request.pods(i).metadata().name();
     if (common == std::string_view::npos) {
       common = names[i].size();
     } else {
@@ -328,11 +329,89 @@ std::vector<int> PodsByName(const pb::PlanRequest& request, std::vector<std::str
   return order;
 }
 
+// ClassifyPods for a request that carries a pod table: the same decisions, read from the table; only inactive
+// and released pods (few) are built as objects, for the stages that keep them.
+absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx) {
+  absl::StatusOr<std::unique_ptr<PodTableView>> view = PodTableView::Open(request.pod_table());
+  if (!view.ok()) return view.status();
+  ctx.pod_store = std::make_shared<PodStore>(*std::move(view));
+  PodStore& store = *ctx.pod_store;
+  const PodTableView& table = store.view();
+  const pb::PodTable& t = table.table();
+  std::vector<std::string_view> names(table.size());
+  for (uint32_t row = 0; row < table.size(); ++row) names[row] = table.name(row);
+  const std::vector<int> order = PodsByName(names);
+  for (size_t k = 1; k < order.size(); ++k) {
+    if (names[order[k - 1]] != names[order[k]]) continue;
+    // The second of two equal names in request order (adjacent after the stable sort), the lowest such index.
+    int first_duplicate = order[k];
+    for (size_t j = k + 1; j < order.size(); ++j) {
+      if (names[order[j - 1]] == names[order[j]]) first_duplicate = std::min(first_duplicate, order[j]);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("pod_table.name[", first_duplicate, "]: duplicate pod \"",
+                                                   std::string(names[first_duplicate]), "\""));
+  }
+  std::vector<std::pair<std::string, std::string>> match_labels(ctx.selector.match_labels().begin(),
+                                                                ctx.selector.match_labels().end());
+  const bool only_match_labels = ctx.selector.match_expressions().empty();
+  const std::string& uid = ctx.clone_set->metadata().uid();
+  ctx.pods.clear();
+  ctx.pod_facts.clear();
+  ctx.pods.reserve(order.size());
+  ctx.pod_facts.reserve(order.size());
+  for (const int i : order) {
+    const auto row = static_cast<uint32_t>(i);
+    // OwnedBy on the table: ours when a reference has our uid and no other reference is the controller.
+    bool ours = false;
+    bool other_controller = false;
+    for (auto r = table.owner_references(row); r.begin < r.end; ++r.begin) {
+      if (table.Entry(t.owner_references(), 4, r.begin, 3) == uid) {
+        ours = true;
+      } else if (!t.owner_reference_flags().empty() && (t.owner_reference_flags(r.begin) & 1u) != 0) {
+        other_controller = true;
+        break;
+      }
+    }
+    if (!ours || other_controller) continue;
+    const std::string_view phase = table.Column(t.phase(), row);
+    if (phase == "Succeeded" || phase == "Failed" || PodTableView::Number(t.deletion_timestamp(), row) != 0) {
+      ctx.inactive_pods.push_back(&store.Pod(row));
+      continue;
+    }
+    size_t matched = 0;
+    PodFacts facts = ComputePodFacts(table, row, match_labels, &matched, ctx.update_revision, ctx.current_revision);
+    bool selected = matched == match_labels.size();
+    if (!only_match_labels) {
+      LabelMap labels;
+      for (auto r = table.labels(row); r.begin < r.end; ++r.begin) {
+        labels[std::string(table.Entry(t.labels(), 2, r.begin, 0))] = table.Entry(t.labels(), 2, r.begin, 1);
+      }
+      selected = SelectorMatches(ctx.selector, labels);
+    }
+    if (!selected) {
+      ctx.released_pods.push_back(&store.Pod(row));
+      continue;
+    }
+    ctx.pods.push_back(nullptr);
+    ctx.pod_facts.push_back(facts);
+  }
+  ctx.facts_update_revision = ctx.update_revision;
+  ctx.facts_current_revision = ctx.current_revision;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ClassifyPods(const pb::PlanRequest& request, PlanContext& ctx) {
-  std::vector<std::string_view> names;
-  const std::vector<int> order = PodsByName(request, names);
+  if (request.has_pod_table()) {
+    if (request.pods_size() > 0) {
+      return absl::InvalidArgumentError("pod_table: set either pods or pod_table, not both");
+    }
+    return ClassifyTablePods(request, ctx);
+  }
+  std::vector<std::string_view> names(request.pods_size());
+  for (int i = 0; i < request.pods_size(); ++i) names[i] = request.pods(i).metadata().name();
+  const std::vector<int> order = PodsByName(names);
   // The first invalid pod in request order (what a check pod by pod would report).
   int bad = -1;
   bool bad_is_duplicate = false;

@@ -10,6 +10,7 @@
 #include "nlohmann/json.hpp"
 #include "planner/context_builder.h"
 #include "planner/plan_builder.h"
+#include "planner/pod_facts.h"
 #include "planner/predicates.h"
 #include "planner/predownload.h"
 #include "planner/revision.h"
@@ -62,9 +63,11 @@ void PlanPodsToDeleteTruncation(const PlanContext& ctx, PlanBuilder& plan) {
   const auto& names = ctx.clone_set->spec().scale_strategy().pods_to_delete();
   if (names.empty()) return;
   Json keep = Json::array();
+  std::vector<PodFacts> scratch;
+  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
   for (const std::string& name : names) {
-    const bool claimed = std::any_of(ctx.pods.begin(), ctx.pods.end(),
-                                     [&](const pb::Pod* p) { return p->metadata().name() == name; });
+    const bool claimed =
+        std::any_of(facts.begin(), facts.end(), [&](const PodFacts& f) { return f.name == name; });
     if (claimed) keep.push_back(name);
   }
   if (static_cast<int>(keep.size()) == names.size()) return;

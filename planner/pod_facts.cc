@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "planner/context.h"
+#include "planner/pod_source.h"
+#include "planner/pod_table.h"
 #include "planner/predicates.h"
 
 namespace cloneset::planner {
@@ -32,20 +34,23 @@ void SetRevisionFlags(std::string_view update_revision, std::string_view current
   f.on_current_revision = RevisionMatches(f, current_revision);
 }
 
-// Everything but the revision flags, counting the `match_labels` the pod holds exactly in *matched.
-PodFacts ScanPod(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
-                 size_t* matched) {
-  PodFacts f;
-  f.pod = &pod;
-  f.name = pod.metadata().name();
-  std::string_view lifecycle;
-  *matched = 0;
-  for (const auto& [key, value] : pod.metadata().labels()) {
+// The per-entry steps of a scan, shared by the protobuf pod and the pod table.
+struct Scan {
+  Scan(PodFacts& facts, const std::vector<std::pair<std::string, std::string>>& labels, size_t* count)
+      : f(facts), match_labels(labels), matched(count) {}
+  PodFacts& f;
+  const std::vector<std::pair<std::string, std::string>>& match_labels;
+  size_t* matched;
+  std::string_view lifecycle, state, legacy_state, grace, legacy_grace;
+  bool has_containers_ready = false;
+
+  void Label(std::string_view key, std::string_view value) {
     for (const auto& [want_key, want_value] : match_labels) {
       if (key == want_key && value == want_value) ++*matched;
     }
     if (Is(key, kRevisionLabel)) {
       f.revision = value;
+      f.has_revision_label = true;
     } else if (Is(key, kInstanceIdLabel)) {
       f.instance_id = value;
     } else if (Is(key, kLifecycleStateLabel)) {
@@ -56,9 +61,7 @@ PodFacts ScanPod(const pb::Pod& pod, const std::vector<std::pair<std::string, st
       f.has_template_hash_label = true;
     }
   }
-  f.lifecycle = ParseLifecycle(lifecycle);
-  std::string_view state, legacy_state, grace, legacy_grace;
-  for (const auto& [key, value] : pod.metadata().annotations()) {
+  void Annotation(std::string_view key, std::string_view value) {
     if (Is(key, kInPlaceStateAnnotation)) {
       state = value;
     } else if (Is(key, kInPlaceGraceAnnotation)) {
@@ -72,31 +75,59 @@ PodFacts ScanPod(const pb::Pod& pod, const std::vector<std::pair<std::string, st
       f.has_legacy_grace = true;
     }
   }
-  f.in_place_state = state.empty() ? legacy_state : state;
-  f.in_place_grace = grace.empty() ? legacy_grace : grace;
-  f.node_name = pod.node_name();
-  f.created = ToTime(pod.metadata().creation_timestamp());
-  const std::string& phase = pod.phase();
-  f.running = Is(phase, "Running");
-  f.phase_ordinal = f.running ? 2 : Is(phase, "Unknown") ? 1 : 0;
+  void Phase(std::string_view phase) {
+    f.running = Is(phase, "Running");
+    f.phase_ordinal = f.running ? 2 : Is(phase, "Unknown") ? 1 : 0;
+  }
   // First match wins, as in FindCondition.
-  for (const pb::Condition& c : pod.conditions()) {
-    if (f.ready_condition == nullptr && Is(c.type(), "Ready")) {
-      f.ready_condition = &c;
-      f.k8s_ready = Is(c.status(), "True");
-      f.ready_since = ToTime(c.last_transition_time());
-    } else if (f.in_place_condition == nullptr && Is(c.type(), kInPlaceUpdateReadyCondition)) {
-      f.in_place_condition = &c;
-      f.in_place_ready = Is(c.status(), "True");
-      f.in_place_settled = f.in_place_ready && c.reason().empty() && c.message().empty();
+  void Condition(std::string_view type, std::string_view status, bool no_reason_or_message, absl::Time since) {
+    if (!f.has_ready_condition && Is(type, "Ready")) {
+      f.has_ready_condition = true;
+      f.k8s_ready = Is(status, "True");
+      f.ready_false = Is(status, "False");
+      f.ready_since = since;
+    } else if (!f.has_in_place_condition && Is(type, kInPlaceUpdateReadyCondition)) {
+      f.has_in_place_condition = true;
+      f.in_place_ready = Is(status, "True");
+      f.in_place_settled = f.in_place_ready && no_reason_or_message;
+    } else if (!has_containers_ready && Is(type, "ContainersReady")) {
+      has_containers_ready = true;
+      f.containers_ready = Is(status, "True");
     }
   }
-  for (const std::string& gate : pod.readiness_gates()) {
+  void Gate(std::string_view gate) {
     if (Is(gate, kInPlaceUpdateReadyCondition)) f.in_place_gate = true;
   }
+  void Finish() {
+    f.lifecycle = ParseLifecycle(lifecycle);
+    f.in_place_state = state.empty() ? legacy_state : state;
+    f.in_place_grace = grace.empty() ? legacy_grace : grace;
+  }
+};
+
+// Everything but the revision flags, counting the `match_labels` the pod holds exactly in *matched.
+PodFacts ScanPod(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
+                 size_t* matched) {
+  PodFacts f;
+  f.pod = &pod;
+  f.name = pod.metadata().name();
+  f.uid = pod.metadata().uid();
+  f.resource_version = pod.metadata().resource_version();
+  *matched = 0;
+  Scan scan(f, match_labels, matched);
+  for (const auto& [key, value] : pod.metadata().labels()) scan.Label(key, value);
+  for (const auto& [key, value] : pod.metadata().annotations()) scan.Annotation(key, value);
+  f.node_name = pod.node_name();
+  f.created = ToTime(pod.metadata().creation_timestamp());
+  scan.Phase(pod.phase());
+  for (const pb::Condition& c : pod.conditions()) {
+    scan.Condition(c.type(), c.status(), c.reason().empty() && c.message().empty(), ToTime(c.last_transition_time()));
+  }
+  for (const std::string& gate : pod.readiness_gates()) scan.Gate(gate);
   for (const pb::ContainerStatus& status : pod.container_statuses()) {
     f.max_restarts = std::max(f.max_restarts, status.restart_count());
   }
+  scan.Finish();
   return f;
 }
 
@@ -107,12 +138,60 @@ PodFacts FactsFor(const PlanContext& ctx, const pb::Pod& pod) {
   return f;
 }
 
+// The same for the i-th active pod, read from the pod table when the request carried one.
+PodFacts FactsForIndex(const PlanContext& ctx, size_t i) {
+  if (ctx.pods[i] != nullptr || ctx.pod_store == nullptr) return FactsFor(ctx, *ctx.pods[i]);
+  static const std::vector<std::pair<std::string, std::string>> kNone;
+  size_t matched = 0;
+  return ComputePodFacts(ctx.pod_store->view(), ctx.pod_facts[i].row, kNone, &matched, ctx.update_revision,
+                         ctx.current_revision);
+}
+
 }  // namespace
 
 PodFacts ComputePodFacts(const pb::Pod& pod) {
   static const std::vector<std::pair<std::string, std::string>> kNone;
   size_t matched = 0;
   return ScanPod(pod, kNone, &matched);
+}
+
+PodFacts ComputePodFacts(const PodTableView& table, uint32_t row,
+                         const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
+                         std::string_view update_revision, std::string_view current_revision) {
+  const pb::PodTable& t = table.table();
+  PodFacts f;
+  f.row = row;
+  f.name = table.name(row);
+  f.uid = table.Column(t.uid(), row);
+  f.resource_version = table.Column(t.resource_version(), row);
+  *matched = 0;
+  Scan scan(f, match_labels, matched);
+  for (auto r = table.labels(row); r.begin < r.end; ++r.begin) {
+    scan.Label(table.Entry(t.labels(), 2, r.begin, 0), table.Entry(t.labels(), 2, r.begin, 1));
+  }
+  for (auto r = table.annotations(row); r.begin < r.end; ++r.begin) {
+    scan.Annotation(table.Entry(t.annotations(), 2, r.begin, 0), table.Entry(t.annotations(), 2, r.begin, 1));
+  }
+  f.node_name = table.Column(t.node_name(), row);
+  f.created = PodTableView::Time(PodTableView::Number(t.creation_timestamp(), row));
+  scan.Phase(table.Column(t.phase(), row));
+  for (auto r = table.conditions(row); r.begin < r.end; ++r.begin) {
+    const int64_t since = t.condition_last_transition_time().empty() ? 0 : t.condition_last_transition_time(r.begin);
+    scan.Condition(table.Entry(t.conditions(), 4, r.begin, 0), table.Entry(t.conditions(), 4, r.begin, 1),
+                   table.Entry(t.conditions(), 4, r.begin, 2).empty() && table.Entry(t.conditions(), 4, r.begin, 3).empty(),
+                   PodTableView::Time(since));
+  }
+  for (auto r = table.readiness_gates(row); r.begin < r.end; ++r.begin) {
+    scan.Gate(table.Entry(t.readiness_gates(), 1, r.begin, 0));
+  }
+  if (!t.container_status_restart_count().empty()) {
+    for (auto r = table.container_statuses(row); r.begin < r.end; ++r.begin) {
+      f.max_restarts = std::max(f.max_restarts, t.container_status_restart_count(r.begin));
+    }
+  }
+  scan.Finish();
+  SetRevisionFlags(update_revision, current_revision, f);
+  return f;
 }
 
 PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
@@ -125,9 +204,10 @@ PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::st
 void ComputePodFacts(PlanContext& ctx) {
   ctx.facts_update_revision = ctx.update_revision;
   ctx.facts_current_revision = ctx.current_revision;
-  ctx.pod_facts.clear();
-  ctx.pod_facts.reserve(ctx.pods.size());
-  for (const pb::Pod* pod : ctx.pods) ctx.pod_facts.push_back(FactsFor(ctx, *pod));
+  std::vector<PodFacts> facts;
+  facts.reserve(ctx.pods.size());
+  for (size_t i = 0; i < ctx.pods.size(); ++i) facts.push_back(FactsForIndex(ctx, i));
+  ctx.pod_facts = std::move(facts);
 }
 
 PodFacts FactsAt(const PlanContext& ctx, size_t i) {
@@ -135,7 +215,7 @@ PodFacts FactsAt(const PlanContext& ctx, size_t i) {
       ctx.facts_update_revision == ctx.update_revision && ctx.facts_current_revision == ctx.current_revision) {
     return ctx.pod_facts[i];
   }
-  return FactsFor(ctx, *ctx.pods[i]);
+  return FactsForIndex(ctx, i);
 }
 
 namespace {

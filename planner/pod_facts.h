@@ -20,23 +20,32 @@ namespace cloneset::planner {
 namespace pb = ::cloneset::planner::v1;
 struct PlanContext;
 struct ResolvedSpec;
+class PodTableView;
 
 enum class Lifecycle : uint8_t { kNone, kPreparingNormal, kNormal, kPreparingUpdate, kUpdating, kUpdated,
                                  kPreparingDelete, kOther };
 
 struct PodFacts {
-  const pb::Pod* pod = nullptr;   // the pod these facts describe (ctx.pods[i])
+  // The pod these facts describe (ctx.pods[i]); nullptr when the request carried a pod table (pod_source.h reads
+  // the pod through PodOf then).
+  const pb::Pod* pod = nullptr;
+  uint32_t row = 0;               // index in the request's pods or pod table
   std::string_view name;          // metadata.name
+  std::string_view uid;           // metadata.uid
+  std::string_view resource_version;  // metadata.resourceVersion
   std::string_view node_name;     // spec.nodeName
   absl::Time created;             // metadata.creationTimestamp (InfinitePast if unset)
   int8_t phase_ordinal = 0;       // ActivePods order of status.phase: Pending/other 0, Unknown 1, Running 2
   std::string_view revision;      // controller-revision-hash label, "" if absent
+  bool has_revision_label = false;
   std::string_view instance_id;   // apps.kruise.io/cloneset-instance-id label, "" if absent
   // InPlaceStateAnnotation / InPlaceGraceAnnotation (inplace.h): the current key, else the legacy one.
   std::string_view in_place_state;
   std::string_view in_place_grace;
-  const pb::Condition* ready_condition = nullptr;     // first "Ready" condition
-  const pb::Condition* in_place_condition = nullptr;  // first "InPlaceUpdateReady" condition
+  bool has_ready_condition = false;  // a "Ready" condition exists (the first one is read)
+  bool ready_false = false;       // the Ready condition's status is "False"
+  bool containers_ready = false;  // the first "ContainersReady" condition is True
+  bool has_in_place_condition = false;  // an "InPlaceUpdateReady" condition exists
   absl::Time ready_since;         // Ready condition's lastTransitionTime (InfinitePast if unset)
   int32_t max_restarts = 0;       // max restartCount over container statuses
   Lifecycle lifecycle = Lifecycle::kNone;
@@ -63,6 +72,10 @@ PodFacts ComputePodFacts(const pb::Pod& pod);
 // over a pod's labels.
 PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
                          size_t* matched, std::string_view update_revision, std::string_view current_revision);
+// The same for row `row` of a pod table (pod_table.h), read without building the pod; f.pod stays nullptr.
+PodFacts ComputePodFacts(const PodTableView& table, uint32_t row,
+                         const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
+                         std::string_view update_revision, std::string_view current_revision);
 // Fills ctx.pod_facts parallel to ctx.pods, including the revision flags (so after the revisions are chosen).
 void ComputePodFacts(PlanContext& ctx);
 // ctx.pod_facts[i] when it describes ctx.pods[i]; computed afresh otherwise (a context whose pods were edited).

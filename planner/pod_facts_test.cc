@@ -36,8 +36,14 @@ TEST_P(FactsAgreeWithPredicates, OnePod) {
   EXPECT_EQ(f.specified_delete_label, pod.metadata().labels().contains(kSpecifiedDeleteLabel));
   EXPECT_EQ(f.has_template_hash_label, pod.metadata().labels().contains(kPodTemplateHashLabel));
   EXPECT_EQ(f.in_place_gate, HasReadinessGate(pod, kInPlaceUpdateReadyCondition));
-  EXPECT_EQ(f.ready_condition, FindCondition(pod, "Ready"));
-  EXPECT_EQ(f.in_place_condition, FindCondition(pod, kInPlaceUpdateReadyCondition));
+  EXPECT_EQ(f.uid, pod.metadata().uid());
+  EXPECT_EQ(f.resource_version, pod.metadata().resource_version());
+  const pb::Condition* ready = FindCondition(pod, "Ready");
+  EXPECT_EQ(f.has_ready_condition, ready != nullptr);
+  EXPECT_EQ(f.ready_false, ready != nullptr && ready->status() == "False");
+  EXPECT_EQ(f.has_in_place_condition, FindCondition(pod, kInPlaceUpdateReadyCondition) != nullptr);
+  const pb::Condition* containers_ready = FindCondition(pod, "ContainersReady");
+  EXPECT_EQ(f.containers_ready, containers_ready != nullptr && containers_ready->status() == "True");
   EXPECT_EQ(f.k8s_ready, IsK8sReady(pod));
   EXPECT_EQ(f.created, ToTime(pod.metadata().creation_timestamp()));
   for (const int32_t min_ready : {0, 30, 7200}) {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "planner/pod_facts.h"
 
 namespace cloneset::planner {
 namespace {
@@ -359,11 +360,11 @@ void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
   };
   // Revision labels of the pods (full and short form), collected once: revMatch(pod, rev) for every revision.
   absl::flat_hash_set<std::string_view> pod_labels, pod_short_hashes;
-  for (const auto* pod : ctx.pods) {
-    auto it = pod->metadata().labels().find(std::string_view(kRevisionLabel));
-    if (it == pod->metadata().labels().end()) continue;
-    pod_labels.insert(it->second);
-    pod_short_hashes.insert(short_of(it->second));
+  std::vector<PodFacts> scratch;
+  for (const PodFacts& f : AllFacts(ctx, scratch)) {
+    if (!f.has_revision_label) continue;
+    pod_labels.insert(f.revision);
+    pod_short_hashes.insert(short_of(f.revision));
   }
   std::vector<const pb::ControllerRevision*> dead;
   for (const auto* rev : ctx.revisions) {

@@ -11,6 +11,7 @@
 #include "planner/delete_order.h"
 #include "planner/lifecycle.h"
 #include "planner/pod_factory.h"
+#include "planner/pod_source.h"
 #include "planner/predicates.h"
 #include "planner/scale_diff.h"
 
@@ -51,7 +52,8 @@ bool ReusesIds(const PlanContext& ctx) { return ctx.spec.pvc_reuse || ctx.spec.r
 std::vector<const pb::PersistentVolumeClaim*> ScalePvcs(const PlanContext& ctx) {
   if (ctx.spec.pvc_reuse || ctx.spec.retain_pvcs) return ctx.pvcs;
   absl::flat_hash_set<std::string_view> active_ids;
-  for (const auto* p : ctx.pods) active_ids.insert(InstanceId(*p));
+  std::vector<PodFacts> scratch;
+  for (const PodFacts& f : AllFacts(ctx, scratch)) active_ids.insert(f.instance_id);
   for (const auto* p : ctx.released_pods) active_ids.insert(InstanceId(*p));
   std::vector<const pb::PersistentVolumeClaim*> out;
   for (const auto* pvc : ctx.pvcs) {
@@ -80,7 +82,9 @@ std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n,
   // would fail with AlreadyExists until the old object is gone (docs/compatibility.md "Scale").
   absl::flat_hash_set<std::string_view> pod_ids, terminating_ids, pvc_ids;
   pod_ids.reserve(ctx.pods.size() + ctx.inactive_pods.size() + ctx.released_pods.size());
-  for (const auto* group : {&ctx.pods, &ctx.inactive_pods, &ctx.released_pods}) {
+  std::vector<PodFacts> scratch;
+  for (const PodFacts& f : AllFacts(ctx, scratch)) pod_ids.insert(f.instance_id);
+  for (const auto* group : {&ctx.inactive_pods, &ctx.released_pods}) {
     for (const auto* p : *group) pod_ids.insert(InstanceId(*p));
   }
   for (const auto* p : ctx.inactive_pods) {
@@ -242,7 +246,8 @@ void PlanPvcCleanupAndRelease(const PlanContext& ctx, PlanBuilder& plan) {
   // Retain keeps every PVC of a removed pod for the next scale-up; reuse keeps them for vanished pods.
   if (!ctx.spec.pvc_reuse && !ctx.spec.retain_pvcs) {
     absl::flat_hash_set<std::string_view> active_ids;
-    for (const auto* p : ctx.pods) active_ids.insert(InstanceId(*p));
+    std::vector<PodFacts> scratch;
+    for (const PodFacts& f : AllFacts(ctx, scratch)) active_ids.insert(f.instance_id);
     for (const auto* p : ctx.released_pods) active_ids.insert(InstanceId(*p));
     for (const auto* pvc : ctx.pvcs) {
       const std::string_view id = InstanceId(*pvc);
@@ -292,14 +297,13 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
   std::vector<PodFacts> scratch;
   const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const pb::Pod* pod = ctx.pods[i];
     const PodFacts& f = facts[i];
     if (IsSpecifiedDelete(f, spec)) {
-      specified.push_back(pod);
+      specified.push_back(&PodAt(ctx, i));
       to_delete_names.insert(f.name);
     }
     if (f.lifecycle == Lifecycle::kPreparingDelete) {
-      pre_delete.push_back(pod);
+      pre_delete.push_back(&PodAt(ctx, i));
       to_delete_names.insert(f.name);
     }
   }
@@ -327,11 +331,6 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
 
   const ScaleDiff diff = CalculateDiff(ctx, RevisionCheck::kScale);
   plan.summary()->set_use_surge(diff.use_surge);
-  std::vector<const pb::Pod*> updated, not_updated;
-  for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const PodFacts& f = facts[i];
-    (IsUpdatedForScale(ctx, f) ? updated : not_updated).push_back(ctx.pods[i]);
-  }
 
   if (diff.scale_up_num > diff.scale_up_limit) {
     plan.AddEvent(pb::WARNING, "ScaleUpLimited",
@@ -362,6 +361,11 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
 
   if (diff.scale_down_num > 0) {
     if (num_to_delete > 0) return {};
+    // Every active pod is a deletion candidate here (built from a pod table only now, on scale-in).
+    std::vector<const pb::Pod*> updated, not_updated;
+    for (size_t i = 0; i < ctx.pods.size(); ++i) {
+      (IsUpdatedForScale(ctx, facts[i]) ? updated : not_updated).push_back(&PodAt(ctx, i));
+    }
     const std::vector<const pb::Pod*> chosen =
         ChoosePodsToDelete(ctx, diff.scale_down_num, diff.scale_down_num_old, not_updated, updated);
     if (DeletePods(ctx, WithinReadyBudget(ctx, chosen, ready_limit), plan)) {

@@ -169,10 +169,10 @@ void PushMinReadyRequeue(const PlanContext& ctx, const pb::CloneSetStatus& s, Pl
   for (const PodFacts& pod : AllFacts(ctx, scratch)) {
     if (pod.lifecycle != Lifecycle::kNone && pod.lifecycle != Lifecycle::kNormal) continue;
     if (!IsUpdateReady(pod, 0, ctx.now) || IsAvailable(pod, m, ctx.now)) continue;
-    const pb::Condition* ready = pod.ready_condition;
-    if (ready == nullptr || !IsSet(ready->last_transition_time())) continue;
+    // ready_since is InfinitePast when the Ready condition or its lastTransitionTime is missing.
+    if (!pod.has_ready_condition || pod.ready_since == absl::InfinitePast()) continue;
     waiting_on_time = true;
-    plan.PushRequeue(ToTime(ready->last_transition_time()) + absl::Seconds(m) + absl::Seconds(1) - ctx.now);
+    plan.PushRequeue(pod.ready_since + absl::Seconds(m) + absl::Seconds(1) - ctx.now);
   }
   if (!waiting_on_time) plan.PushRequeue(absl::Seconds(m));
 }

@@ -13,6 +13,7 @@
 #include "planner/inplace.h"
 #include "planner/lifecycle.h"
 #include "planner/pod_facts.h"
+#include "planner/pod_source.h"
 #include "planner/predicates.h"
 #include "planner/scale_diff.h"
 #include "planner/update_order.h"
@@ -223,14 +224,11 @@ struct Candidate {
 // §5.8 (with our write plan): status False, then one spec patch.
 void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const InPlaceUpdateSpec& spec,
                           PlanBuilder& plan) {
-  const pb::Pod& pod = *facts.pod;
+  const pb::Pod& pod = PodOf(ctx, facts);
   if (facts.in_place_gate) {
     pb::PatchPodStatus* status = AddPodStatusPatch(pod, "start-in-place-update", plan);
     SetInPlaceReadyCondition(ctx, false, status->add_set_conditions());
-    const pb::Condition* ready = facts.ready_condition;
-    const pb::Condition* containers_ready = FindCondition(pod, "ContainersReady");
-    if (ready != nullptr && ready->status() != "False" && containers_ready != nullptr &&
-        containers_ready->status() == "True") {
+    if (facts.has_ready_condition && !facts.ready_false && facts.containers_ready) {
       pb::Condition* not_ready = status->add_set_conditions();
       not_ready->set_type("Ready");
       not_ready->set_status("False");
@@ -331,7 +329,7 @@ class InPlaceSpecCache {
   const Entry& Get(const PodFacts& pod) {
     auto it = by_label_.find(absl::string_view(pod.revision.data(), pod.revision.size()));
     if (it == by_label_.end()) {
-      const pb::ControllerRevision* revision = PodRevision(ctx_, *pod.pod);
+      const pb::ControllerRevision* revision = PodRevision(ctx_, PodOf(ctx_, pod));
       const std::string key = revision == nullptr ? std::string() : revision->metadata().name();
       auto entry = cache_.find(key);
       if (entry == cache_.end()) {
@@ -355,7 +353,7 @@ class InPlaceSpecCache {
 absl::Status UpdatePod(const PlanContext& ctx, const PodFacts& facts, const std::string& target, PlanBuilder& plan,
                        InPlaceSpecCache& specs, bool* updated) {
   *updated = false;
-  const pb::Pod& pod = *facts.pod;
+  const pb::Pod& pod = PodOf(ctx, facts);
   const std::string& name = pod.metadata().name();
   if (ctx.spec.policy != PodUpdatePolicy::kReCreate) {
     const InPlaceSpecCache::Entry& in_place = specs.Get(facts);
@@ -412,8 +410,8 @@ bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error)
   std::vector<PodFacts> scratch;
   const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const pb::Pod* pod = ctx.pods[i];
     if (NothingToRefresh(facts[i])) continue;
+    const pb::Pod* pod = &PodAt(ctx, i);
     RefreshInPlace(ctx, *pod, plan);
     bool patched = RefreshLifecycle(ctx, *pod, plan);
     static const std::string* const kTemplateHashKey = new std::string(kPodTemplateHashLabel);
@@ -462,8 +460,12 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
     }
     candidates.push_back(i);
   }
-  std::vector<int> ordered =
-      SortUpdateCandidates(ctx.clone_set->spec().update_strategy(), ctx.pods, std::move(candidates), all_facts.data());
+  // Priority and scatter terms read any label of any candidate: only they need the pods as objects.
+  const pb::UpdateStrategy& strategy = ctx.clone_set->spec().update_strategy();
+  std::vector<const pb::Pod*> pod_scratch;
+  const std::vector<const pb::Pod*>& pods =
+      strategy.has_priority_strategy() || strategy.scatter_strategy_size() > 0 ? AllPods(ctx, pod_scratch) : ctx.pods;
+  std::vector<int> ordered = SortUpdateCandidates(strategy, pods, std::move(candidates), all_facts.data());
   if (ordered.size() > static_cast<size_t>(std::abs(diff.update_num))) ordered.resize(std::abs(diff.update_num));
 
   // §5.5 limit.

@@ -1,0 +1,92 @@
+// The compact pod encoding of PlanRequest.pod_table (proto/planner.proto, message PodTable): encoding pods into
+// it, checking a received table, and reading it row by row without building Pod objects.
+//
+// Why: a snapshot's pods sent as protobuf objects cost more to parse and to walk than the whole plan budget
+// (labels are map<string,string>: an allocation per entry and a cold hash node per lookup). The table keeps every
+// string once in one buffer and every pod as a few packed integers, so parsing it is a handful of copies and
+// reading a pod touches a few cache lines (docs/performance.md "The pod table").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
+#include "google/protobuf/arena.h"
+
+namespace cloneset::planner {
+
+namespace pb = ::cloneset::planner::v1;
+
+// Encodes `pods` (in order) as a table that decodes to equal pods, sharing repeated strings. Fails, naming the
+// pod and field, for a timestamp outside what the table carries (years 1678 to 2262, as int64 nanoseconds).
+absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods);
+
+// A checked, indexed PodTable. The table must outlive the view.
+class PodTableView {
+ public:
+  // Checks every column's length, every count column against its list, and every string reference; the error
+  // names the column and the index ("pod_table.labels[7]: string 90 does not exist (the table has 80)").
+  static absl::StatusOr<std::unique_ptr<PodTableView>> Open(const pb::PodTable& table);
+
+  // Entries [begin, end) of one list column that belong to one pod.
+  struct Range {
+    uint32_t begin = 0;
+    uint32_t end = 0;
+  };
+
+  uint32_t size() const { return pods_; }
+  const pb::PodTable& table() const { return *table_; }
+  std::string_view String(uint32_t ref) const;
+
+  std::string_view name(uint32_t row) const { return String(table_->name(row)); }
+  std::string_view Column(const google::protobuf::RepeatedField<uint32_t>& column, uint32_t row) const {
+    return column.empty() ? std::string_view() : String(column.Get(static_cast<int>(row)));
+  }
+  // 0 when the column is empty.
+  static int64_t Number(const google::protobuf::RepeatedField<int64_t>& column, uint32_t row) {
+    return column.empty() ? 0 : column.Get(static_cast<int>(row));
+  }
+  // InfinitePast for 0 (unset), as ToTime does for an unset Timestamp.
+  static absl::Time Time(int64_t nanos) {
+    return nanos == 0 ? absl::InfinitePast() : absl::FromUnixNanos(nanos);
+  }
+
+  Range labels(uint32_t row) const { return RangeOf(label_offsets_, row); }
+  Range annotations(uint32_t row) const { return RangeOf(annotation_offsets_, row); }
+  Range finalizers(uint32_t row) const { return RangeOf(finalizer_offsets_, row); }
+  Range owner_references(uint32_t row) const { return RangeOf(owner_offsets_, row); }
+  Range readiness_gates(uint32_t row) const { return RangeOf(gate_offsets_, row); }
+  Range containers(uint32_t row) const { return RangeOf(container_offsets_, row); }
+  Range conditions(uint32_t row) const { return RangeOf(condition_offsets_, row); }
+  Range container_statuses(uint32_t row) const { return RangeOf(status_offsets_, row); }
+
+  // Field `field` of list entry `entry` of a list of `arity` strings per entry.
+  std::string_view Entry(const google::protobuf::RepeatedField<uint32_t>& list, uint32_t arity, uint32_t entry,
+                         uint32_t field) const {
+    return String(list.Get(static_cast<int>(entry * arity + field)));
+  }
+
+  // The pod of `row`, equal to the one EncodePodTable encoded, allocated on `arena`.
+  pb::Pod* Materialize(uint32_t row, google::protobuf::Arena* arena) const;
+
+ private:
+  static Range RangeOf(const std::vector<uint32_t>& offsets, uint32_t row) {
+    if (offsets.empty()) return {};
+    return {offsets[row], offsets[row + 1]};
+  }
+
+  const pb::PodTable* table_ = nullptr;
+  uint32_t pods_ = 0;
+  uint32_t strings_ = 0;
+  // offsets[row] .. offsets[row + 1]: the row's entries; empty when the count column is empty (no entries).
+  std::vector<uint32_t> label_offsets_, annotation_offsets_, finalizer_offsets_, owner_offsets_, gate_offsets_,
+      container_offsets_, condition_offsets_, status_offsets_;
+};
+
+}  // namespace cloneset::planner
