@@ -9,9 +9,12 @@
 #include "planner/context.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
+#include "planner/testing/both_encodings.h"
 
 namespace cloneset::planner {
 namespace {
+
+using testing::PlanBothEncodings;
 
 constexpr char kTemplate[] =
     R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"nginx:1.25"}]}})";
@@ -104,7 +107,7 @@ int Count(const pb::PlanResponse& r, pb::Action::KindCase kind) {
 TEST(PlanTest, SteadyStateIsIdle) {
   pb::PlanRequest req = Request(2);
   const std::string rev = Settle(req, 2);
-  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   EXPECT_EQ(resp->actions_size(), 0) << resp->DebugString();
   EXPECT_FALSE(resp->write_status());
@@ -117,7 +120,7 @@ TEST(PlanTest, SteadyStateIsIdle) {
 
 TEST(PlanTest, MissingSelectorIsDefaultedOnceWithAnEvent) {
   pb::PlanRequest req = Request(2, /*with_selector=*/false);
-  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   ASSERT_GE(resp->actions_size(), 2);
   EXPECT_TRUE(resp->actions(0).has_create_revision());
@@ -135,7 +138,7 @@ TEST(PlanTest, MissingSelectorIsDefaultedOnceWithAnEvent) {
 
   // With the selector in place, no second defaulting write.
   pb::PlanRequest later = Request(2, /*with_selector=*/true);
-  absl::StatusOr<pb::PlanResponse> again = Plan(later);
+  absl::StatusOr<pb::PlanResponse> again = PlanBothEncodings(later);
   ASSERT_TRUE(again.ok());
   for (const pb::Action& a : again->actions()) EXPECT_FALSE(a.has_patch_clone_set());
 }
@@ -144,7 +147,7 @@ TEST(PlanTest, TemplateLabelsMustKeepMatchingTheSelector) {
   pb::PlanRequest req = Request(1);
   req.mutable_clone_set()->mutable_spec()->set_template_json(
       R"({"metadata":{"labels":{"app":"renamed"}},"spec":{"containers":[{"name":"main","image":"nginx"}]}})");
-  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
   ASSERT_EQ(resp.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(resp.status().message(),
             "spec.template.metadata.labels: {app=renamed} no longer match spec.selector \"app=demo\"; the selector "
@@ -154,7 +157,7 @@ TEST(PlanTest, TemplateLabelsMustKeepMatchingTheSelector) {
 TEST(PlanTest, BadInputNamesTheField) {
   pb::PlanRequest req = Request(1);
   req.mutable_clone_set()->mutable_spec()->mutable_update_strategy()->mutable_max_unavailable()->set_str_value("5");
-  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
   ASSERT_EQ(resp.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StartsWith(resp.status().message(), "spec.updateStrategy.maxUnavailable: \"5\""))
       << resp.status();
@@ -165,7 +168,7 @@ TEST(PlanTest, InvalidUtf8BecomesInvalidArgumentNotACrash) {
   // Found by the fuzzer (planner/fuzz/crashes/invalid_utf8_label_build_pod): the uid reaches the new pod's JSON.
   pb::PlanRequest req = Request(1);
   req.mutable_clone_set()->mutable_metadata()->set_uid("cs-uid\xd0");
-  absl::StatusOr<pb::PlanResponse> plan = Plan(req);
+  absl::StatusOr<pb::PlanResponse> plan = PlanBothEncodings(req);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(plan.status().message(), "UTF-8")) << plan.status();
@@ -176,8 +179,8 @@ TEST(PlanTest, Deterministic) {
   Settle(req, 2);
   req.mutable_clone_set()->mutable_spec()->set_progress_deadline_seconds(600);
   req.mutable_clone_set()->mutable_spec()->set_min_ready_seconds(10);
-  absl::StatusOr<pb::PlanResponse> a = Plan(req);
-  absl::StatusOr<pb::PlanResponse> b = Plan(req);
+  absl::StatusOr<pb::PlanResponse> a = PlanBothEncodings(req);
+  absl::StatusOr<pb::PlanResponse> b = PlanBothEncodings(req);
   ASSERT_TRUE(a.ok() && b.ok());
   std::string sa, sb;
   google::protobuf::io::StringOutputStream oa(&sa), ob(&sb);
@@ -196,7 +199,7 @@ TEST(PlanTest, DeletingCloneSetNeitherScalesNorUpdates) {
   pb::PlanRequest req = Request(3);
   Settle(req, 1);
   SetTimestamp(kNow - absl::Seconds(5), req.mutable_clone_set()->mutable_metadata()->mutable_deletion_timestamp());
-  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   EXPECT_EQ(Count(*resp, pb::Action::kCreatePod), 0);
   EXPECT_EQ(Count(*resp, pb::Action::kDeletePod), 0);
@@ -209,7 +212,7 @@ TEST(PlanTest, PodsToDeleteTruncatedToClaimedPods) {
   auto* ss = req.mutable_clone_set()->mutable_spec()->mutable_scale_strategy();
   ss->add_pods_to_delete("demo-gone1");
   ss->add_pods_to_delete("demo-id00a");
-  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   const pb::PatchCloneSet* truncate = nullptr;
   for (const pb::Action& a : resp->actions()) {
@@ -233,7 +236,7 @@ TEST(PlanTest, ProgressingStatusWrittenOnNewRollout) {
   old->set_reason("CloneSetAvailable");
   SetTimestamp(kNow - absl::Hours(48), old->mutable_last_update_time());
   SetTimestamp(kNow - absl::Hours(48), old->mutable_last_transition_time());
-  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   ASSERT_TRUE(resp->write_status());
   EXPECT_NE(resp->status().update_revision(), resp->status().current_revision());

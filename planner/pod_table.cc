@@ -223,7 +223,8 @@ absl::StatusOr<std::unique_ptr<PodTableView>> PodTableView::Open(const pb::PodTa
     previous = end;
   }
   const auto strings = static_cast<uint32_t>(t.string_ends_size());
-  view->strings_ = strings;
+  view->data_ = t.string_data().data();
+  view->ends_ = t.string_ends().data();
   for (int i = 0; i < t.name_size(); ++i) {
     if (t.name(i) == 0) return absl::InvalidArgumentError(absl::StrCat("pod_table.name[", i, "]: required"));
   }
@@ -286,14 +287,6 @@ absl::StatusOr<std::unique_ptr<PodTableView>> PodTableView::Open(const pb::PodTa
     if (!s.ok()) return s;
   }
   return view;
-}
-
-std::string_view PodTableView::String(uint32_t ref) const {
-  if (ref == 0) return {};
-  const auto& ends = table_->string_ends();
-  const uint32_t begin = ref == 1 ? 0 : ends.Get(static_cast<int>(ref - 2));
-  const uint32_t end = ends.Get(static_cast<int>(ref - 1));
-  return std::string_view(table_->string_data()).substr(begin, end - begin);
 }
 
 pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena) const {

@@ -27,6 +27,11 @@ namespace pb = ::cloneset::planner::v1;
 // pod and field, for a timestamp outside what the table carries (years 1678 to 2262, as int64 nanoseconds).
 absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods);
 
+// How many pods a request carries, in `pods` or in `pod_table`.
+inline int PodsInRequest(const pb::PlanRequest& request) {
+  return request.has_pod_table() ? request.pod_table().name_size() : request.pods_size();
+}
+
 // A checked, indexed PodTable. The table must outlive the view.
 class PodTableView {
  public:
@@ -42,11 +47,16 @@ class PodTableView {
 
   uint32_t size() const { return pods_; }
   const pb::PodTable& table() const { return *table_; }
-  std::string_view String(uint32_t ref) const;
+  // String `ref` (checked by Open: every reference in the table is at most the number of strings).
+  std::string_view String(uint32_t ref) const {
+    if (ref == 0) return {};
+    const uint32_t begin = ref == 1 ? 0 : ends_[ref - 2];
+    return std::string_view(data_ + begin, ends_[ref - 1] - begin);
+  }
 
-  std::string_view name(uint32_t row) const { return String(table_->name(row)); }
+  std::string_view name(uint32_t row) const { return String(table_->name().data()[row]); }
   std::string_view Column(const google::protobuf::RepeatedField<uint32_t>& column, uint32_t row) const {
-    return column.empty() ? std::string_view() : String(column.Get(static_cast<int>(row)));
+    return column.empty() ? std::string_view() : String(column.data()[row]);
   }
   // 0 when the column is empty.
   static int64_t Number(const google::protobuf::RepeatedField<int64_t>& column, uint32_t row) {
@@ -69,7 +79,7 @@ class PodTableView {
   // Field `field` of list entry `entry` of a list of `arity` strings per entry.
   std::string_view Entry(const google::protobuf::RepeatedField<uint32_t>& list, uint32_t arity, uint32_t entry,
                          uint32_t field) const {
-    return String(list.Get(static_cast<int>(entry * arity + field)));
+    return String(list.data()[entry * arity + field]);
   }
 
   // The pod of `row`, equal to the one EncodePodTable encoded, allocated on `arena`.
@@ -82,8 +92,9 @@ class PodTableView {
   }
 
   const pb::PodTable* table_ = nullptr;
+  const char* data_ = nullptr;      // string_data
+  const uint32_t* ends_ = nullptr;  // string_ends
   uint32_t pods_ = 0;
-  uint32_t strings_ = 0;
   // offsets[row] .. offsets[row + 1]: the row's entries; empty when the count column is empty (no entries).
   std::vector<uint32_t> label_offsets_, annotation_offsets_, finalizer_offsets_, owner_offsets_, gate_offsets_,
       container_offsets_, condition_offsets_, status_offsets_;

@@ -13,6 +13,7 @@
 #include "planner/bench/rollout_snapshot.h"
 #include "planner/plan.h"
 #include "planner/pod_facts.h"
+#include "planner/pod_table.h"
 #include "planner/service/default_functions.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
@@ -35,17 +36,38 @@ const v1::PlanRequest& RequestFor(int32_t pods) {
   return it->second;
 }
 
+// The same snapshot with its pods sent as a pod table (PlanRequest.pod_table, planner/pod_table.h).
+const v1::PlanRequest& TableRequestFor(int32_t pods) {
+  static auto* cache = new std::map<int32_t, v1::PlanRequest>();
+  auto it = cache->find(pods);
+  if (it == cache->end()) {
+    v1::PlanRequest request = RequestFor(pods);
+    absl::StatusOr<v1::PodTable> table = EncodePodTable(request.pods());
+    if (!table.ok()) std::abort();
+    request.clear_pods();
+    *request.mutable_pod_table() = *std::move(table);
+    it = cache->emplace(pods, std::move(request)).first;
+  }
+  return it->second;
+}
+
+int32_t PodCount(const v1::PlanRequest& request) {
+  return request.has_pod_table() ? request.pod_table().name_size() : request.pods_size();
+}
+
 void SetCounters(benchmark::State& state, const v1::PlanRequest& request, const v1::PlanResponse& response) {
-  const auto n = static_cast<double>(request.pods_size());
+  const auto n = static_cast<double>(PodCount(request));
   state.counters["pods/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["request_bytes"] = static_cast<double>(request.ByteSizeLong());
   state.counters["response_bytes"] = static_cast<double>(response.ByteSizeLong());
   state.counters["actions"] = response.actions_size();
-  state.SetComplexityN(request.pods_size());
+  state.SetComplexityN(PodCount(request));
 }
 
+template <bool kTable>
 void BM_PlanInProcess(benchmark::State& state) {
-  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  const auto pods = static_cast<int32_t>(state.range(0));
+  const v1::PlanRequest& request = kTable ? TableRequestFor(pods) : RequestFor(pods);
   const absl::StatusOr<v1::PlanResponse> first = Plan(request);  // for the counters, outside the timing
   if (!first.ok()) {
     state.SkipWithError(std::string(first.status().message()).c_str());
@@ -60,8 +82,10 @@ void BM_PlanInProcess(benchmark::State& state) {
 
 // What the service does (planner_service.cc): the response lives on the call's arena, so its thousands of
 // actions are neither allocated nor freed one by one.
+template <bool kTable>
 void BM_PlanInProcessArena(benchmark::State& state) {
-  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  const auto pods = static_cast<int32_t>(state.range(0));
+  const v1::PlanRequest& request = kTable ? TableRequestFor(pods) : RequestFor(pods);
   google::protobuf::ArenaOptions options;
   options.start_block_size = 64 << 10;
   options.max_block_size = 4 << 20;
@@ -100,8 +124,10 @@ void BM_ReadPodFacts(benchmark::State& state) {
 
 // What the service pays before planning: parsing the serialized snapshot, onto the heap (the default) or onto
 // an arena (ArenaMessageAllocator, what planner_service does).
+template <bool kTable>
 void BM_ParseRequest(benchmark::State& state) {
-  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  const auto pods = static_cast<int32_t>(state.range(0));
+  const v1::PlanRequest& request = kTable ? TableRequestFor(pods) : RequestFor(pods);
   const bool arena = state.range(1) != 0;
   const std::string bytes = request.SerializeAsString();
   for (auto _ : state) {
@@ -142,9 +168,11 @@ struct LoopbackService {
   std::unique_ptr<v1::Planner::Stub> stub;
 };
 
+template <bool kTable>
 void BM_PlanGrpc(benchmark::State& state) {
   static auto* loopback = new LoopbackService();
-  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  const auto pods = static_cast<int32_t>(state.range(0));
+  const v1::PlanRequest& request = kTable ? TableRequestFor(pods) : RequestFor(pods);
   v1::PlanResponse response;
   for (auto _ : state) {
     grpc::ClientContext ctx;
@@ -162,11 +190,27 @@ void Sizes(benchmark::internal::Benchmark* b) {
   b->Arg(10)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Complexity(benchmark::oNLogN);
 }
 
-BENCHMARK(BM_PlanInProcess)->Apply(Sizes);
-BENCHMARK(BM_PlanInProcessArena)->Apply(Sizes);
+// What a caller pays to build the table from protobuf pods (the executor encodes from its cache instead).
+void BM_EncodePodTable(benchmark::State& state) {
+  const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
+  for (auto _ : state) {
+    absl::StatusOr<v1::PodTable> table = EncodePodTable(request.pods());
+    benchmark::DoNotOptimize(table);
+  }
+}
+
+BENCHMARK_TEMPLATE(BM_PlanInProcess, false)->Name("BM_PlanInProcess")->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_PlanInProcess, true)->Name("BM_PlanInProcessTable")->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_PlanInProcessArena, false)->Name("BM_PlanInProcessArena")->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_PlanInProcessArena, true)->Name("BM_PlanInProcessTableArena")->Apply(Sizes);
+BENCHMARK(BM_EncodePodTable)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadPodFacts)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ParseRequest)->ArgsProduct({{10000}, {0, 1}})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PlanGrpc)->Apply(Sizes)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_ParseRequest, false)->Name("BM_ParseRequest")->ArgsProduct({{10000}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_ParseRequest, true)->Name("BM_ParseRequestTable")->ArgsProduct({{10000}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_PlanGrpc, false)->Name("BM_PlanGrpc")->Apply(Sizes)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_PlanGrpc, true)->Name("BM_PlanGrpcTable")->Apply(Sizes)->UseRealTime();
 
 }  // namespace
 }  // namespace cloneset::planner::bench

@@ -1,6 +1,7 @@
 #include "planner/service/metrics.h"
 
 #include "absl/strings/ascii.h"
+#include "planner/pod_table.h"
 
 namespace cloneset::planner::service {
 
@@ -61,7 +62,7 @@ void ServiceMetrics::ObservePlan(double seconds, const std::string& result, cons
                                  const v1::PlanResponse* response) {
   plan_duration_.Observe(seconds);
   plans_.Add({{"result", result}}).Increment();
-  snapshot_pods_.Observe(static_cast<double>(request.pods_size()));
+  snapshot_pods_.Observe(static_cast<double>(PodsInRequest(request)));
   if (response == nullptr) return;
   for (const v1::Action& action : response->actions()) {
     auto it = action_counters_.find(ActionType(action));

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "planner/pod_table.h"
+
 namespace cloneset::planner::service {
 namespace {
 
@@ -70,7 +72,7 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* cont
                                {"peer", Peer(context)}});
   } else if (log_->Enabled(LogLevel::kDebug)) {
     log_->Debug("plan", {{"cloneset", cloneset},
-                         {"pods", static_cast<int64_t>(request->pods_size())},
+                         {"pods", static_cast<int64_t>(PodsInRequest(*request))},
                          {"actions", static_cast<int64_t>(response->actions_size())},
                          {"phase", response->summary().phase()},
                          {"seconds", seconds}});
