@@ -315,6 +315,13 @@ const pb::ControllerRevision* PodRevision(const PlanContext& ctx, const pb::Pod&
   return nullptr;
 }
 
+const pb::ControllerRevision* PodRevision(const PlanContext& ctx, const PodFacts& pod) {
+  for (const pb::ControllerRevision* revision : ctx.revisions) {
+    if (RevisionMatches(pod, revision->metadata().name())) return revision;
+  }
+  return nullptr;
+}
+
 std::string RevisionVctHash(const PlanContext& ctx, const std::string& revision) {
   const pb::ControllerRevision* found = FindRevision(ctx, revision);
   if (found == nullptr) return revision == ctx.update_revision ? ctx.update_vct_hash : "";
@@ -675,32 +682,31 @@ namespace {
 // ApplyInPlaceBatch when no container reads changed metadata through env (nearly every update): the changed
 // containers are the image keys, already in name order, and only launch priorities split them into batches.
 // Same result as the general path, without its sets (this runs once per pod updated in place).
-InPlaceBatch ApplyImageBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
+InPlaceBatch ApplyImageBatch(const PodContainers& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
                              absl::Time now, InPlaceBatch batch) {
-  std::vector<const pb::Container*> containers;
-  containers.reserve(spec.container_images.size());
+  std::vector<std::optional<int32_t>> priorities;
+  priorities.reserve(spec.container_images.size());
   std::optional<int32_t> highest;
   for (const auto& [name, image] : spec.container_images) {
-    const pb::Container* c = FindContainer(pod, name);
-    containers.push_back(c);
-    if (c != nullptr && c->has_launch_priority() && (!highest || c->launch_priority() > *highest)) {
-      highest = c->launch_priority();
-    }
+    priorities.push_back(pod.LaunchPriority(name));
+    const std::optional<int32_t>& p = priorities.back();
+    if (p.has_value() && (!highest || *p > *highest)) highest = p;
   }
   state.next_container_images.clear();
   state.next_container_ref_metadata.clear();
   std::vector<std::string> now_list;
+  now_list.reserve(spec.container_images.size());
   size_t i = 0;
   for (const auto& [name, image] : spec.container_images) {
-    const pb::Container* c = containers[i++];
-    if (c != nullptr && c->has_launch_priority() && c->launch_priority() != *highest) {
+    const std::optional<int32_t>& p = priorities[i++];
+    if (p.has_value() && *p != *highest) {
       state.next_container_images[name] = image;
       continue;
     }
     batch.container_images[name] = image;
     if (!state.last_container_statuses.contains(name)) {
-      const pb::ContainerStatus* status = FindContainerStatus(pod, name);
-      state.last_container_statuses[name] = {status ? status->image_id() : "", status ? status->container_id() : ""};
+      const ContainerLastStatus status = pod.LastStatus(name);
+      state.last_container_statuses[name] = {std::string(status.image_id), std::string(status.container_id)};
     }
     now_list.push_back(name);
   }
@@ -714,6 +720,11 @@ InPlaceBatch ApplyImageBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec, 
 }  // namespace
 
 InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
+                               absl::Time now, bool apply_metadata) {
+  return ApplyInPlaceBatch(PodContainers(pod), spec, std::move(state), now, apply_metadata);
+}
+
+InPlaceBatch ApplyInPlaceBatch(const PodContainers& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
                                absl::Time now, bool apply_metadata) {
   InPlaceBatch batch;
   if (apply_metadata) {
@@ -732,15 +743,13 @@ InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec
   // Containers without a launch priority go now, plus those with the highest priority.
   std::optional<int32_t> highest;
   for (const std::string& name : changed) {
-    const pb::Container* c = FindContainer(pod, name);
-    if (c != nullptr && c->has_launch_priority() && (!highest || c->launch_priority() > *highest)) {
-      highest = c->launch_priority();
-    }
+    const std::optional<int32_t> p = pod.LaunchPriority(name);
+    if (p.has_value() && (!highest || *p > *highest)) highest = p;
   }
   std::set<std::string> now_set;
   for (const std::string& name : changed) {
-    const pb::Container* c = FindContainer(pod, name);
-    if (c == nullptr || !c->has_launch_priority() || c->launch_priority() == *highest) now_set.insert(name);
+    const std::optional<int32_t> p = pod.LaunchPriority(name);
+    if (!p.has_value() || *p == *highest) now_set.insert(name);
   }
   // A later container reading the same changed metadata key must restart with the first one.
   for (bool grew = true; grew;) {
@@ -784,8 +793,8 @@ InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec
       for (const auto& [k, v] : ref->second.annotations) batch.set_annotations[k] = v;
     }
     if (!state.last_container_statuses.contains(name)) {
-      const pb::ContainerStatus* status = FindContainerStatus(pod, name);
-      state.last_container_statuses[name] = {status ? status->image_id() : "", status ? status->container_id() : ""};
+      const ContainerLastStatus status = pod.LastStatus(name);
+      state.last_container_statuses[name] = {std::string(status.image_id), std::string(status.container_id)};
     }
   }
   std::vector<std::string> now_list(now_set.begin(), now_set.end());
@@ -796,6 +805,71 @@ InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec
   state.container_batches_record.push_back({Rfc3339(now), now_list});
   batch.state = std::move(state);
   return batch;
+}
+
+SingleBatchState::SingleBatchState(const InPlaceUpdateSpec& spec, absl::Time now)
+    : has_ref_metadata_(!spec.container_ref_metadata.empty()) {
+  const std::string& timestamp = Rfc3339(now);
+  prefix_ = "{\"revision\":";
+  AppendJsonString(prefix_, spec.revision);
+  prefix_ += ",\"updateTimestamp\":";
+  AppendJsonString(prefix_, timestamp);
+  prefix_ += ",\"lastContainerStatuses\":";
+  if (spec.container_images.empty()) prefix_ += "null";
+  if (spec.update_env_from_metadata) suffix_ += ",\"updateEnvFromMetadata\":true";
+  if (!spec.container_images.empty()) suffix_ += ",\"updateImages\":true";
+  suffix_ += ",\"containerBatchesRecord\":[{\"timestamp\":";
+  AppendJsonString(suffix_, timestamp);
+  suffix_ += ",\"containers\":";
+  std::vector<std::string> names;
+  names.reserve(spec.container_images.size());
+  for (const auto& [name, image] : spec.container_images) {
+    names_.push_back(name);
+    names.push_back(name);
+    std::string key;
+    AppendJsonString(key, name);
+    key.push_back(':');
+    name_keys_.push_back(std::move(key));
+  }
+  AppendStringList(suffix_, names);
+  suffix_ += "}]}";
+}
+
+bool SingleBatchState::Covers(const PodContainers& pod) const {
+  if (has_ref_metadata_) return false;
+  // The batch splits exactly when two of the containers carry different launch priorities.
+  std::optional<int32_t> seen;
+  for (std::string_view name : names_) {
+    const std::optional<int32_t> p = pod.LaunchPriority(name);
+    if (!p.has_value()) continue;
+    if (seen.has_value() && *seen != *p) return false;
+    seen = p;
+  }
+  return true;
+}
+
+void SingleBatchState::AppendTo(const PodContainers& pod, std::string* out) const {
+  out->append(prefix_);
+  if (!names_.empty()) {
+    out->push_back('{');
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (i > 0) out->push_back(',');
+      out->append(name_keys_[i]);
+      const ContainerLastStatus status = pod.LastStatus(names_[i]);
+      out->push_back('{');
+      if (!status.image_id.empty()) {
+        out->append("\"imageID\":");
+        AppendJsonString(*out, status.image_id);
+      }
+      if (!status.container_id.empty()) {
+        out->append(status.image_id.empty() ? "\"containerID\":" : ",\"containerID\":");
+        AppendJsonString(*out, status.container_id);
+      }
+      out->push_back('}');
+    }
+    out->push_back('}');
+  }
+  out->append(suffix_);
 }
 
 std::string NormalizeImage(std::string_view image) {

@@ -10,6 +10,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "planner/context.h"
+#include "planner/pod_facts.h"
+#include "planner/pod_source.h"
 
 namespace cloneset::planner {
 
@@ -56,6 +58,8 @@ bool RolloutIsInPlace(const PlanContext& ctx);
 
 // The first revision (in ctx.revisions order) the pod's revision label matches, or nullptr.
 const pb::ControllerRevision* PodRevision(const PlanContext& ctx, const pb::Pod& pod);
+// The same from the pod's facts (its revision label), without the pod object.
+const pb::ControllerRevision* PodRevision(const PlanContext& ctx, const PodFacts& pod);
 // The VCT hash annotation of a revision known to `ctx` ("" if absent or unknown).
 std::string RevisionVctHash(const PlanContext& ctx, const std::string& revision);
 
@@ -104,9 +108,35 @@ struct InPlaceBatch {
   std::vector<std::string> remove_finalizers;
   InPlaceUpdateState state;
 };
-// `apply_metadata` is false for later batches (the template metadata went with the first one).
+// `apply_metadata` is false for later batches (the template metadata went with the first one). Reads only the
+// pod's containers (launch priorities) and container statuses.
+InPlaceBatch ApplyInPlaceBatch(const PodContainers& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
+                               absl::Time now, bool apply_metadata);
 InPlaceBatch ApplyInPlaceBatch(const pb::Pod& pod, const InPlaceUpdateSpec& spec, InPlaceUpdateState state,
                                absl::Time now, bool apply_metadata);
+
+// The state annotation of the first batch of `spec` started at `now` when that batch takes every container of
+// the spec: no container reads metadata through env and the pod's launch priorities do not split the
+// containers (nearly every update). It is then the same for every pod but for the containers' last statuses,
+// so everything else is formatted once per spec instead of once per pod (a plan may start thousands).
+// AppendTo writes what FormatInPlaceState writes for the state ApplyInPlaceBatch records from the fresh state
+// {revision, updateTimestamp = now, updateEnvFromMetadata and updateImages of the spec}. `spec` must outlive it.
+class SingleBatchState {
+ public:
+  SingleBatchState(const InPlaceUpdateSpec& spec, absl::Time now);
+
+  // True when the first batch for `pod` takes every container (AppendTo applies); false: use ApplyInPlaceBatch.
+  bool Covers(const PodContainers& pod) const;
+  // Appends the state JSON for `pod`; Covers(pod) must hold.
+  void AppendTo(const PodContainers& pod, std::string* out) const;
+
+ private:
+  bool has_ref_metadata_ = false;
+  std::vector<std::string_view> names_;  // spec.container_images keys, in order
+  std::vector<std::string> name_keys_;   // "<name>": as JSON
+  std::string prefix_;                   // up to lastContainerStatuses' value
+  std::string suffix_;                   // after it
+};
 
 // Containers of the state's last batch have restarted on their new spec (§5.9 "containers completed").
 bool ContainersUpdateCompleted(const pb::Pod& pod, const InPlaceUpdateState& state);

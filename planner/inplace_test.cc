@@ -5,6 +5,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "planner/pod_facts.h"
+#include "planner/pod_source.h"
+#include "planner/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/testing/fixtures.h"
 
@@ -329,6 +332,137 @@ TEST(InPlaceBatchTest, SharedMetadataKeyPullsLowerPriorityContainer) {
   EXPECT_THAT(batch.set_labels, ElementsAre(Pair("ver", "2")));
   EXPECT_THAT(batch.state.next_container_ref_metadata, IsEmpty());
   EXPECT_THAT(batch.state.container_batches_record[0].containers, ElementsAre("c1", "c2"));
+}
+
+// A pod's containers read from a one-pod table, the way a plan of a pod-table request reads them.
+class TableContainers {
+ public:
+  explicit TableContainers(const pb::Pod& pod) {
+    pods_.Add()->CopyFrom(pod);
+    table_ = *EncodePodTable(pods_);
+    view_ = *PodTableView::Open(table_);
+  }
+  PodContainers containers() const { return PodContainers(*view_, 0); }
+
+ private:
+  google::protobuf::RepeatedPtrField<pb::Pod> pods_;
+  pb::PodTable table_;
+  std::unique_ptr<PodTableView> view_;
+};
+
+TEST(InPlaceBatchTest, TableAndObjectGiveTheSameBatch) {
+  const pb::Pod pod = ThreeContainerPod();
+  const TableContainers table(pod);
+  InPlaceUpdateSpec spec;
+  spec.revision = "cs-2";
+  spec.container_images = {{"c1", "a:2"}, {"c2", "b:2"}, {"c3", "c:2"}};
+  spec.container_ref_metadata["c3"].labels["ver"] = "2";
+  for (bool refs : {false, true}) {
+    if (!refs) spec.container_ref_metadata.clear();
+    const InPlaceBatch from_pod = ApplyInPlaceBatch(pod, spec, {}, Now(), true);
+    const InPlaceBatch from_table = ApplyInPlaceBatch(table.containers(), spec, {}, Now(), true);
+    EXPECT_EQ(from_table.container_images, from_pod.container_images);
+    EXPECT_EQ(from_table.set_labels, from_pod.set_labels);
+    EXPECT_EQ(FormatInPlaceState(from_table.state), FormatInPlaceState(from_pod.state));
+  }
+}
+
+// SingleBatchState must write exactly what the general path formats, whenever it says it covers the pod.
+struct SingleBatchCase {
+  std::string name;
+  std::map<std::string, std::string> images;
+  std::map<std::string, int32_t> priorities;  // container -> launch priority
+  bool ref_metadata = false;
+  bool env_from_metadata = false;
+  bool statuses = true;     // the pod reports container statuses
+  std::string image_id;     // for every status ("" = omitted)
+  std::string container_id;
+  bool covers;
+  std::string want;         // the annotation ("" when not covered)
+};
+
+class SingleBatchStateTest : public ::testing::TestWithParam<SingleBatchCase> {};
+
+TEST_P(SingleBatchStateTest, MatchesTheGeneralPath) {
+  const SingleBatchCase& c = GetParam();
+  PodBuilder builder("cs-a");
+  for (const char* name : {"c1", "c2"}) builder.Container(name, "x:1");
+  pb::Pod pod = builder;
+  if (!c.statuses) pod.clear_container_statuses();
+  for (pb::ContainerStatus& s : *pod.mutable_container_statuses()) {
+    s.set_image_id(c.image_id);
+    s.set_container_id(c.container_id);
+  }
+  for (pb::Container& container : *pod.mutable_containers()) {
+    if (auto it = c.priorities.find(container.name()); it != c.priorities.end()) {
+      container.set_launch_priority(it->second);
+    }
+  }
+  InPlaceUpdateSpec spec;
+  spec.revision = "cs-<2>";
+  spec.container_images = c.images;
+  spec.update_env_from_metadata = c.env_from_metadata;
+  if (c.ref_metadata) spec.container_ref_metadata["c1"].labels["ver"] = "2";
+  const SingleBatchState single(spec, Now());
+  const TableContainers table(pod);
+  for (const PodContainers& containers : {PodContainers(pod), table.containers()}) {
+    ASSERT_EQ(single.Covers(containers), c.covers);
+    if (!c.covers) continue;
+    InPlaceUpdateState fresh;
+    fresh.revision = spec.revision;
+    fresh.update_timestamp = Rfc3339(Now());
+    fresh.update_env_from_metadata = spec.update_env_from_metadata;
+    fresh.update_images = !spec.container_images.empty();
+    const std::string general =
+        FormatInPlaceState(ApplyInPlaceBatch(containers, spec, fresh, Now(), true).state);
+    std::string out = "kept:";
+    single.AppendTo(containers, &out);
+    EXPECT_EQ(out, "kept:" + general);
+    EXPECT_EQ(general, c.want);
+  }
+}
+
+const std::string kTs = FormatRfc3339(Now());
+const std::string kHead = R"({"revision":"cs-\u003c2\u003e","updateTimestamp":")" + kTs + R"(","lastContainerStatuses":)";
+const std::string kRecord = R"(,"containerBatchesRecord":[{"timestamp":")" + kTs + R"(","containers":)";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SingleBatchStateTest,
+    ::testing::Values(
+        SingleBatchCase{"OneImage", {{"c1", "a:2"}}, {}, false, false, true, "sha256:1", "docker://1", true,
+                        kHead + R"({"c1":{"imageID":"sha256:1","containerID":"docker://1"}},"updateImages":true)" +
+                            kRecord + R"(["c1"]}]})"},
+        SingleBatchCase{"TwoImagesEqualPriority", {{"c1", "a:2"}, {"c2", "b:2"}}, {{"c1", 3}, {"c2", 3}}, false,
+                        false, true, "id\"<&>", "", true,
+                        kHead + R"({"c1":{"imageID":"id\"\u003c\u0026\u003e"},"c2":{"imageID":"id\"\u003c\u0026\u003e"}},"updateImages":true)" +
+                            kRecord + R"(["c1","c2"]}]})"},
+        SingleBatchCase{"OnePrioritised", {{"c1", "a:2"}, {"c2", "b:2"}}, {{"c2", 1}}, false, false, true, "",
+                        "cid", true,
+                        kHead + R"({"c1":{"containerID":"cid"},"c2":{"containerID":"cid"}},"updateImages":true)" +
+                            kRecord + R"(["c1","c2"]}]})"},
+        SingleBatchCase{"NoStatuses", {{"c2", "b:2"}}, {}, false, true, false, "", "", true,
+                        kHead + R"({"c2":{}},"updateEnvFromMetadata":true,"updateImages":true)" + kRecord +
+                            R"(["c2"]}]})"},
+        SingleBatchCase{"MetadataOnly", {}, {}, false, false, true, "i", "c", true,
+                        kHead + "null" + kRecord + "[]}]}"},
+        SingleBatchCase{"PrioritiesSplit", {{"c1", "a:2"}, {"c2", "b:2"}}, {{"c1", 1}, {"c2", 2}}, false, false,
+                        true, "i", "c", false, ""},
+        SingleBatchCase{"RefMetadata", {{"c1", "a:2"}}, {}, true, true, true, "i", "c", false, ""}),
+    [](const ::testing::TestParamInfo<SingleBatchCase>& info) { return info.param.name; });
+
+TEST(PodRevisionTest, FactsAndPodAgree) {
+  PlanContext ctx;
+  pb::ControllerRevision r1 = ::cloneset::planner::testing::RevisionBuilder("cs-1111", 1);
+  pb::ControllerRevision r2 = ::cloneset::planner::testing::RevisionBuilder("cs-2222", 2);
+  ctx.revisions = {&r1, &r2};
+  for (const std::string label : {"cs-2222", "2222", "other-1111", "cs-3333", ""}) {
+    PodBuilder builder("cs-a");
+    if (!label.empty()) builder.Label(kRevisionLabel, label);
+    const pb::Pod pod = builder;
+    EXPECT_EQ(PodRevision(ctx, ComputePodFacts(pod)), PodRevision(ctx, pod)) << label;
+  }
+  pb::Pod pod = PodBuilder("cs-a").Label(kRevisionLabel, "x-2222");
+  EXPECT_EQ(PodRevision(ctx, ComputePodFacts(pod)), &r2);
 }
 
 // ---- Completion ----

@@ -97,26 +97,45 @@ const pb::LifecycleHook* PreNormalHook(const PlanContext& ctx) {
   return lifecycle != nullptr && lifecycle->has_pre_normal() ? &lifecycle->pre_normal() : nullptr;
 }
 
-pb::PatchPod* AddPodPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan) {
-  pb::Action* action = plan.AddAction();
-  action->set_stop_on_error(true);
-  pb::PatchPod* patch = action->mutable_patch_pod();
-  patch->set_name(pod.metadata().name());
-  patch->set_uid(pod.metadata().uid());
-  patch->set_resource_version(pod.metadata().resource_version());
-  patch->set_purpose(std::string(purpose));
+namespace {
+
+// Fills the target fields shared by PatchPod and PatchPodStatus.
+template <typename Patch>
+Patch* FillTarget(Patch* patch, std::string_view name, std::string_view uid, std::string_view resource_version,
+                  std::string_view purpose) {
+  patch->set_name(name.data(), name.size());
+  patch->set_uid(uid.data(), uid.size());
+  patch->set_resource_version(resource_version.data(), resource_version.size());
+  patch->set_purpose(purpose.data(), purpose.size());
   return patch;
 }
 
-pb::PatchPodStatus* AddPodStatusPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan) {
+pb::Action* AddStopOnErrorAction(PlanBuilder& plan) {
   pb::Action* action = plan.AddAction();
   action->set_stop_on_error(true);
-  pb::PatchPodStatus* patch = action->mutable_patch_pod_status();
-  patch->set_name(pod.metadata().name());
-  patch->set_uid(pod.metadata().uid());
-  patch->set_resource_version(pod.metadata().resource_version());
-  patch->set_purpose(std::string(purpose));
-  return patch;
+  return action;
+}
+
+}  // namespace
+
+pb::PatchPod* AddPodPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan) {
+  return FillTarget(AddStopOnErrorAction(plan)->mutable_patch_pod(), pod.metadata().name(), pod.metadata().uid(),
+                    pod.metadata().resource_version(), purpose);
+}
+
+pb::PatchPodStatus* AddPodStatusPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan) {
+  return FillTarget(AddStopOnErrorAction(plan)->mutable_patch_pod_status(), pod.metadata().name(),
+                    pod.metadata().uid(), pod.metadata().resource_version(), purpose);
+}
+
+pb::PatchPod* AddPodPatch(const PodFacts& pod, std::string_view purpose, PlanBuilder& plan) {
+  return FillTarget(AddStopOnErrorAction(plan)->mutable_patch_pod(), pod.name, pod.uid, pod.resource_version,
+                    purpose);
+}
+
+pb::PatchPodStatus* AddPodStatusPatch(const PodFacts& pod, std::string_view purpose, PlanBuilder& plan) {
+  return FillTarget(AddStopOnErrorAction(plan)->mutable_patch_pod_status(), pod.name, pod.uid,
+                    pod.resource_version, purpose);
 }
 
 bool ApplyNotReadyPolicy(const PlanContext& ctx, const pb::Pod& pod, std::string_view state, PlanBuilder& plan) {

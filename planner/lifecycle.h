@@ -5,6 +5,7 @@
 
 #include "planner/context.h"
 #include "planner/plan_builder.h"
+#include "planner/pod_facts.h"
 
 namespace cloneset::planner {
 
@@ -23,6 +24,9 @@ const pb::LifecycleHook* PreNormalHook(const PlanContext& ctx);
 // Appends an empty PatchPod / PatchPodStatus for `pod` (name, uid, listed resource_version, purpose) and returns it.
 pb::PatchPod* AddPodPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan);
 pb::PatchPodStatus* AddPodStatusPatch(const pb::Pod& pod, std::string_view purpose, PlanBuilder& plan);
+// The same from the pod's facts (name, uid, resourceVersion), for paths that never build the pod object.
+pb::PatchPod* AddPodPatch(const PodFacts& pod, std::string_view purpose, PlanBuilder& plan);
+pb::PatchPodStatus* AddPodStatusPatch(const PodFacts& pod, std::string_view purpose, PlanBuilder& plan);
 
 // The KruisePodReady write of markPodNotReady (§6.4) for a move to `state`; nothing when the pod lacks the
 // KruisePodReady readiness gate, the state has no not-ready key, or the condition already says so.

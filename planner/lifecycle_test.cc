@@ -73,6 +73,30 @@ TEST(HookAccessorsTest, ReturnConfiguredHooks) {
   EXPECT_EQ(PreNormalHook(s->ctx), nullptr);
 }
 
+TEST(AddPodPatchTest, FactsAndPodWriteTheSameTarget) {
+  const pb::Pod pod = PodBuilder("cs-a").ResourceVersion("42");
+  const PodFacts facts = ComputePodFacts(pod);
+  PlanBuilder from_pod;
+  PlanBuilder from_facts;
+  AddPodPatch(pod, "in-place-update", from_pod);
+  AddPodStatusPatch(pod, "start-in-place-update", from_pod);
+  AddPodPatch(facts, "in-place-update", from_facts);
+  AddPodStatusPatch(facts, "start-in-place-update", from_facts);
+  const pb::PlanResponse& want = *from_pod.response();
+  const pb::PlanResponse& got = *from_facts.response();
+  ASSERT_EQ(got.actions_size(), 2);
+  EXPECT_EQ(got.SerializeAsString(), want.SerializeAsString());
+  EXPECT_TRUE(got.actions(0).stop_on_error());
+  EXPECT_EQ(got.actions(0).patch_pod().name(), "cs-a");
+  EXPECT_EQ(got.actions(0).patch_pod().uid(), "uid-cs-a");
+  EXPECT_EQ(got.actions(0).patch_pod().resource_version(), "42");
+  EXPECT_EQ(got.actions(0).patch_pod().purpose(), "in-place-update");
+  EXPECT_EQ(got.actions(1).patch_pod_status().name(), "cs-a");
+  EXPECT_EQ(got.actions(1).patch_pod_status().uid(), "uid-cs-a");
+  EXPECT_EQ(got.actions(1).patch_pod_status().resource_version(), "42");
+  EXPECT_EQ(got.actions(1).patch_pod_status().purpose(), "start-in-place-update");
+}
+
 TEST(SetLifecycleStateTest, WritesStateAndTimestamp) {
   auto s = MakeScenario(CloneSetBuilder(), {PodBuilder("cs-a").Lifecycle(kStateNormal).ResourceVersion("7")},
                         ResolvedSpec{});

@@ -6,9 +6,14 @@ void PlanBuilder::AddEvent(pb::EventType type, std::string_view reason, std::str
                            std::string_view involved_pod) {
   pb::Event* event = response_->add_events();
   event->set_type(type);
-  event->set_reason(std::string(reason));
-  event->set_message(std::string(message));
-  event->set_involved_pod(std::string(involved_pod));
+  event->set_reason(reason.data(), reason.size());
+  event->set_message(message.data(), message.size());
+  event->set_involved_pod(involved_pod.data(), involved_pod.size());
+}
+
+void PlanBuilder::Reserve(int actions, int events) {
+  if (actions > 0) response_->mutable_actions()->Reserve(response_->actions_size() + actions);
+  if (events > 0) response_->mutable_events()->Reserve(response_->events_size() + events);
 }
 
 void PlanBuilder::PushRequeue(absl::Duration after) {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -216,17 +217,65 @@ bool NothingToRefresh(const PodFacts& f) {
   return !f.in_place_gate || ready_true;
 }
 
-struct Candidate {
-  int index;
-  const pb::Pod* pod;
+// What starting an in-place update to one spec writes that is the same for every pod: formatted once per plan
+// and spec, so each pod costs only its own names, IDs and the protobuf fields (a plan may start thousands).
+struct InPlaceStart {
+  InPlaceStart(const PlanContext& ctx, InPlaceUpdateSpec in_place)
+      : spec(std::move(in_place)),
+        revision_label(RevisionLabelValue(ctx, spec.revision)),
+        template_hash(ShortHash(spec.revision)),
+        event_suffix(absl::StrCat(" in-place(revision ", spec.revision, ")")),
+        single_batch(spec, ctx.now) {
+    if (spec.grace_seconds > 0) {
+      InPlaceUpdateState state = FirstState(ctx);
+      grace_state = FormatInPlaceState(state);
+      grace_spec = FormatGraceSpec(spec);
+    }
+  }
+  InPlaceStart(const InPlaceStart&) = delete;
+  InPlaceStart& operator=(const InPlaceStart&) = delete;
+
+  // The state before the first batch (upstream's PatchSpecToPod input).
+  InPlaceUpdateState FirstState(const PlanContext& ctx) const {
+    InPlaceUpdateState state;
+    state.revision = spec.revision;
+    state.update_timestamp = Rfc3339(ctx.now);
+    state.update_env_from_metadata = spec.update_env_from_metadata;
+    state.update_images = !spec.container_images.empty();
+    return state;
+  }
+
+  const InPlaceUpdateSpec spec;
+  const std::string revision_label;  // kRevisionLabel value
+  const std::string template_hash;   // kPodTemplateHashLabel value
+  const std::string event_suffix;    // of SuccessfulUpdatePodInPlace
+  const SingleBatchState single_batch;  // refers to `spec`
+  std::string grace_state;           // with a grace period: the state and grace annotations
+  std::string grace_spec;
 };
 
-// §5.8 (with our write plan): status False, then one spec patch.
-void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const InPlaceUpdateSpec& spec,
-                          PlanBuilder& plan) {
-  const pb::Pod& pod = PodOf(ctx, facts);
+// The template metadata changes of the first batch, in ApplyBatchToPatch's order.
+void ApplySpecMetadata(const InPlaceUpdateSpec& spec, pb::PatchPod* patch) {
+  if (!spec.set_labels.empty()) {
+    auto& labels = *patch->mutable_set_labels();
+    for (const auto& [k, v] : spec.set_labels) labels[k] = v;
+  }
+  if (!spec.set_annotations.empty()) {
+    auto& annotations = *patch->mutable_set_annotations();
+    for (const auto& [k, v] : spec.set_annotations) annotations[k] = v;
+  }
+  for (const std::string& k : spec.remove_labels) patch->add_remove_labels(k);
+  for (const std::string& k : spec.remove_annotations) patch->add_remove_annotations(k);
+  for (const std::string& f : spec.add_finalizers) patch->add_add_finalizers(f);
+  for (const std::string& f : spec.remove_finalizers) patch->add_remove_finalizers(f);
+}
+
+// §5.8 (with our write plan): status False, then one spec patch. Reads the pod's facts and containers only.
+void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const InPlaceStart& start,
+                          PlanBuilder& plan, std::string& message) {
+  const InPlaceUpdateSpec& spec = start.spec;
   if (facts.in_place_gate) {
-    pb::PatchPodStatus* status = AddPodStatusPatch(pod, "start-in-place-update", plan);
+    pb::PatchPodStatus* status = AddPodStatusPatch(facts, "start-in-place-update", plan);
     SetInPlaceReadyCondition(ctx, false, status->add_set_conditions());
     if (facts.has_ready_condition && !facts.ready_false && facts.containers_ready) {
       pb::Condition* not_ready = status->add_set_conditions();
@@ -239,33 +288,44 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
       SetTimestamp(ctx.now, not_ready->mutable_last_transition_time());
     }
   }
-  pb::PatchPod* patch = AddPodPatch(pod, "in-place-update", plan);
-  SetRevisionLabels(ctx, spec.revision, patch);
+  pb::PatchPod* patch = AddPodPatch(facts, "in-place-update", plan);
+  auto& labels = *patch->mutable_set_labels();
+  labels[kRevisionLabel] = start.revision_label;
+  labels[kPodTemplateHashLabel] = start.template_hash;
   if (HasLifecycle(ctx)) {
-    (*patch->mutable_set_labels())[kLifecycleStateLabel] = kStateUpdating;
+    labels[kLifecycleStateLabel] = kStateUpdating;
     (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = Rfc3339(ctx.now);
   }
-  InPlaceUpdateState state;
-  state.revision = spec.revision;
-  state.update_timestamp = Rfc3339(ctx.now);
-  state.update_env_from_metadata = spec.update_env_from_metadata;
-  state.update_images = !spec.container_images.empty();
   if (spec.grace_seconds <= 0) {
-    ApplyBatchToPatch(ApplyInPlaceBatch(pod, spec, std::move(state), ctx.now, /*apply_metadata=*/true),
-                      facts.has_legacy_state, patch);
+    const PodContainers containers = ContainersOf(ctx, facts);
+    if (start.single_batch.Covers(containers)) {
+      // ApplyBatchToPatch of the batch ApplyInPlaceBatch would make, written straight into the patch.
+      if (!spec.container_images.empty()) {
+        auto& images = *patch->mutable_container_images();
+        for (const auto& [name, image] : spec.container_images) images[name] = image;
+      }
+      ApplySpecMetadata(spec, patch);
+      std::string& state = (*patch->mutable_set_annotations())[kInPlaceStateAnnotation];
+      state.clear();
+      start.single_batch.AppendTo(containers, &state);
+      if (facts.has_legacy_state) patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
+    } else {
+      ApplyBatchToPatch(ApplyInPlaceBatch(containers, spec, start.FirstState(ctx), ctx.now, /*apply_metadata=*/true),
+                        facts.has_legacy_state, patch);
+    }
     RemoveGraceAnnotations(facts.has_grace_key, facts.has_legacy_grace, patch);
   } else {
-    (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = FormatInPlaceState(state);
-    (*patch->mutable_set_annotations())[kInPlaceGraceAnnotation] = FormatGraceSpec(spec);
+    (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = start.grace_state;
+    (*patch->mutable_set_annotations())[kInPlaceGraceAnnotation] = start.grace_spec;
     if (facts.has_legacy_state) {
       patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
     }
     plan.PushRequeue(absl::Seconds(spec.grace_seconds));
   }
-  plan.AddEvent(pb::NORMAL, "SuccessfulUpdatePodInPlace",
-                absl::StrFormat("successfully update pod %s in-place(revision %s)", pod.metadata().name(),
-                                spec.revision),
-                pod.metadata().name());
+  message.assign("successfully update pod ");
+  message.append(facts.name);
+  message.append(start.event_suffix);
+  plan.AddEvent(pb::NORMAL, "SuccessfulUpdatePodInPlace", message, facts.name);
 }
 
 std::vector<std::string> PodPvcNames(const PlanContext& ctx, const pb::Pod& pod) {
@@ -321,25 +381,30 @@ class InPlaceSpecCache {
   InPlaceSpecCache(const PlanContext& ctx, const std::string& target) : ctx_(ctx), target_(target) {}
 
   struct Entry {
-    std::optional<InPlaceUpdateSpec> spec;  // nullopt: not in place, for `why_not`
+    std::unique_ptr<InPlaceStart> start;  // nullptr: not in place, for `why_not`
     std::string why_not;
   };
 
   // Keyed by the pod's revision label: PodRevision is a function of it, so it runs once per distinct label.
   const Entry& Get(const PodFacts& pod) {
+    // Pods mostly share one label: the last answer saves the hash lookup.
+    if (last_ != nullptr && pod.revision == last_label_) return *last_;
     auto it = by_label_.find(absl::string_view(pod.revision.data(), pod.revision.size()));
     if (it == by_label_.end()) {
-      const pb::ControllerRevision* revision = PodRevision(ctx_, PodOf(ctx_, pod));
+      const pb::ControllerRevision* revision = PodRevision(ctx_, pod);
       const std::string key = revision == nullptr ? std::string() : revision->metadata().name();
       auto entry = cache_.find(key);
       if (entry == cache_.end()) {
         Entry fresh;
-        fresh.spec = CalculateInPlaceUpdate(ctx_, revision, target_, &fresh.why_not);
+        std::optional<InPlaceUpdateSpec> spec = CalculateInPlaceUpdate(ctx_, revision, target_, &fresh.why_not);
+        if (spec.has_value()) fresh.start = std::make_unique<InPlaceStart>(ctx_, *std::move(spec));
         entry = cache_.emplace(key, std::move(fresh)).first;
       }
       it = by_label_.emplace(std::string(pod.revision), &entry->second).first;
     }
-    return *it->second;
+    last_label_ = it->first;
+    last_ = it->second;
+    return *last_;
   }
 
  private:
@@ -347,57 +412,58 @@ class InPlaceSpecCache {
   const std::string& target_;
   std::map<std::string, Entry> cache_;
   absl::flat_hash_map<std::string, const Entry*> by_label_;
+  std::string last_label_;  // a copy: flat_hash_map moves its keys when it grows
+  const Entry* last_ = nullptr;
 };
 
-// §5.6 for one selected pod. Returns an error for InPlaceOnly pods that cannot be updated in place.
+// §5.6 for one selected pod. Returns an error for InPlaceOnly pods that cannot be updated in place. The pod object
+// is built (PodOf) only off the common path: lifecycle hooks, recreation, errors.
 absl::Status UpdatePod(const PlanContext& ctx, const PodFacts& facts, const std::string& target, PlanBuilder& plan,
-                       InPlaceSpecCache& specs, bool* updated) {
+                       InPlaceSpecCache& specs, std::string& message, bool* updated) {
   *updated = false;
-  const pb::Pod& pod = PodOf(ctx, facts);
-  const std::string& name = pod.metadata().name();
+  const absl::string_view name(facts.name.data(), facts.name.size());  // for absl formatting
   if (ctx.spec.policy != PodUpdatePolicy::kReCreate) {
     const InPlaceSpecCache::Entry& in_place = specs.Get(facts);
-    const std::optional<InPlaceUpdateSpec>& spec = in_place.spec;
     const std::string& why_not = in_place.why_not;
-    if (spec.has_value()) {
+    if (in_place.start != nullptr) {
       const Lifecycle state = facts.lifecycle;
       const pb::LifecycleHook* hook = InPlaceUpdateHook(ctx);
       const bool mark = hook != nullptr && hook->mark_pod_not_ready();
       if (state == Lifecycle::kNone || state == Lifecycle::kPreparingNormal || state == Lifecycle::kNormal) {
-        if (IsHooked(hook, pod)) {
-          SetLifecycleState(ctx, pod, kStatePreparingUpdate, mark, nullptr, plan);
+        if (hook != nullptr && IsHooked(hook, PodOf(ctx, facts))) {
+          SetLifecycleState(ctx, PodOf(ctx, facts), kStatePreparingUpdate, mark, nullptr, plan);
           return absl::OkStatus();
         }
       } else if (state == Lifecycle::kUpdated) {
-        if (hook != nullptr) SetLifecycleState(ctx, pod, kStatePreparingUpdate, mark, hook, plan);
+        if (hook != nullptr) SetLifecycleState(ctx, PodOf(ctx, facts), kStatePreparingUpdate, mark, hook, plan);
         return absl::OkStatus();
       } else if (state == Lifecycle::kPreparingUpdate) {
-        if (IsHooked(hook, pod)) {
+        if (hook != nullptr && IsHooked(hook, PodOf(ctx, facts))) {
           plan.summary()->add_blocked_reasons(
               absl::StrCat("pod ", name, " waits for its inPlaceUpdate hook to be removed"));
           return absl::OkStatus();
         }
       } else if (state != Lifecycle::kUpdating) {
-        return absl::FailedPreconditionError(
-            absl::StrFormat("not allowed to in-place update pod %s in state %s", name, LifecycleState(pod)));
+        return absl::FailedPreconditionError(absl::StrFormat("not allowed to in-place update pod %s in state %s",
+                                                             name, LifecycleState(PodOf(ctx, facts))));
       }
-      PerformInPlaceUpdate(ctx, facts, *spec, plan);
+      PerformInPlaceUpdate(ctx, facts, *in_place.start, plan, message);
       *updated = true;
       return absl::OkStatus();
     }
     if (ctx.spec.policy == PodUpdatePolicy::kInPlaceOnly) {
       const std::string message = absl::StrFormat(
           "find Pod %s update strategy is InPlaceOnly but can not update in-place: %s", name, why_not);
-      plan.AddEvent(pb::WARNING, "FailedUpdatePodInPlace", message, name);
+      plan.AddEvent(pb::WARNING, "FailedUpdatePodInPlace", message, facts.name);
       plan.summary()->add_blocked_reasons(message);
       return absl::FailedPreconditionError(message);
     }
     plan.AddEvent(pb::NORMAL, "InPlaceUpdateNotPossible",
                   absl::StrFormat("pod %s cannot be updated in place to revision %s (%s), so it is recreated", name,
                                   target, why_not),
-                  name);
+                  facts.name);
   }
-  RecreatePod(ctx, pod, target, plan);
+  RecreatePod(ctx, PodOf(ctx, facts), target, plan);
   *updated = true;
   return absl::OkStatus();
 }
@@ -498,9 +564,11 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   absl::Status first_error;
   int updated_now = 0;
   InPlaceSpecCache specs(ctx, target);
+  plan.Reserve(2 * static_cast<int>(can), static_cast<int>(can));
+  std::string message;  // event text, reused across pods
   for (size_t i = 0; i < can; ++i) {
     bool updated = false;
-    absl::Status status = UpdatePod(ctx, all_facts[ordered[i]], target, plan, specs, &updated);
+    absl::Status status = UpdatePod(ctx, all_facts[ordered[i]], target, plan, specs, message, &updated);
     if (updated) ++updated_now;
     if (!status.ok() && first_error.ok()) first_error = status;
   }
