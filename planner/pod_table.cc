@@ -111,9 +111,14 @@ absl::Status Offsets(const RepeatedField<uint32_t>& counts, absl::string_view co
 }  // namespace
 
 absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods) {
+  std::vector<const pb::Pod*> pointers(pods.pointer_begin(), pods.pointer_end());
+  return EncodePodTable(pointers);
+}
+
+absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pods) {
   pb::PodTable t;
   StringTable strings(&t);
-  const int n = pods.size();
+  const int n = static_cast<int>(pods.size());
   for (auto* column : {t.mutable_name(), t.mutable_namespace_(), t.mutable_uid(), t.mutable_resource_version(),
                        t.mutable_node_name(), t.mutable_phase(), t.mutable_label_counts(),
                        t.mutable_annotation_counts(), t.mutable_finalizer_counts(),
@@ -123,7 +128,7 @@ absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrF
     column->Reserve(n);
   }
   for (int i = 0; i < n; ++i) {
-    const pb::Pod& pod = pods.Get(i);
+    const pb::Pod& pod = *pods[i];
     const pb::ObjectMeta& meta = pod.metadata();
     t.add_name(strings.Ref(meta.name()));
     t.add_namespace_(strings.Ref(meta.namespace_()));

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "google/protobuf/arena.h"
 
@@ -26,6 +27,7 @@ namespace pb = ::cloneset::planner::v1;
 // Encodes `pods` (in order) as a table that decodes to equal pods, sharing repeated strings. Fails, naming the
 // pod and field, for a timestamp outside what the table carries (years 1678 to 2262, as int64 nanoseconds).
 absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods);
+absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pods);
 
 // How many pods a request carries, in `pods` or in `pod_table`.
 inline int PodsInRequest(const pb::PlanRequest& request) {
