@@ -115,12 +115,13 @@ void Reconciler::ReReadAfterConflict(const std::string& key, ObjectKind kind, co
   if (fresh.ok()) ExpectFromResponse(key, kind, name, Want::kAtLeastVersion, *fresh);
 }
 
-ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const pb::PlanRequest& req,
+ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const PlanSnapshot& snapshot,
                                   const pb::PlanResponse& plan) {
   ReconcileResult r;
-  ApplyState st{key, cs, req, cs.metadata().namespace_()};
-  st.pods_by_name.reserve(req.pods_size());
-  for (const pb::Pod& p : req.pods()) st.pods_by_name.emplace(p.metadata().name(), &p);
+  ApplyState st{key, cs, snapshot.request, cs.metadata().namespace_()};
+  const std::vector<const pb::Pod*> pods = snapshot.Pods();
+  st.pods_by_name.reserve(pods.size());
+  for (const pb::Pod* p : pods) st.pods_by_name.emplace(p->metadata().name(), p);
   // A reconcile can race the garbage collector: pods deleted with their CloneSet can reach the pod cache before
   // the CloneSet's own deletion does, and the stale CloneSet would be scaled back up with pods nobody owns.
   // Creations are the writes that outlive the CloneSet, so they go only after a fresh read shows it still there

@@ -46,6 +46,9 @@ ABSL_FLAG(std::string, identity, "", "Lease holder identity (default: hostname_p
 ABSL_FLAG(int32_t, workers, 4, "Concurrent reconciles (different CloneSets)");
 ABSL_FLAG(int32_t, apply_parallelism, 4,
           "API writes of one CloneSet's plan in flight at once (independent pods; 1 = one at a time, in plan order)");
+ABSL_FLAG(bool, planner_pod_table, true,
+          "Send a CloneSet's pods to the planner as PlanRequest.pod_table (compact, fast to parse); false sends "
+          "PlanRequest.pods, for a planner that predates the pod table");
 ABSL_FLAG(double, qps, 0, "Client-side API request rate limit; 0 = unlimited (server-side priority and fairness)");
 ABSL_FLAG(int32_t, burst, 0, "Client-side burst with --qps");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics address (port 0 = any)");
@@ -167,7 +170,12 @@ int Run() {
                          .clock = &kube::RealClock::Get(),
                          .metrics = &metrics,
                          .owns = [&shards](const std::string& key) { return shards.Owns(key); },
-                         .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism))});
+                         .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism)),
+                         .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
+                         .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
+                           Log("warn", "pods sent as objects: the pod table cannot carry them (logged once)",
+                               {{"key", key}, {"error", error.ToString()}});
+                         }});
 
   // Endpoints first, so probes answer while the caches sync.
   auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);

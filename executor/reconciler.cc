@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
+#include "planner/pod_table.h"
 #include "snapshot/patch.h"
 
 namespace cloneset::executor {
@@ -61,25 +62,57 @@ uint64_t Seed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods) {
 
 }  // namespace
 
-pb::PlanRequest Reconciler::BuildRequest(const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
-  pb::PlanRequest req;
+std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
+  std::vector<const pb::Pod*> out;
+  if (request.pods_size() > 0) {
+    out.reserve(request.pods_size());
+    for (const pb::Pod& p : request.pods()) out.push_back(&p);
+  } else {
+    out.reserve(table_pods.size());
+    for (const pb::Pod& p : table_pods) out.push_back(&p);
+  }
+  return out;
+}
+
+PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
+  PlanSnapshot snapshot;
+  pb::PlanRequest& req = snapshot.request;
   *req.mutable_clone_set() = cs;
   const std::string& ns = cs.metadata().namespace_();
   const std::string& uid = cs.metadata().uid();
   std::sort(pods.begin(), pods.end(),
             [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
   req.set_random_seed(Seed(cs, pods));
-  for (auto& p : pods) *req.add_pods() = std::move(p);
+  std::vector<std::string> node_names;
   if (NeedsNodes(cs.spec().template_json())) {
-    std::vector<std::string> names;
-    for (const auto& p : req.pods()) {
-      if (!p.node_name().empty()) names.push_back(p.node_name());
+    for (const auto& p : pods) {
+      if (!p.node_name().empty()) node_names.push_back(p.node_name());
     }
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    if (!names.empty()) {
-      for (auto& n : d_.cache->NodesNamed(names)) *req.add_nodes() = std::move(n);
+  }
+  bool as_table = d_.planner_pod_table;
+  if (as_table) {
+    std::vector<const pb::Pod*> rows;
+    rows.reserve(pods.size());
+    for (const pb::Pod& p : pods) rows.push_back(&p);
+    absl::StatusOr<pb::PodTable> table = planner::EncodePodTable(rows);
+    if (table.ok()) {
+      *req.mutable_pod_table() = *std::move(table);
+      snapshot.table_pods = std::move(pods);
+    } else {
+      as_table = false;
+      if (!pod_table_fallback_reported_.exchange(true) && d_.pod_table_fallback) {
+        d_.pod_table_fallback(key, table.status());
+      }
     }
+  }
+  if (!as_table) {
+    req.mutable_pods()->Reserve(static_cast<int>(pods.size()));
+    for (auto& p : pods) *req.add_pods() = std::move(p);
+  }
+  if (!node_names.empty()) {
+    std::sort(node_names.begin(), node_names.end());
+    node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
+    for (auto& n : d_.cache->NodesNamed(node_names)) *req.add_nodes() = std::move(n);
   }
   for (auto& pvc : d_.cache->PvcsOwnedBy(ns, uid)) {
     if (pvc.metadata().has_deletion_timestamp()) continue;  // §0.5 step 4
@@ -90,7 +123,7 @@ pb::PlanRequest Reconciler::BuildRequest(const pb::CloneSet& cs, std::vector<pb:
   req.mutable_now()->set_seconds(absl::ToUnixSeconds(now));
   req.mutable_now()->set_nanos(static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) /
                                                     absl::Nanoseconds(1)));
-  return req;
+  return snapshot;
 }
 
 absl::StatusOr<std::string> Reconciler::ValidationErrors(const std::string& key, const pb::CloneSet& cs,
@@ -174,9 +207,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     return r;
   }
 
-  const pb::PlanRequest req = BuildRequest(cs, std::move(pods));
+  const PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
   const absl::Time start = absl::Now();
-  auto plan = d_.planner->Plan(req);
+  auto plan = d_.planner->Plan(snapshot.request);
   if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
   if (!plan.ok()) {
     if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(plan.status().code()));
@@ -184,7 +217,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     // Planner down or failing: no write at all, retry with back-off.
     return {plan.status(), absl::ZeroDuration(), "error"};
   }
-  return Apply(key, cs, req, *plan);
+  return Apply(key, cs, snapshot, *plan);
 }
 
 ReconcileResult Reconciler::HandleInvalid(const std::string& key, const pb::CloneSet& cs,

@@ -10,6 +10,7 @@
 #include "kube/api_status.h"
 #include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
+#include "planner/pod_table.h"
 #include "prometheus/registry.h"
 
 namespace cloneset::executor {
@@ -472,7 +473,7 @@ TEST_F(ReconcilerTest, ExpiredExpectationsCountALeakAndListFresh) {
   EXPECT_CALL(cache_, PodsOwnedBy(_, _)).Times(0);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce([](const pb::PlanRequest& req) {
-    EXPECT_EQ(req.pods_size(), 1);
+    EXPECT_EQ(planner::PodsInRequest(req), 1);
     return absl::StatusOr<pb::PlanResponse>(pb::PlanResponse());
   });
   auto r = Make().Reconcile(kKey);
