@@ -837,6 +837,7 @@ SingleBatchState::SingleBatchState(const InPlaceUpdateSpec& spec, absl::Time now
 
 bool SingleBatchState::Covers(const PodContainers& pod) const {
   if (has_ref_metadata_) return false;
+  if (names_.size() < 2) return true;  // one container cannot be split from itself
   // The batch splits exactly when two of the containers carry different launch priorities.
   std::optional<int32_t> seen;
   for (std::string_view name : names_) {
@@ -849,6 +850,14 @@ bool SingleBatchState::Covers(const PodContainers& pod) const {
 }
 
 void SingleBatchState::AppendTo(const PodContainers& pod, std::string* out) const {
+  // One allocation for the whole value: sized from the statuses first (only escaping can still grow it).
+  constexpr size_t kStatusSyntax = sizeof("{\"imageID\":\"\",\"containerID\":\"\"},") - 1;
+  size_t size = out->size() + prefix_.size() + suffix_.size() + 2;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const ContainerLastStatus status = pod.LastStatus(names_[i]);
+    size += name_keys_[i].size() + kStatusSyntax + status.image_id.size() + status.container_id.size();
+  }
+  out->reserve(size);
   out->append(prefix_);
   if (!names_.empty()) {
     out->push_back('{');

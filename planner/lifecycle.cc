@@ -99,14 +99,15 @@ const pb::LifecycleHook* PreNormalHook(const PlanContext& ctx) {
 
 namespace {
 
-// Fills the target fields shared by PatchPod and PatchPodStatus.
+// Fills the target fields shared by PatchPod and PatchPodStatus. Each value goes in as a std::string rvalue:
+// protobuf's set_x(const char*, size_t) copies a temporary string (one more allocation and free per field).
 template <typename Patch>
 Patch* FillTarget(Patch* patch, std::string_view name, std::string_view uid, std::string_view resource_version,
                   std::string_view purpose) {
-  patch->set_name(name.data(), name.size());
-  patch->set_uid(uid.data(), uid.size());
-  patch->set_resource_version(resource_version.data(), resource_version.size());
-  patch->set_purpose(purpose.data(), purpose.size());
+  patch->set_name(std::string(name));
+  patch->set_uid(std::string(uid));
+  patch->set_resource_version(std::string(resource_version));
+  patch->set_purpose(std::string(purpose));
   return patch;
 }
 

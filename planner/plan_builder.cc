@@ -6,9 +6,10 @@ void PlanBuilder::AddEvent(pb::EventType type, std::string_view reason, std::str
                            std::string_view involved_pod) {
   pb::Event* event = response_->add_events();
   event->set_type(type);
-  event->set_reason(reason.data(), reason.size());
-  event->set_message(message.data(), message.size());
-  event->set_involved_pod(involved_pod.data(), involved_pod.size());
+  // As std::string rvalues: set_x(const char*, size_t) would copy a temporary (an extra allocation and free).
+  event->set_reason(std::string(reason));
+  event->set_message(std::string(message));
+  event->set_involved_pod(std::string(involved_pod));
 }
 
 void PlanBuilder::Reserve(int actions, int events) {

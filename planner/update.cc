@@ -60,11 +60,28 @@ void ApplyBatchToPatch(const InPlaceBatch& batch, const pb::Pod& pod, pb::PatchP
   ApplyBatchToPatch(batch, pod.metadata().annotations().contains(kLegacyInPlaceStateAnnotation), patch);
 }
 
+// The constant texts written for every pod updated in place, as strings: protobuf's set_x(const char*) would copy
+// a temporary std::string (one more allocation and free per field and pod).
+struct InPlaceTexts {
+  const std::string ready_type = kInPlaceUpdateReadyCondition;
+  const std::string start_reason = "StartInPlaceUpdate";
+  const std::string gates_not_ready_reason = "ReadinessGatesNotReady";
+  // The kubelet's own wording (GeneratePodReadyCondition): the kubelet then finds Ready as it would write it and
+  // does not write again, so the spec patch right after the status patch does not meet a 409.
+  const std::string gates_not_ready_message =
+      "the status of pod readiness gate \"InPlaceUpdateReady\" is not \"True\", but False";
+};
+
+const InPlaceTexts& Texts() {
+  static const InPlaceTexts* const texts = new InPlaceTexts();
+  return *texts;
+}
+
 // Written where it lands (the response may be on an arena: no temporary to copy).
 void SetInPlaceReadyCondition(const PlanContext& ctx, bool ready, pb::Condition* condition) {
-  condition->set_type(kInPlaceUpdateReadyCondition);
+  condition->set_type(Texts().ready_type);
   condition->set_status(ready ? "True" : "False");
-  if (!ready) condition->set_reason("StartInPlaceUpdate");
+  if (!ready) condition->set_reason(Texts().start_reason);
   SetTimestamp(ctx.now, condition->mutable_last_transition_time());
 }
 
@@ -281,10 +298,8 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
       pb::Condition* not_ready = status->add_set_conditions();
       not_ready->set_type("Ready");
       not_ready->set_status("False");
-      not_ready->set_reason("ReadinessGatesNotReady");
-      // The kubelet's own wording (GeneratePodReadyCondition): the kubelet then finds Ready as it would write
-      // it and does not write again, so our spec patch right after this does not meet a 409.
-      not_ready->set_message("the status of pod readiness gate \"InPlaceUpdateReady\" is not \"True\", but False");
+      not_ready->set_reason(Texts().gates_not_ready_reason);
+      not_ready->set_message(Texts().gates_not_ready_message);
       SetTimestamp(ctx.now, not_ready->mutable_last_transition_time());
     }
   }
