@@ -384,9 +384,20 @@ namespace {
 // a DOM: this runs once per updated pod.
 // Bytes copied as they are: everything but the characters Go's encoding/json escapes and the first byte of
 // U+2028/U+2029.
-bool PlainJsonByte(unsigned char c) {
+constexpr bool PlainJsonByteSlow(unsigned char c) {
   return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c != 0xe2;
 }
+
+// As a table: the scan runs over every byte of the image and container IDs of every updated pod.
+struct PlainJsonBytes {
+  bool plain[256] = {};
+  constexpr PlainJsonBytes() {
+    for (int c = 0; c < 256; ++c) plain[c] = PlainJsonByteSlow(static_cast<unsigned char>(c));
+  }
+};
+constexpr PlainJsonBytes kPlainJsonBytes;
+
+bool PlainJsonByte(unsigned char c) { return kPlainJsonBytes.plain[c]; }
 
 void AppendJsonString(std::string& out, std::string_view value) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -850,11 +861,15 @@ bool SingleBatchState::Covers(const PodContainers& pod) const {
 }
 
 void SingleBatchState::AppendTo(const PodContainers& pod, std::string* out) const {
-  // One allocation for the whole value: sized from the statuses first (only escaping can still grow it).
+  // One allocation for the whole value: sized from the statuses first (only escaping can still grow it). The
+  // statuses of the first few containers are kept for the second pass; more are looked up again.
   constexpr size_t kStatusSyntax = sizeof("{\"imageID\":\"\",\"containerID\":\"\"},") - 1;
+  constexpr size_t kKept = 4;
+  ContainerLastStatus kept[kKept];
   size_t size = out->size() + prefix_.size() + suffix_.size() + 2;
   for (size_t i = 0; i < names_.size(); ++i) {
     const ContainerLastStatus status = pod.LastStatus(names_[i]);
+    if (i < kKept) kept[i] = status;
     size += name_keys_[i].size() + kStatusSyntax + status.image_id.size() + status.container_id.size();
   }
   out->reserve(size);
@@ -864,7 +879,7 @@ void SingleBatchState::AppendTo(const PodContainers& pod, std::string* out) cons
     for (size_t i = 0; i < names_.size(); ++i) {
       if (i > 0) out->push_back(',');
       out->append(name_keys_[i]);
-      const ContainerLastStatus status = pod.LastStatus(names_[i]);
+      const ContainerLastStatus status = i < kKept ? kept[i] : pod.LastStatus(names_[i]);
       out->push_back('{');
       if (!status.image_id.empty()) {
         out->append("\"imageID\":");

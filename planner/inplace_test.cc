@@ -386,7 +386,7 @@ class SingleBatchStateTest : public ::testing::TestWithParam<SingleBatchCase> {}
 TEST_P(SingleBatchStateTest, MatchesTheGeneralPath) {
   const SingleBatchCase& c = GetParam();
   PodBuilder builder("cs-a");
-  for (const char* name : {"c1", "c2"}) builder.Container(name, "x:1");
+  for (const char* name : {"c1", "c2", "c3", "c4", "c5"}) builder.Container(name, "x:1");
   pb::Pod pod = builder;
   if (!c.statuses) pod.clear_container_statuses();
   for (pb::ContainerStatus& s : *pod.mutable_container_statuses()) {
@@ -445,6 +445,12 @@ INSTANTIATE_TEST_SUITE_P(
                             R"(["c2"]}]})"},
         SingleBatchCase{"MetadataOnly", {}, {}, false, false, true, "i", "c", true,
                         kHead + "null" + kRecord + "[]}]}"},
+        SingleBatchCase{"FiveImages", {{"c1", "a:2"}, {"c2", "b:2"}, {"c3", "c:2"}, {"c4", "d:2"}, {"c5", "e:2"}},
+                        {{"c5", 7}}, false, false, true, "i", "c", true,
+                        kHead + R"({"c1":{"imageID":"i","containerID":"c"},"c2":{"imageID":"i","containerID":"c"},)" +
+                            R"("c3":{"imageID":"i","containerID":"c"},"c4":{"imageID":"i","containerID":"c"},)" +
+                            R"("c5":{"imageID":"i","containerID":"c"}},"updateImages":true)" + kRecord +
+                            R"(["c1","c2","c3","c4","c5"]}]})"},
         SingleBatchCase{"PrioritiesSplit", {{"c1", "a:2"}, {"c2", "b:2"}}, {{"c1", 1}, {"c2", 2}}, false, false,
                         true, "i", "c", false, ""},
         SingleBatchCase{"RefMetadata", {{"c1", "a:2"}}, {}, true, true, true, "i", "c", false, ""}),

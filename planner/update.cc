@@ -529,6 +529,7 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   std::vector<PodFacts> scratch;
   const std::vector<PodFacts>& all_facts = AllFacts(ctx, scratch);
   std::vector<int> candidates;
+  candidates.reserve(ctx.pods.size());
   int waiting_in_grace = 0;
   for (int i = 0; i < static_cast<int>(ctx.pods.size()); ++i) {
     const PodFacts& facts = all_facts[i];
