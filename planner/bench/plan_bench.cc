@@ -173,17 +173,28 @@ void BM_PlanGrpc(benchmark::State& state) {
   static auto* loopback = new LoopbackService();
   const auto pods = static_cast<int32_t>(state.range(0));
   const v1::PlanRequest& request = kTable ? TableRequestFor(pods) : RequestFor(pods);
-  v1::PlanResponse response;
+  // The client parses each response onto an arena, as the service does with requests: a plan of thousands of
+  // actions is then freed at once instead of map entry by map entry.
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 64 << 10;
+  options.max_block_size = 4 << 20;
+  v1::PlanResponse last;
+  bool kept = false;
   for (auto _ : state) {
+    google::protobuf::Arena arena(options);
+    auto* response = google::protobuf::Arena::CreateMessage<v1::PlanResponse>(&arena);
     grpc::ClientContext ctx;
-    response.Clear();
-    const grpc::Status st = loopback->stub->Plan(&ctx, request, &response);
+    const grpc::Status st = loopback->stub->Plan(&ctx, request, response);
     if (!st.ok()) {
       state.SkipWithError(st.error_message().c_str());
       return;
     }
+    if (!kept) {
+      last = *response;  // for the counters
+      kept = true;
+    }
   }
-  SetCounters(state, request, response);
+  SetCounters(state, request, last);
 }
 
 void Sizes(benchmark::internal::Benchmark* b) {
