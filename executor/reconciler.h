@@ -62,7 +62,7 @@ struct ReconcilerDeps {
   // Send the pods as PlanRequest.pod_table (the compact encoding, parsed ~30x faster by the planner); false sends
   // PlanRequest.pods, for a planner older than the table.
   bool planner_pod_table = true;
-  // Called once per process the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
+  // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
   // the years 1678-2262): that request, and every such one after it, carries `pods` instead. Optional.
   std::function<void(const std::string& key, const absl::Status& error)> pod_table_fallback;
 };
