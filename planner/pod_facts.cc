@@ -226,6 +226,8 @@ const PodFacts* CurrentFacts(const PlanContext& ctx) {
       ctx.facts_current_revision != ctx.current_revision) {
     return nullptr;
   }
+  // A context built from a pod table has no pod objects to edit: its facts stay current.
+  if (ctx.pod_store != nullptr) return ctx.pod_facts.data();
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
     if (ctx.pod_facts[i].pod != ctx.pods[i]) return nullptr;
   }
