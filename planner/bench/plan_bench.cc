@@ -19,6 +19,13 @@
 #include "planner/service/server.h"
 #include "prometheus/registry.h"
 
+// The allocator options of the cloneset-planner binary (planner/service/main.cc): jemalloc without time-based
+// purging, so the in-process numbers are those of the service's process. planner_bench_glibc ignores this.
+extern "C" {
+// NOLINTNEXTLINE: the name and type are jemalloc's.
+const char* malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
+}
+
 namespace cloneset::planner::bench {
 namespace {
 

@@ -15,7 +15,10 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "planner/service/default_functions.h"
+#include "planner/service/idle_memory.h"
 #include "planner/service/json_log.h"
 #include "planner/service/metrics.h"
 #include "planner/service/planner_service.h"
@@ -38,6 +41,17 @@ ABSL_FLAG(int64_t, max_request_bytes, 64 << 20,
 ABSL_FLAG(int32_t, shutdown_grace_seconds, 5,
           "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
 ABSL_FLAG(std::string, log_level, "info", "Minimum log level: debug (one line per plan), info, warn or error.");
+ABSL_FLAG(int32_t, release_memory_idle_seconds, 30,
+          "Give freed memory back to the OS after this many seconds without a call (0: never). Between calls the "
+          "allocator keeps it, so large plans do not fault their pages in again.");
+
+// jemalloc's options, read at start-up (MALLOC_CONF in the environment overrides them): no time-based page
+// purging, because re-faulting the pages of a 10^5-pod plan on every call doubled its cost; the idle release
+// below returns the memory instead (docs/performance.md "The pod table").
+extern "C" {
+// NOLINTNEXTLINE: the name and type are jemalloc's.
+const char* malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
+}
 
 namespace cloneset::planner::service {
 namespace {
@@ -95,8 +109,23 @@ int Run() {
     log.Info("metrics listening", {{"address", bound}});
   }
 
+  absl::Notification stopping;
+  std::thread release_memory;
+  if (const int32_t idle = absl::GetFlag(FLAGS_release_memory_idle_seconds); idle > 0) {
+    release_memory = std::thread([&service, &stopping, &log, idle] {
+      IdleMemoryRelease release([&log] {
+        if (!PurgeAllocator()) log.Warn("cannot release memory: the allocator is not jemalloc", {});
+      });
+      while (!stopping.WaitForNotificationWithTimeout(absl::Seconds(idle))) {
+        release.Check(service.calls_started(), service.in_flight());
+      }
+    });
+  }
+
   int signal_number = 0;
   sigwait(&signals, &signal_number);
+  stopping.Notify();
+  if (release_memory.joinable()) release_memory.join();
   log.Info("shutting down", {{"signal", static_cast<int64_t>(signal_number)}});
   const auto shutdown_start = std::chrono::steady_clock::now();
   running->server->GetHealthCheckService()->Shutdown();

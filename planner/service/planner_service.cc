@@ -27,7 +27,10 @@ std::string Peer(grpc::CallbackServerContext* context) { return context->peer();
 
 class InFlight {
  public:
-  explicit InFlight(std::atomic<int>& counter) : counter_(counter) { ++counter_; }
+  InFlight(std::atomic<int>& counter, std::atomic<int64_t>& started) : counter_(counter) {
+    ++counter_;
+    ++started;
+  }
   ~InFlight() { --counter_; }
 
  private:
@@ -48,7 +51,7 @@ PlannerService::PlannerService(PlannerFunctions functions, ServiceMetrics* metri
 
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
-  InFlight in_flight(in_flight_);
+  InFlight in_flight(in_flight_, calls_started_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const auto start = std::chrono::steady_clock::now();
   absl::Status status;
@@ -84,7 +87,7 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* PlannerService::Validate(grpc::CallbackServerContext* context,
                                                    const v1::ValidateRequest* request,
                                                    v1::ValidateResponse* response) {
-  InFlight in_flight(in_flight_);
+  InFlight in_flight(in_flight_, calls_started_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<v1::ValidateResponse> result = CallGuarded(functions_.validate, *request);
   if (result.ok()) {
@@ -103,7 +106,7 @@ grpc::ServerUnaryReactor* PlannerService::Validate(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* PlannerService::ComputeRevision(grpc::CallbackServerContext* context,
                                                           const v1::ComputeRevisionRequest* request,
                                                           v1::ComputeRevisionResponse* response) {
-  InFlight in_flight(in_flight_);
+  InFlight in_flight(in_flight_, calls_started_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<v1::ComputeRevisionResponse> result = CallGuarded(functions_.compute_revision, *request);
   metrics_->ObserveComputeRevision(ServiceMetrics::ResultLabel(static_cast<int>(result.status().code())));

@@ -38,11 +38,14 @@ class PlannerService final : public v1::Planner::CallbackService {
 
   // Calls currently inside a handler (for draining on shutdown).
   int in_flight() const { return in_flight_.load(); }
+  // Calls that have entered a handler since start (for IdleMemoryRelease).
+  int64_t calls_started() const { return calls_started_.load(); }
 
  private:
   // Plan requests and responses live on a per-call arena.
   ArenaMessageAllocator<v1::PlanRequest, v1::PlanResponse> plan_allocator_;
   std::atomic<int> in_flight_{0};
+  std::atomic<int64_t> calls_started_{0};
   PlannerFunctions functions_;
   ServiceMetrics* metrics_;
   JsonLogger* log_;
