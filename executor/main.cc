@@ -173,7 +173,7 @@ int Run() {
                          .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism)),
                          .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
-                           Log("warn", "pods sent as objects: the pod table cannot carry them (logged once)",
+                           Log("warn", "pods sent as objects instead of a pod table (logged once)",
                                {{"key", key}, {"error", error.ToString()}});
                          }});
 

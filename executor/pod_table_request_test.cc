@@ -140,7 +140,9 @@ TEST_P(EncodingTest, RequestCarriesTheSortedPodsInOneEncoding) {
   std::vector<pb::PlanRequest> sent;
   EXPECT_CALL(planner_, Plan(_)).Times(2).WillRepeatedly([&sent](const pb::PlanRequest& req) {
     sent.push_back(req);
-    return absl::StatusOr<pb::PlanResponse>(pb::PlanResponse());
+    pb::PlanResponse response;
+    response.set_pods_read(planner::PodsInRequest(req));  // as a planner that knows the table answers
+    return absl::StatusOr<pb::PlanResponse>(response);
   });
   Reconciler r = Make(tc.pod_table_flag);
   for (int i = 0; i < 2; ++i) {
@@ -253,6 +255,7 @@ TEST_P(ApplyEncodingTest, InPlaceUpdateUsesTheSnapshotPod) {
   pp->set_uid("u-cs-a");
   pp->set_resource_version("7");
   (*pp->mutable_container_images())["main"] = "img:v2";
+  plan.set_pods_read(1);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
   // The API server's answer: the snapshot's metadata and spec at version 9 (the kubelet wrote version 8).
@@ -283,6 +286,41 @@ INSTANTIATE_TEST_SUITE_P(Encodings, ApplyEncodingTest,
                                            ApplyCase{"objects", false, 1700000100},
                                            ApplyCase{"fallback", true, kYear3000}),
                          [](const auto& info) { return info.param.name; });
+
+// A planner older than the pod table ignores it and answers as if the CloneSet had no pods (pods_read 0): that
+// plan must never be applied. The executor asks again with `pods`, applies that plan, reports once, and sends
+// `pods` from then on.
+TEST_F(PodTableRequestTest, PlannerThatIgnoresTheTableGetsObjects) {
+  const pb::Pod pod = FullPod("cs-a", 7);
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1"))
+      .WillRepeatedly(Return(std::vector<pb::Pod>{pod}));
+  pb::PlanResponse create_everything;  // what an old planner answers: a pod to create, nothing read
+  create_everything.add_actions()->mutable_create_pod()->set_pod_json("{}");
+  pb::PlanResponse idle;
+  idle.set_pods_read(1);
+  std::vector<pb::PlanRequest> sent;
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_))
+      .WillOnce([&](const pb::PlanRequest& r) { sent.push_back(r); return create_everything; })
+      .WillOnce([&](const pb::PlanRequest& r) { sent.push_back(r); return idle; })
+      .WillOnce([&](const pb::PlanRequest& r) { sent.push_back(r); return idle; });
+  Reconciler reconciler = Make(true);
+  // No API call at all (StrictMock client): the create is never applied.
+  const ReconcileResult first = reconciler.Reconcile(kKey);
+  EXPECT_TRUE(first.error.ok()) << first.error;
+  const ReconcileResult second = reconciler.Reconcile(kKey);
+  EXPECT_TRUE(second.error.ok()) << second.error;
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_TRUE(sent[0].has_pod_table());
+  EXPECT_EQ(sent[0].pods_size(), 0);
+  for (size_t i : {1u, 2u}) {
+    EXPECT_FALSE(sent[i].has_pod_table()) << i;
+    EXPECT_EQ(NamesOf(PodsOf(sent[i])), std::vector<std::string>{"cs-a"}) << i;
+  }
+  ASSERT_EQ(fallbacks_.size(), 1u);
+  EXPECT_EQ(fallbacks_[0].first, kKey);
+  EXPECT_THAT(fallbacks_[0].second, HasSubstr("the planner read 0 of the 1 pods sent as pod_table"));
+}
 
 }  // namespace
 }  // namespace cloneset::executor

@@ -89,7 +89,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
       if (!p.node_name().empty()) node_names.push_back(p.node_name());
     }
   }
-  bool as_table = d_.planner_pod_table;
+  bool as_table = d_.planner_pod_table && !planner_lacks_pod_table_.load();
   if (as_table) {
     std::vector<const pb::Pod*> rows;
     rows.reserve(pods.size());
@@ -207,10 +207,28 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     return r;
   }
 
-  const PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
-  const absl::Time start = absl::Now();
+  PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
+  absl::Time start = absl::Now();
   auto plan = d_.planner->Plan(snapshot.request);
   if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
+  if (plan.ok() && snapshot.request.has_pod_table() &&
+      plan->pods_read() != snapshot.request.pod_table().name_size()) {
+    // A planner older than the pod table saw no pods and planned to create every replica: never apply that.
+    planner_lacks_pod_table_ = true;
+    if (d_.pod_table_fallback) {
+      d_.pod_table_fallback(key, absl::FailedPreconditionError(absl::StrCat(
+                                     "the planner read ", plan->pods_read(), " of the ",
+                                     snapshot.request.pod_table().name_size(),
+                                     " pods sent as pod_table (a planner older than the table?); sending pods "
+                                     "from now on")));
+    }
+    snapshot.request.clear_pod_table();
+    for (pb::Pod& p : snapshot.table_pods) *snapshot.request.add_pods() = std::move(p);
+    snapshot.table_pods.clear();
+    start = absl::Now();
+    plan = d_.planner->Plan(snapshot.request);
+    if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
+  }
   if (!plan.ok()) {
     if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(plan.status().code()));
     if (absl::IsInvalidArgument(plan.status())) return HandleInvalid(key, cs, std::string(plan.status().message()));

@@ -63,7 +63,9 @@ struct ReconcilerDeps {
   // PlanRequest.pods, for a planner older than the table.
   bool planner_pod_table = true;
   // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
-  // the years 1678-2262): that request, and every such one after it, carries `pods` instead. Optional.
+  // the years 1678-2262): that request, and every such one after it, carries `pods` instead; and when a planner
+  // answers a table without reading it (PlanResponse.pods_read, a planner older than the table): the plan is
+  // dropped, made again from `pods`, and every later request carries `pods`. Optional.
   std::function<void(const std::string& key, const absl::Status& error)> pod_table_fallback;
 };
 
@@ -110,6 +112,9 @@ class Reconciler {
   // key -> "uid/generation" validated OK, or the error message.
   std::map<std::string, std::pair<std::string, std::string>> validated_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> pod_table_fallback_reported_{false};
+  // Set once a planner answered a pod-table request without reading its pods (a planner older than the table):
+  // every request after that carries `pods`.
+  std::atomic<bool> planner_lacks_pod_table_{false};
 };
 
 // Whether a PodTemplateSpec JSON has topologySpreadConstraints with a topologyKey (the planner's rule for the

@@ -100,7 +100,7 @@ TEST_F(ReconcilerTest, ScaleUpCreatesPvcThenPodThenStatusAndRecordsExpectations)
   ev->set_message("succeed to create pod cs-a");
   ev->set_involved_pod("cs-a");
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   {
     InSequence seq;
     EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
@@ -142,7 +142,7 @@ TEST_F(ReconcilerTest, SlowStartStopsAfterTheFailingBatch) {
   *plan.add_actions() = CreatePodAction("cs-d", 2, false);
   plan.set_write_status(true);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   {
     InSequence seq;
     EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
@@ -168,7 +168,7 @@ TEST_F(ReconcilerTest, ConcurrentSlowStartFinishesTheFailingBatchOnly) {
   *plan.add_actions() = CreatePodAction("cs-d", 2, false);
   plan.set_write_status(true);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
   ::testing::Expectation first =
       EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
@@ -195,7 +195,7 @@ TEST_F(ReconcilerTest, NoCreationForACloneSetThatIsGone) {
     *plan.add_actions() = CreatePodAction("cs-a", 0, true);
     plan.set_write_status(true);
     EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-    EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+    EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
     EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(fresh));  // StrictMock: no Create, no status
     auto r = Make().Reconcile(kKey);
     EXPECT_TRUE(r.error.ok()) << r.error;
@@ -252,7 +252,7 @@ std::vector<pb::Pod> ReconcilerTest::PlanInPlaceUpdates(std::initializer_list<co
   plan.set_write_status(true);
   EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(pods));
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   return pods;
 }
 
@@ -263,7 +263,7 @@ TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersion) {
   pb::PlanResponse plan;
   AddInPlaceUpdate(plan, SnapshotPod("cs-a", 7));
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   {
     InSequence seq;
     EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", PatchType::kStrategicMerge,
@@ -360,7 +360,7 @@ TEST_F(ReconcilerTest, ConflictRereadsTheObjectAndStopsThePlan) {
   del->set_name("cs-b");
   plan.set_write_status(true);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge, _))
       .WillOnce(Return(Conflict()));
   // The fresh pod is not the one the planner saw (not in the snapshot): no retry, re-plan later.
@@ -388,7 +388,7 @@ TEST_F(ReconcilerTest, ConflictFromAStatusOnlyChangeRetriesAtTheFreshVersion) {
   pp->set_resource_version("7");
   (*pp->mutable_container_images())["main"] = "img:v2";
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   const std::string fresh =
       R"({"metadata":{"name":"cs-a","namespace":"ns","uid":"pu","resourceVersion":"8"},)"
       R"("spec":{"containers":[{"name":"main","image":"img:v1"}]},"status":{"phase":"Running"}})";
@@ -415,7 +415,7 @@ TEST_F(ReconcilerTest, DeletePodThenItsPvcsWithUidPrecondition) {
   del->set_uid("ub");
   del->add_pvc_names("ws-cs-b");
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   {
     InSequence seq;
     EXPECT_CALL(client_, Delete("/api/v1/namespaces/ns/pods/cs-b", HasSubstr("\"preconditions\":{\"uid\":\"ub\"}")))
@@ -454,7 +454,7 @@ TEST_F(ReconcilerTest, NotOwnedShardIsSkippedAndLostShardStopsWrites) {
   *plan.add_actions() = CreatePodAction("cs-a", 0, false);
   *plan.add_actions() = CreatePodAction("cs-b", 1, false);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
   EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce([this] {
     owns_ = false;  // the Lease is lost while the first write is in flight
@@ -474,7 +474,7 @@ TEST_F(ReconcilerTest, ExpiredExpectationsCountALeakAndListFresh) {
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce([](const pb::PlanRequest& req) {
     EXPECT_EQ(planner::PodsInRequest(req), 1);
-    return absl::StatusOr<pb::PlanResponse>(pb::PlanResponse());
+    return testing::AnswerLikeAPlanner(pb::PlanResponse())(req);
   });
   auto r = Make().Reconcile(kKey);
   EXPECT_TRUE(r.error.ok());

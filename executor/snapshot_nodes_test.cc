@@ -123,7 +123,7 @@ TEST_P(SnapshotNodesTest, PlanRequestCarriesTheNodesOfThePods) {
       sent.push_back(n.name());
       EXPECT_EQ(n.labels().at("zone"), n.name() == "n1" ? "a" : "b");
     }
-    return absl::StatusOr<pb::PlanResponse>(pb::PlanResponse());
+    return testing::AnswerLikeAPlanner(pb::PlanResponse())(req);
   });
 
   Reconciler r({.cache = &cache, .planner = &planner, .client = &client, .events = &events,

@@ -379,7 +379,8 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
       continue;
     }
     size_t matched = 0;
-    PodFacts facts = ComputePodFacts(table, row, match_labels, &matched, ctx.update_revision, ctx.current_revision);
+    PodFacts& facts = ctx.pod_facts.emplace_back();
+    ComputePodFacts(table, row, match_labels, &matched, ctx.update_revision, ctx.current_revision, facts);
     bool selected = matched == match_labels.size();
     if (!only_match_labels) {
       LabelMap labels;
@@ -389,11 +390,11 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
       selected = SelectorMatches(ctx.selector, labels);
     }
     if (!selected) {
+      ctx.pod_facts.pop_back();
       ctx.released_pods.push_back(&store.Pod(row));
       continue;
     }
     ctx.pods.push_back(nullptr);
-    ctx.pod_facts.push_back(facts);
   }
   ctx.facts_update_revision = ctx.update_revision;
   ctx.facts_current_revision = ctx.current_revision;

@@ -11,6 +11,7 @@
 #include "planner/context_builder.h"
 #include "planner/plan_builder.h"
 #include "planner/pod_facts.h"
+#include "planner/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/predownload.h"
 #include "planner/revision.h"
@@ -131,6 +132,7 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) 
   summary->set_scaling(scaling);
   if (summary->phase().empty() && plan.response()->actions().empty()) summary->set_phase("idle");
   pb::PlanResponse* response = plan.response();
+  response->set_pods_read(PodsInRequest(request));
   response->set_current_revision(status.current_revision());
   response->set_update_revision(status.update_revision());
   if (write) {

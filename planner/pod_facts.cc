@@ -158,8 +158,16 @@ PodFacts ComputePodFacts(const pb::Pod& pod) {
 PodFacts ComputePodFacts(const PodTableView& table, uint32_t row,
                          const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
                          std::string_view update_revision, std::string_view current_revision) {
-  const pb::PodTable& t = table.table();
   PodFacts f;
+  ComputePodFacts(table, row, match_labels, matched, update_revision, current_revision, f);
+  return f;
+}
+
+void ComputePodFacts(const PodTableView& table, uint32_t row,
+                     const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
+                     std::string_view update_revision, std::string_view current_revision, PodFacts& f) {
+  const pb::PodTable& t = table.table();
+  f = PodFacts();
   f.row = row;
   f.name = table.name(row);
   f.uid = table.Column(t.uid(), row);
@@ -191,7 +199,6 @@ PodFacts ComputePodFacts(const PodTableView& table, uint32_t row,
   }
   scan.Finish();
   SetRevisionFlags(update_revision, current_revision, f);
-  return f;
 }
 
 PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,

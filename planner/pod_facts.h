@@ -76,6 +76,10 @@ PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::st
 PodFacts ComputePodFacts(const PodTableView& table, uint32_t row,
                          const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
                          std::string_view update_revision, std::string_view current_revision);
+// The same, written into `out` (no copy of the facts: BuildContext fills its vector in place).
+void ComputePodFacts(const PodTableView& table, uint32_t row,
+                     const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
+                     std::string_view update_revision, std::string_view current_revision, PodFacts& out);
 // Fills ctx.pod_facts parallel to ctx.pods, including the revision flags (so after the revisions are chosen).
 void ComputePodFacts(PlanContext& ctx);
 // ctx.pod_facts[i] when it describes ctx.pods[i]; computed afresh otherwise (a context whose pods were edited).

@@ -1,8 +1,11 @@
 // gmock doubles of the executor's interfaces.
 #pragma once
 
+#include <utility>
+
 #include "executor/interfaces.h"
 #include "gmock/gmock.h"
+#include "planner/pod_table.h"
 
 namespace cloneset::executor::testing {
 
@@ -12,6 +15,16 @@ class MockPlannerClient : public PlannerClient {
   MOCK_METHOD(absl::StatusOr<pb::ValidateResponse>, Validate, (const pb::ValidateRequest&), (override));
   MOCK_METHOD(bool, Healthy, (), (override));
 };
+
+// A gmock action answering Plan with `plan` as a planner that read the request would: PlanResponse.pods_read is
+// the number of pods sent (the executor drops a plan whose count does not match a pod table it sent).
+inline auto AnswerLikeAPlanner(pb::PlanResponse plan) {
+  return [plan](const pb::PlanRequest& request) {
+    pb::PlanResponse answer = plan;
+    answer.set_pods_read(planner::PodsInRequest(request));
+    return absl::StatusOr<pb::PlanResponse>(std::move(answer));
+  };
+}
 
 class MockClusterCache : public ClusterCache {
  public:
