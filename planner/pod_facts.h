@@ -26,29 +26,15 @@ enum class Lifecycle : uint8_t { kNone, kPreparingNormal, kNormal, kPreparingUpd
                                  kPreparingDelete, kOther };
 
 struct PodFacts {
-  // The pod these facts describe (ctx.pods[i]); nullptr when the request carried a pod table (pod_source.h reads
-  // the pod through PodOf then).
-  const pb::Pod* pod = nullptr;
-  uint32_t row = 0;               // index in the request's pods or pod table
-  std::string_view name;          // metadata.name
-  std::string_view uid;           // metadata.uid
-  std::string_view resource_version;  // metadata.resourceVersion
-  std::string_view node_name;     // spec.nodeName
-  absl::Time created;             // metadata.creationTimestamp (InfinitePast if unset)
-  int8_t phase_ordinal = 0;       // ActivePods order of status.phase: Pending/other 0, Unknown 1, Running 2
-  std::string_view revision;      // controller-revision-hash label, "" if absent
-  bool has_revision_label = false;
-  std::string_view instance_id;   // apps.kruise.io/cloneset-instance-id label, "" if absent
-  // InPlaceStateAnnotation / InPlaceGraceAnnotation (inplace.h): the current key, else the legacy one.
-  std::string_view in_place_state;
-  std::string_view in_place_grace;
-  bool has_ready_condition = false;  // a "Ready" condition exists (the first one is read)
-  bool ready_false = false;       // the Ready condition's status is "False"
-  bool containers_ready = false;  // the first "ContainersReady" condition is True
-  bool has_in_place_condition = false;  // an "InPlaceUpdateReady" condition exists
+  // First cache line: what the per-pod loops of every stage read (availability, revision, lifecycle, refresh,
+  // specified-delete). At 10^5 pods the facts are 22 MB and each stage walks them; keeping the hot fields together
+  // lets those walks touch one line per pod instead of four.
   absl::Time ready_since;         // Ready condition's lastTransitionTime (InfinitePast if unset)
+  absl::Time created;             // metadata.creationTimestamp (InfinitePast if unset)
   int32_t max_restarts = 0;       // max restartCount over container statuses
+  uint32_t row = 0;               // index in the request's pods or pod table
   Lifecycle lifecycle = Lifecycle::kNone;
+  int8_t phase_ordinal = 0;       // ActivePods order of status.phase: Pending/other 0, Unknown 1, Running 2
   bool running = false;           // phase == Running
   bool k8s_ready = false;         // Ready condition is True
   bool in_place_ready = true;     // no InPlaceUpdateReady condition, or it is True
@@ -57,12 +43,30 @@ struct PodFacts {
   bool in_place_settled = false;
   bool specified_delete_label = false;
   bool has_template_hash_label = false;  // pod-template-hash label present
-  bool has_legacy_state = false;  // legacy inplace-update-state annotation present
-  bool has_grace_key = false;     // apps.kruise.io/inplace-update-grace present (any value)
-  bool has_legacy_grace = false;  // legacy inplace-update-grace present
   // RevisionMatches(pod, ctx.update_revision / ctx.current_revision); set by ComputePodFacts(ctx) and FactsAt.
   bool on_update_revision = false;
   bool on_current_revision = false;
+  bool has_revision_label = false;
+  bool has_ready_condition = false;  // a "Ready" condition exists (the first one is read)
+  bool ready_false = false;       // the Ready condition's status is "False"
+  bool containers_ready = false;  // the first "ContainersReady" condition is True
+  bool has_in_place_condition = false;  // an "InPlaceUpdateReady" condition exists
+  bool has_legacy_state = false;  // legacy inplace-update-state annotation present
+  bool has_grace_key = false;     // apps.kruise.io/inplace-update-grace present (any value)
+  bool has_legacy_grace = false;  // legacy inplace-update-grace present
+
+  // The pod these facts describe (ctx.pods[i]); nullptr when the request carried a pod table (pod_source.h reads
+  // the pod through PodOf then).
+  const pb::Pod* pod = nullptr;
+  std::string_view name;          // metadata.name
+  std::string_view revision;      // controller-revision-hash label, "" if absent
+  std::string_view instance_id;   // apps.kruise.io/cloneset-instance-id label, "" if absent
+  // InPlaceStateAnnotation / InPlaceGraceAnnotation (inplace.h): the current key, else the legacy one.
+  std::string_view in_place_state;
+  std::string_view in_place_grace;
+  std::string_view node_name;     // spec.nodeName
+  std::string_view uid;           // metadata.uid
+  std::string_view resource_version;  // metadata.resourceVersion
 };
 
 // The facts of one pod that do not depend on the context (revision flags stay false).
