@@ -329,6 +329,16 @@ std::vector<int> PodsByName(const std::vector<std::string_view>& names) {
   return order;
 }
 
+// Empties the context's pod lists for `pods` pods and returns the selector's matchLabels as pairs (matched during
+// the walk over each pod's labels).
+std::vector<std::pair<std::string, std::string>> StartClassifying(PlanContext& ctx, size_t pods) {
+  ctx.pods.clear();
+  ctx.pod_facts.clear();
+  ctx.pods.reserve(pods);
+  ctx.pod_facts.reserve(pods);
+  return {ctx.selector.match_labels().begin(), ctx.selector.match_labels().end()};
+}
+
 // ClassifyPods for a request that carries a pod table: the same decisions, read from the table; only inactive
 // and released pods (few) are built as objects, for the stages that keep them.
 absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx) {
@@ -351,14 +361,9 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
     return absl::InvalidArgumentError(absl::StrCat("pod_table.name[", first_duplicate, "]: duplicate pod \"",
                                                    std::string(names[first_duplicate]), "\""));
   }
-  std::vector<std::pair<std::string, std::string>> match_labels(ctx.selector.match_labels().begin(),
-                                                                ctx.selector.match_labels().end());
+  const std::vector<std::pair<std::string, std::string>> match_labels = StartClassifying(ctx, order.size());
   const bool only_match_labels = ctx.selector.match_expressions().empty();
   const std::string& uid = ctx.clone_set->metadata().uid();
-  ctx.pods.clear();
-  ctx.pod_facts.clear();
-  ctx.pods.reserve(order.size());
-  ctx.pod_facts.reserve(order.size());
   for (const int i : order) {
     const auto row = static_cast<uint32_t>(i);
     // OwnedBy on the table: ours when a reference has our uid and no other reference is the controller.
@@ -416,14 +421,9 @@ absl::Status ClassifyPods(const pb::PlanRequest& request, PlanContext& ctx) {
   // The first invalid pod in request order (what a check pod by pod would report).
   int bad = -1;
   bool bad_is_duplicate = false;
-  std::vector<std::pair<std::string, std::string>> match_labels(ctx.selector.match_labels().begin(),
-                                                                ctx.selector.match_labels().end());
+  const std::vector<std::pair<std::string, std::string>> match_labels = StartClassifying(ctx, order.size());
   const bool only_match_labels = ctx.selector.match_expressions().empty();
   const std::string& uid = ctx.clone_set->metadata().uid();
-  ctx.pods.clear();
-  ctx.pod_facts.clear();
-  ctx.pods.reserve(order.size());
-  ctx.pod_facts.reserve(order.size());
   for (size_t k = 0; k < order.size(); ++k) {
     const int i = order[k];
     const pb::Pod& pod = request.pods(i);

@@ -8,10 +8,9 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "planner/plan.h"
 #include "planner/pod_table.h"
+#include "planner/testing/deterministic_bytes.h"
 
 namespace {
 
@@ -41,17 +40,6 @@ bool Decode(const uint8_t* data, size_t size, pb::PlanRequest* request) {
   }
 }
 
-std::string Deterministic(const google::protobuf::Message& message) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
-  return out;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -76,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       *as_table.mutable_pod_table() = *std::move(table);
       const auto from_table = cloneset::planner::Plan(as_table);
       if (plan.ok() != from_table.ok()) __builtin_trap();
-      if (plan.ok() && Deterministic(*plan) != Deterministic(*from_table)) __builtin_trap();
+      if (plan.ok() && cloneset::planner::testing::DeterministicBytes(*plan) !=
+                            cloneset::planner::testing::DeterministicBytes(*from_table)) __builtin_trap();
     }
   }
   pb::ComputeRevisionRequest revision;

@@ -7,24 +7,12 @@
 
 #include "absl/status/statusor.h"
 #include "cloneset/planner/v1/planner.pb.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "gtest/gtest.h"
 #include "planner/plan.h"
 #include "planner/pod_table.h"
+#include "planner/testing/deterministic_bytes.h"
 
 namespace cloneset::planner::testing {
-
-inline std::string DeterministicBytes(const google::protobuf::Message& message) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
-  return out;
-}
 
 // The request with `pods` replaced by the equivalent pod table.
 inline v1::PlanRequest WithPodTable(const v1::PlanRequest& request) {
