@@ -547,8 +547,8 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   std::vector<const pb::Pod*> pod_scratch;
   const std::vector<const pb::Pod*>& pods =
       strategy.has_priority_strategy() || strategy.scatter_strategy_size() > 0 ? AllPods(ctx, pod_scratch) : ctx.pods;
-  std::vector<int> ordered = SortUpdateCandidates(strategy, pods, std::move(candidates), all_facts.data(),
-                                                  static_cast<size_t>(std::abs(diff.update_num)));
+  std::vector<int> ordered = SortUpdateCandidates(strategy, pods, std::move(candidates), all_facts.data());
+  if (ordered.size() > static_cast<size_t>(std::abs(diff.update_num))) ordered.resize(std::abs(diff.update_num));
 
   // §5.5 limit.
   int unavailable = 0;

@@ -3,8 +3,6 @@
 // so the same snapshot always yields the same order (upstream's first step is an unstable sort).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -12,11 +10,10 @@
 
 namespace cloneset::planner {
 
-// §5.4 order of `candidates` (indexes into `pods`): the first `limit` of the full order.
+// Full §5.4 order of `candidates` (indexes into `pods`).
 // `facts`, when given, holds ComputePodFacts(*pods[i]) at [i] and saves reading the pods again.
 std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const std::vector<const pb::Pod*>& pods,
-                                      std::vector<int> candidates, const PodFacts* facts = nullptr,
-                                      size_t limit = SIZE_MAX);
+                                      std::vector<int> candidates, const PodFacts* facts = nullptr);
 
 // The individual steps, exposed for tests and the simulate CLI.
 void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates,

@@ -264,42 +264,5 @@ TEST(SortUpdateCandidatesTest, DeterministicForSameInput) {
   EXPECT_EQ(first.size(), 8u);
 }
 
-// With a limit and neither priority nor scatter, only the first `limit` are sorted (a partial sort): they must be
-// exactly the first `limit` of the full order, ties (equal keys) included, PreparingUpdate pods first.
-TEST(SortUpdateCandidatesTest, LimitGivesThePrefixOfTheFullOrder) {
-  std::vector<pb::Pod> pods;
-  const absl::Time t0 = Now() - absl::Hours(5);
-  for (int i = 0; i < 60; ++i) {
-    PodBuilder b("cs-" + std::to_string(100 + i));
-    // Few distinct values per key, so many pods tie and the position decides.
-    if (i % 7 != 0) b.Node("n" + std::to_string(i % 3));
-    if (i % 4 == 0) {
-      b.NotReady();
-    } else {
-      b.Ready(t0 + absl::Minutes(i % 5));
-    }
-    if (i % 6 == 0) b.Restarts(i % 4);
-    if (i % 9 == 0) b.Lifecycle(kStatePreparingUpdate);
-    b.Created(t0 - absl::Minutes(i % 8));
-    pods.push_back(b);
-  }
-  std::vector<PodFacts> facts;
-  for (const pb::Pod& p : pods) facts.push_back(ComputePodFacts(p));
-  std::vector<int> candidates;
-  for (int i = 0; i < 60; ++i) {
-    if (i % 5 != 2) candidates.push_back(i);  // a subset, in pod order
-  }
-  const pb::UpdateStrategy plain;
-  const std::vector<int> full = SortUpdateCandidates(plain, Pointers(pods), candidates, facts.data());
-  ASSERT_EQ(full.size(), candidates.size());
-  for (const size_t limit : {size_t{0}, size_t{1}, size_t{7}, size_t{20}, candidates.size() - 1,
-                             candidates.size(), candidates.size() + 5}) {
-    const std::vector<int> got = SortUpdateCandidates(plain, Pointers(pods), candidates, facts.data(), limit);
-    const std::vector<int> want(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(
-                                                                 std::min(limit, full.size())));
-    EXPECT_EQ(got, want) << "limit " << limit;
-  }
-}
-
 }  // namespace
 }  // namespace cloneset::planner
