@@ -58,17 +58,13 @@ const v1::PlanRequest& TableRequestFor(int32_t pods) {
   return it->second;
 }
 
-int32_t PodCount(const v1::PlanRequest& request) {
-  return request.has_pod_table() ? request.pod_table().name_size() : request.pods_size();
-}
-
 void SetCounters(benchmark::State& state, const v1::PlanRequest& request, const v1::PlanResponse& response) {
-  const auto n = static_cast<double>(PodCount(request));
+  const auto n = static_cast<double>(PodsInRequest(request));
   state.counters["pods/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["request_bytes"] = static_cast<double>(request.ByteSizeLong());
   state.counters["response_bytes"] = static_cast<double>(response.ByteSizeLong());
   state.counters["actions"] = response.actions_size();
-  state.SetComplexityN(PodCount(request));
+  state.SetComplexityN(PodsInRequest(request));
 }
 
 template <bool kTable>
