@@ -67,6 +67,14 @@ void SetCounters(benchmark::State& state, const v1::PlanRequest& request, const 
   state.SetComplexityN(PodsInRequest(request));
 }
 
+// The arena each iteration builds (in process) or parses (over gRPC) its response on.
+google::protobuf::ArenaOptions ResponseArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 64 << 10;
+  options.max_block_size = 4 << 20;
+  return options;
+}
+
 template <bool kTable>
 void BM_PlanInProcess(benchmark::State& state) {
   const auto pods = static_cast<int32_t>(state.range(0));
@@ -89,9 +97,7 @@ template <bool kTable>
 void BM_PlanInProcessArena(benchmark::State& state) {
   const auto pods = static_cast<int32_t>(state.range(0));
   const v1::PlanRequest& request = kTable ? TableRequestFor(pods) : RequestFor(pods);
-  google::protobuf::ArenaOptions options;
-  options.start_block_size = 64 << 10;
-  options.max_block_size = 4 << 20;
+  const google::protobuf::ArenaOptions options = ResponseArenaOptions();
   v1::PlanResponse first;
   if (absl::Status s = PlanInto(request, &first); !s.ok()) {
     state.SkipWithError(std::string(s.message()).c_str());
@@ -178,9 +184,7 @@ void BM_PlanGrpc(benchmark::State& state) {
   const v1::PlanRequest& request = kTable ? TableRequestFor(pods) : RequestFor(pods);
   // The client parses each response onto an arena, as the service does with requests: a plan of thousands of
   // actions is then freed at once instead of map entry by map entry.
-  google::protobuf::ArenaOptions options;
-  options.start_block_size = 64 << 10;
-  options.max_block_size = 4 << 20;
+  const google::protobuf::ArenaOptions options = ResponseArenaOptions();
   v1::PlanResponse last;
   bool kept = false;
   for (auto _ : state) {
