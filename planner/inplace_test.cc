@@ -357,7 +357,8 @@ TEST(InPlaceBatchTest, TableAndObjectGiveTheSameBatch) {
   spec.revision = "cs-2";
   spec.container_images = {{"c1", "a:2"}, {"c2", "b:2"}, {"c3", "c:2"}};
   spec.container_ref_metadata["c3"].labels["ver"] = "2";
-  for (bool refs : {false, true}) {
+  // With the reference metadata first (the general path), then without it (ApplyImageBatch).
+  for (bool refs : {true, false}) {
     if (!refs) spec.container_ref_metadata.clear();
     const InPlaceBatch from_pod = ApplyInPlaceBatch(pod, spec, {}, Now(), true);
     const InPlaceBatch from_table = ApplyInPlaceBatch(table.containers(), spec, {}, Now(), true);
