@@ -308,18 +308,25 @@ std::optional<InPlaceUpdateSpec> CalculateInPlaceUpdateSpec(const PlanContext& c
   return spec;
 }
 
-const pb::ControllerRevision* PodRevision(const PlanContext& ctx, const pb::Pod& pod) {
+namespace {
+
+// PodRevision for a pod object or its facts: RevisionMatches reads the same revision label from either.
+template <typename Pod>
+const pb::ControllerRevision* FirstMatchingRevision(const PlanContext& ctx, const Pod& pod) {
   for (const pb::ControllerRevision* revision : ctx.revisions) {
     if (RevisionMatches(pod, revision->metadata().name())) return revision;
   }
   return nullptr;
 }
 
+}  // namespace
+
+const pb::ControllerRevision* PodRevision(const PlanContext& ctx, const pb::Pod& pod) {
+  return FirstMatchingRevision(ctx, pod);
+}
+
 const pb::ControllerRevision* PodRevision(const PlanContext& ctx, const PodFacts& pod) {
-  for (const pb::ControllerRevision* revision : ctx.revisions) {
-    if (RevisionMatches(pod, revision->metadata().name())) return revision;
-  }
-  return nullptr;
+  return FirstMatchingRevision(ctx, pod);
 }
 
 std::string RevisionVctHash(const PlanContext& ctx, const std::string& revision) {
