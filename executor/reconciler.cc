@@ -74,6 +74,13 @@ std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
   return out;
 }
 
+void PlanSnapshot::SendPodsAsObjects() {
+  request.clear_pod_table();
+  request.mutable_pods()->Reserve(static_cast<int>(table_pods.size()));
+  for (pb::Pod& p : table_pods) *request.add_pods() = std::move(p);
+  table_pods.clear();
+}
+
 PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
   PlanSnapshot snapshot;
   pb::PlanRequest& req = snapshot.request;
@@ -89,15 +96,15 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
       if (!p.node_name().empty()) node_names.push_back(p.node_name());
     }
   }
+  snapshot.table_pods = std::move(pods);
   bool as_table = d_.planner_pod_table && !planner_lacks_pod_table_.load();
   if (as_table) {
     std::vector<const pb::Pod*> rows;
-    rows.reserve(pods.size());
-    for (const pb::Pod& p : pods) rows.push_back(&p);
+    rows.reserve(snapshot.table_pods.size());
+    for (const pb::Pod& p : snapshot.table_pods) rows.push_back(&p);
     absl::StatusOr<pb::PodTable> table = planner::EncodePodTable(rows);
     if (table.ok()) {
       *req.mutable_pod_table() = *std::move(table);
-      snapshot.table_pods = std::move(pods);
     } else {
       as_table = false;
       if (!pod_table_fallback_reported_.exchange(true) && d_.pod_table_fallback) {
@@ -105,10 +112,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
       }
     }
   }
-  if (!as_table) {
-    req.mutable_pods()->Reserve(static_cast<int>(pods.size()));
-    for (auto& p : pods) *req.add_pods() = std::move(p);
-  }
+  if (!as_table) snapshot.SendPodsAsObjects();
   if (!node_names.empty()) {
     std::sort(node_names.begin(), node_names.end());
     node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
@@ -222,9 +226,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                                      " pods sent as pod_table (a planner older than the table?); sending pods "
                                      "from now on")));
     }
-    snapshot.request.clear_pod_table();
-    for (pb::Pod& p : snapshot.table_pods) *snapshot.request.add_pods() = std::move(p);
-    snapshot.table_pods.clear();
+    snapshot.SendPodsAsObjects();
     start = absl::Now();
     plan = d_.planner->Plan(snapshot.request);
     if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));

@@ -76,6 +76,9 @@ struct PlanSnapshot {
   std::vector<pb::Pod> table_pods;
   // The snapshot's pods, wherever they are.
   std::vector<const pb::Pod*> Pods() const;
+  // Moves the pods from `table_pods` into `request.pods` and drops the table: a snapshot the table cannot carry,
+  // or a planner that did not read it.
+  void SendPodsAsObjects();
 };
 
 class Reconciler {
