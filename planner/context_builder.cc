@@ -372,14 +372,14 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
     for (auto r = table.owner_references(row); r.begin < r.end; ++r.begin) {
       if (table.Entry(t.owner_references(), 4, r.begin, 3) == uid) {
         ours = true;
-      } else if (!t.owner_reference_flags().empty() && (t.owner_reference_flags(r.begin) & 1u) != 0) {
+      } else if ((PodTableView::Value(t.owner_reference_flags(), r.begin) & 1u) != 0) {
         other_controller = true;
         break;
       }
     }
     if (!ours || other_controller) continue;
     const std::string_view phase = table.Column(t.phase(), row);
-    if (phase == "Succeeded" || phase == "Failed" || PodTableView::Number(t.deletion_timestamp(), row) != 0) {
+    if (phase == "Succeeded" || phase == "Failed" || PodTableView::Value(t.deletion_timestamp(), row) != 0) {
       ctx.inactive_pods.push_back(&store.Pod(row));
       continue;
     }

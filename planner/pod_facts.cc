@@ -181,10 +181,10 @@ void ComputePodFacts(const PodTableView& table, uint32_t row,
     scan.Annotation(table.Entry(t.annotations(), 2, r.begin, 0), table.Entry(t.annotations(), 2, r.begin, 1));
   }
   f.node_name = table.Column(t.node_name(), row);
-  f.created = PodTableView::Time(PodTableView::Number(t.creation_timestamp(), row));
+  f.created = PodTableView::Time(PodTableView::Value(t.creation_timestamp(), row));
   scan.Phase(table.Column(t.phase(), row));
   for (auto r = table.conditions(row); r.begin < r.end; ++r.begin) {
-    const int64_t since = t.condition_last_transition_time().empty() ? 0 : t.condition_last_transition_time(r.begin);
+    const int64_t since = PodTableView::Value(t.condition_last_transition_time(), r.begin);
     scan.Condition(table.Entry(t.conditions(), 4, r.begin, 0), table.Entry(t.conditions(), 4, r.begin, 1),
                    table.Entry(t.conditions(), 4, r.begin, 2).empty() && table.Entry(t.conditions(), 4, r.begin, 3).empty(),
                    PodTableView::Time(since));

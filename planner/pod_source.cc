@@ -47,8 +47,8 @@ std::optional<int32_t> PodContainers::LaunchPriority(std::string_view name) cons
   const pb::PodTable& t = table_->table();
   for (auto r = table_->containers(row_); r.begin < r.end; ++r.begin) {
     if (table_->Entry(t.containers(), 2, r.begin, 0) != name) continue;
-    if (t.container_has_launch_priority().empty() || !t.container_has_launch_priority(r.begin)) return std::nullopt;
-    return t.container_launch_priority().empty() ? 0 : t.container_launch_priority(r.begin);
+    if (!PodTableView::Value(t.container_has_launch_priority(), r.begin)) return std::nullopt;
+    return PodTableView::Value(t.container_launch_priority(), r.begin);
   }
   return std::nullopt;
 }

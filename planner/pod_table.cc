@@ -303,11 +303,11 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
   if (!t.namespace_().empty()) set(Column(t.namespace_(), row), meta->mutable_namespace_());
   set(Column(t.uid(), row), meta->mutable_uid());
   set(Column(t.resource_version(), row), meta->mutable_resource_version());
-  meta->set_generation(Number(t.generation(), row));
-  if (const int64_t created = Number(t.creation_timestamp(), row); created != 0) {
+  meta->set_generation(Value(t.generation(), row));
+  if (const int64_t created = Value(t.creation_timestamp(), row); created != 0) {
     SetTimestamp(created, meta->mutable_creation_timestamp());
   }
-  if (const int64_t deleted = Number(t.deletion_timestamp(), row); deleted != 0) {
+  if (const int64_t deleted = Value(t.deletion_timestamp(), row); deleted != 0) {
     SetTimestamp(deleted, meta->mutable_deletion_timestamp());
   }
   for (Range r = labels(row); r.begin < r.end; ++r.begin) {
@@ -326,7 +326,7 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
     set(Entry(t.owner_references(), 4, r.begin, 1), ref->mutable_kind());
     set(Entry(t.owner_references(), 4, r.begin, 2), ref->mutable_name());
     set(Entry(t.owner_references(), 4, r.begin, 3), ref->mutable_uid());
-    const uint32_t flags = t.owner_reference_flags().empty() ? 0 : t.owner_reference_flags(r.begin);
+    const uint32_t flags = Value(t.owner_reference_flags(), r.begin);
     ref->set_controller((flags & 1u) != 0);
     ref->set_block_owner_deletion((flags & 2u) != 0);
   }
@@ -338,8 +338,8 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
     pb::Container* c = pod->add_containers();
     set(Entry(t.containers(), 2, r.begin, 0), c->mutable_name());
     set(Entry(t.containers(), 2, r.begin, 1), c->mutable_image());
-    if (!t.container_has_launch_priority().empty() && t.container_has_launch_priority(r.begin)) {
-      c->set_launch_priority(t.container_launch_priority().empty() ? 0 : t.container_launch_priority(r.begin));
+    if (Value(t.container_has_launch_priority(), r.begin)) {
+      c->set_launch_priority(Value(t.container_launch_priority(), r.begin));
     }
   }
   set(Column(t.phase(), row), pod->mutable_phase());
@@ -349,10 +349,9 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
     set(Entry(t.conditions(), 4, r.begin, 1), c->mutable_status());
     set(Entry(t.conditions(), 4, r.begin, 2), c->mutable_reason());
     set(Entry(t.conditions(), 4, r.begin, 3), c->mutable_message());
-    const int64_t transition =
-        t.condition_last_transition_time().empty() ? 0 : t.condition_last_transition_time(r.begin);
+    const int64_t transition = Value(t.condition_last_transition_time(), r.begin);
     if (transition != 0) SetTimestamp(transition, c->mutable_last_transition_time());
-    const int64_t update = t.condition_last_update_time().empty() ? 0 : t.condition_last_update_time(r.begin);
+    const int64_t update = Value(t.condition_last_update_time(), r.begin);
     if (update != 0) SetTimestamp(update, c->mutable_last_update_time());
   }
   for (Range r = container_statuses(row); r.begin < r.end; ++r.begin) {
@@ -361,8 +360,8 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
     set(Entry(t.container_statuses(), 4, r.begin, 1), s->mutable_image());
     set(Entry(t.container_statuses(), 4, r.begin, 2), s->mutable_image_id());
     set(Entry(t.container_statuses(), 4, r.begin, 3), s->mutable_container_id());
-    s->set_ready(!t.container_status_ready().empty() && t.container_status_ready(r.begin));
-    s->set_restart_count(t.container_status_restart_count().empty() ? 0 : t.container_status_restart_count(r.begin));
+    s->set_ready(Value(t.container_status_ready(), r.begin));
+    s->set_restart_count(Value(t.container_status_restart_count(), r.begin));
   }
   return pod;
 }

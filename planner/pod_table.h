@@ -60,9 +60,10 @@ class PodTableView {
   std::string_view Column(const google::protobuf::RepeatedField<uint32_t>& column, uint32_t row) const {
     return column.empty() ? std::string_view() : String(column.data()[row]);
   }
-  // 0 when the column is empty.
-  static int64_t Number(const google::protobuf::RepeatedField<int64_t>& column, uint32_t row) {
-    return column.empty() ? 0 : column.Get(static_cast<int>(row));
+  // Entry `index` of a column the encoder drops when every entry is the default (0, false): the default then.
+  template <typename T>
+  static T Value(const google::protobuf::RepeatedField<T>& column, uint32_t index) {
+    return column.empty() ? T{} : column.Get(static_cast<int>(index));
   }
   // InfinitePast for 0 (unset), as ToTime does for an unset Timestamp.
   static absl::Time Time(int64_t nanos) {
