@@ -1,5 +1,6 @@
 #include "planner/pod_table.h"
 
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -299,6 +300,16 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
   auto* pod = google::protobuf::Arena::CreateMessage<pb::Pod>(arena);
   pb::ObjectMeta* meta = pod->mutable_metadata();
   const auto set = [](std::string_view s, std::string* out) { out->assign(s.data(), s.size()); };
+  // The strings of list entry `entry`, one per field, in the order the encoder wrote them.
+  const auto set_entry = [&](const RepeatedField<uint32_t>& list, uint32_t entry,
+                             std::initializer_list<std::string*> fields) {
+    uint32_t field = 0;
+    for (std::string* out : fields) set(Entry(list, static_cast<uint32_t>(fields.size()), entry, field++), out);
+  };
+  const auto set_map = [&](const RepeatedField<uint32_t>& list, Range r,
+                           google::protobuf::Map<std::string, std::string>* map) {
+    for (; r.begin < r.end; ++r.begin) (*map)[std::string(Entry(list, 2, r.begin, 0))] = Entry(list, 2, r.begin, 1);
+  };
   meta->set_name(std::string(name(row)));
   if (!t.namespace_().empty()) set(Column(t.namespace_(), row), meta->mutable_namespace_());
   set(Column(t.uid(), row), meta->mutable_uid());
@@ -310,34 +321,26 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
   if (const int64_t deleted = Value(t.deletion_timestamp(), row); deleted != 0) {
     SetTimestamp(deleted, meta->mutable_deletion_timestamp());
   }
-  for (Range r = labels(row); r.begin < r.end; ++r.begin) {
-    (*meta->mutable_labels())[std::string(Entry(t.labels(), 2, r.begin, 0))] = Entry(t.labels(), 2, r.begin, 1);
-  }
-  for (Range r = annotations(row); r.begin < r.end; ++r.begin) {
-    (*meta->mutable_annotations())[std::string(Entry(t.annotations(), 2, r.begin, 0))] =
-        Entry(t.annotations(), 2, r.begin, 1);
-  }
+  set_map(t.labels(), labels(row), meta->mutable_labels());
+  set_map(t.annotations(), annotations(row), meta->mutable_annotations());
   for (Range r = finalizers(row); r.begin < r.end; ++r.begin) {
-    meta->add_finalizers(std::string(Entry(t.finalizers(), 1, r.begin, 0)));
+    set_entry(t.finalizers(), r.begin, {meta->add_finalizers()});
   }
   for (Range r = owner_references(row); r.begin < r.end; ++r.begin) {
     pb::OwnerReference* ref = meta->add_owner_references();
-    set(Entry(t.owner_references(), 4, r.begin, 0), ref->mutable_api_version());
-    set(Entry(t.owner_references(), 4, r.begin, 1), ref->mutable_kind());
-    set(Entry(t.owner_references(), 4, r.begin, 2), ref->mutable_name());
-    set(Entry(t.owner_references(), 4, r.begin, 3), ref->mutable_uid());
+    set_entry(t.owner_references(), r.begin,
+              {ref->mutable_api_version(), ref->mutable_kind(), ref->mutable_name(), ref->mutable_uid()});
     const uint32_t flags = Value(t.owner_reference_flags(), r.begin);
     ref->set_controller((flags & 1u) != 0);
     ref->set_block_owner_deletion((flags & 2u) != 0);
   }
   set(Column(t.node_name(), row), pod->mutable_node_name());
   for (Range r = readiness_gates(row); r.begin < r.end; ++r.begin) {
-    pod->add_readiness_gates(std::string(Entry(t.readiness_gates(), 1, r.begin, 0)));
+    set_entry(t.readiness_gates(), r.begin, {pod->add_readiness_gates()});
   }
   for (Range r = containers(row); r.begin < r.end; ++r.begin) {
     pb::Container* c = pod->add_containers();
-    set(Entry(t.containers(), 2, r.begin, 0), c->mutable_name());
-    set(Entry(t.containers(), 2, r.begin, 1), c->mutable_image());
+    set_entry(t.containers(), r.begin, {c->mutable_name(), c->mutable_image()});
     if (Value(t.container_has_launch_priority(), r.begin)) {
       c->set_launch_priority(Value(t.container_launch_priority(), r.begin));
     }
@@ -345,21 +348,19 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
   set(Column(t.phase(), row), pod->mutable_phase());
   for (Range r = conditions(row); r.begin < r.end; ++r.begin) {
     pb::Condition* c = pod->add_conditions();
-    set(Entry(t.conditions(), 4, r.begin, 0), c->mutable_type());
-    set(Entry(t.conditions(), 4, r.begin, 1), c->mutable_status());
-    set(Entry(t.conditions(), 4, r.begin, 2), c->mutable_reason());
-    set(Entry(t.conditions(), 4, r.begin, 3), c->mutable_message());
-    const int64_t transition = Value(t.condition_last_transition_time(), r.begin);
-    if (transition != 0) SetTimestamp(transition, c->mutable_last_transition_time());
-    const int64_t update = Value(t.condition_last_update_time(), r.begin);
-    if (update != 0) SetTimestamp(update, c->mutable_last_update_time());
+    set_entry(t.conditions(), r.begin,
+              {c->mutable_type(), c->mutable_status(), c->mutable_reason(), c->mutable_message()});
+    if (const int64_t transition = Value(t.condition_last_transition_time(), r.begin); transition != 0) {
+      SetTimestamp(transition, c->mutable_last_transition_time());
+    }
+    if (const int64_t update = Value(t.condition_last_update_time(), r.begin); update != 0) {
+      SetTimestamp(update, c->mutable_last_update_time());
+    }
   }
   for (Range r = container_statuses(row); r.begin < r.end; ++r.begin) {
     pb::ContainerStatus* s = pod->add_container_statuses();
-    set(Entry(t.container_statuses(), 4, r.begin, 0), s->mutable_name());
-    set(Entry(t.container_statuses(), 4, r.begin, 1), s->mutable_image());
-    set(Entry(t.container_statuses(), 4, r.begin, 2), s->mutable_image_id());
-    set(Entry(t.container_statuses(), 4, r.begin, 3), s->mutable_container_id());
+    set_entry(t.container_statuses(), r.begin,
+              {s->mutable_name(), s->mutable_image(), s->mutable_image_id(), s->mutable_container_id()});
     s->set_ready(Value(t.container_status_ready(), r.begin));
     s->set_restart_count(Value(t.container_status_restart_count(), r.begin));
   }
