@@ -44,14 +44,21 @@ void RemoveGraceAnnotations(const pb::Pod& pod, pb::PatchPod* patch) {
                          annotations.contains(kLegacyInPlaceGraceAnnotation), patch);
 }
 
+// The container images and template metadata changes of an InPlaceBatch, or of the InPlaceUpdateSpec whose first
+// batch takes them all (the same fields).
+template <typename Changes>
+void ApplyChangesToPatch(const Changes& changes, pb::PatchPod* patch) {
+  for (const auto& [name, image] : changes.container_images) (*patch->mutable_container_images())[name] = image;
+  for (const auto& [k, v] : changes.set_labels) (*patch->mutable_set_labels())[k] = v;
+  for (const auto& [k, v] : changes.set_annotations) (*patch->mutable_set_annotations())[k] = v;
+  for (const std::string& k : changes.remove_labels) patch->add_remove_labels(k);
+  for (const std::string& k : changes.remove_annotations) patch->add_remove_annotations(k);
+  for (const std::string& f : changes.add_finalizers) patch->add_add_finalizers(f);
+  for (const std::string& f : changes.remove_finalizers) patch->add_remove_finalizers(f);
+}
+
 void ApplyBatchToPatch(const InPlaceBatch& batch, bool has_legacy_state, pb::PatchPod* patch) {
-  for (const auto& [name, image] : batch.container_images) (*patch->mutable_container_images())[name] = image;
-  for (const auto& [k, v] : batch.set_labels) (*patch->mutable_set_labels())[k] = v;
-  for (const auto& [k, v] : batch.set_annotations) (*patch->mutable_set_annotations())[k] = v;
-  for (const std::string& k : batch.remove_labels) patch->add_remove_labels(k);
-  for (const std::string& k : batch.remove_annotations) patch->add_remove_annotations(k);
-  for (const std::string& f : batch.add_finalizers) patch->add_add_finalizers(f);
-  for (const std::string& f : batch.remove_finalizers) patch->add_remove_finalizers(f);
+  ApplyChangesToPatch(batch, patch);
   (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = FormatInPlaceState(batch.state);
   if (has_legacy_state) patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
 }
@@ -271,22 +278,6 @@ struct InPlaceStart {
   std::string grace_spec;
 };
 
-// The template metadata changes of the first batch, in ApplyBatchToPatch's order.
-void ApplySpecMetadata(const InPlaceUpdateSpec& spec, pb::PatchPod* patch) {
-  if (!spec.set_labels.empty()) {
-    auto& labels = *patch->mutable_set_labels();
-    for (const auto& [k, v] : spec.set_labels) labels[k] = v;
-  }
-  if (!spec.set_annotations.empty()) {
-    auto& annotations = *patch->mutable_set_annotations();
-    for (const auto& [k, v] : spec.set_annotations) annotations[k] = v;
-  }
-  for (const std::string& k : spec.remove_labels) patch->add_remove_labels(k);
-  for (const std::string& k : spec.remove_annotations) patch->add_remove_annotations(k);
-  for (const std::string& f : spec.add_finalizers) patch->add_add_finalizers(f);
-  for (const std::string& f : spec.remove_finalizers) patch->add_remove_finalizers(f);
-}
-
 // §5.8 (with our write plan): status False, then one spec patch. Reads the pod's facts and containers only.
 void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const InPlaceStart& start,
                           PlanBuilder& plan, std::string& message) {
@@ -315,11 +306,7 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
     const PodContainers containers = ContainersOf(ctx, facts);
     if (start.single_batch.Covers(containers)) {
       // ApplyBatchToPatch of the batch ApplyInPlaceBatch would make, written straight into the patch.
-      if (!spec.container_images.empty()) {
-        auto& images = *patch->mutable_container_images();
-        for (const auto& [name, image] : spec.container_images) images[name] = image;
-      }
-      ApplySpecMetadata(spec, patch);
+      ApplyChangesToPatch(spec, patch);
       std::string& state = (*patch->mutable_set_annotations())[kInPlaceStateAnnotation];
       state.clear();
       start.single_batch.AppendTo(containers, &state);
