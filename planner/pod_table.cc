@@ -244,9 +244,11 @@ absl::StatusOr<std::unique_ptr<PodTableView>> PodTableView::Open(const pb::PodTa
     if (absl::Status s = CheckLength(c.column, c.name, pods, c.name != "name"); !s.ok()) return s;
     if (absl::Status s = CheckRefs(c.column, c.name, strings); !s.ok()) return s;
   }
-  if (absl::Status s = CheckLength(t.generation(), "generation", pods, true); !s.ok()) return s;
-  if (absl::Status s = CheckLength(t.creation_timestamp(), "creation_timestamp", pods, true); !s.ok()) return s;
-  if (absl::Status s = CheckLength(t.deletion_timestamp(), "deletion_timestamp", pods, true); !s.ok()) return s;
+  for (const absl::Status& s : {CheckLength(t.generation(), "generation", pods, true),
+                                CheckLength(t.creation_timestamp(), "creation_timestamp", pods, true),
+                                CheckLength(t.deletion_timestamp(), "deletion_timestamp", pods, true)}) {
+    if (!s.ok()) return s;
+  }
   struct List {
     const RepeatedField<uint32_t>& counts;
     absl::string_view counts_name;
@@ -276,12 +278,13 @@ absl::StatusOr<std::unique_ptr<PodTableView>> PodTableView::Open(const pb::PodTa
       return s;
     }
   }
+  // The per-entry columns, against the entry counts of their lists.
   const auto entries = [](const std::vector<uint32_t>& offsets) { return offsets.empty() ? 0u : offsets.back(); };
   const uint32_t owners = entries(view->owner_offsets_);
   const uint32_t containers = entries(view->container_offsets_);
   const uint32_t conditions = entries(view->condition_offsets_);
   const uint32_t statuses = entries(view->status_offsets_);
-  for (absl::Status s : {
+  for (const absl::Status& s : {
            CheckLength(t.owner_reference_flags(), "owner_reference_flags", owners, true),
            CheckLength(t.container_has_launch_priority(), "container_has_launch_priority", containers, true),
            CheckLength(t.container_launch_priority(), "container_launch_priority", containers, true),
