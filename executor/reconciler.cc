@@ -212,11 +212,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
 
   PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
-  absl::Time start = absl::Now();
-  auto plan = d_.planner->Plan(snapshot.request);
-  if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
+  auto plan = CallPlanner(snapshot.request);
   if (plan.ok() && snapshot.request.has_pod_table() &&
-      plan->pods_read() != snapshot.request.pod_table().name_size()) {
+      plan->pods_read() != planner::PodsInRequest(snapshot.request)) {
     // A planner older than the pod table saw no pods and planned to create every replica: never apply that.
     planner_lacks_pod_table_ = true;
     if (d_.pod_table_fallback) {
@@ -227,9 +225,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                                      "from now on")));
     }
     snapshot.SendPodsAsObjects();
-    start = absl::Now();
-    plan = d_.planner->Plan(snapshot.request);
-    if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
+    plan = CallPlanner(snapshot.request);
   }
   if (!plan.ok()) {
     if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(plan.status().code()));
@@ -238,6 +234,13 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     return {plan.status(), absl::ZeroDuration(), "error"};
   }
   return Apply(key, cs, snapshot, *plan);
+}
+
+absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(const pb::PlanRequest& request) {
+  const absl::Time start = absl::Now();
+  auto plan = d_.planner->Plan(request);
+  if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
+  return plan;
 }
 
 ReconcileResult Reconciler::HandleInvalid(const std::string& key, const pb::CloneSet& cs,

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "executor/expectations.h"
@@ -95,6 +96,8 @@ class Reconciler {
   // Validation on generation change; returns the joined field errors ("" = valid).
   absl::StatusOr<std::string> ValidationErrors(const std::string& key, const pb::CloneSet& cs,
                                                const std::vector<pb::Pod>& pods);
+  // Plan, timed into the planner-call histogram.
+  absl::StatusOr<pb::PlanResponse> CallPlanner(const pb::PlanRequest& request);
   ReconcileResult HandleInvalid(const std::string& key, const pb::CloneSet& cs, const std::string& message);
   absl::Status WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs, const std::string* message);
   ReconcileResult Apply(const std::string& key, const pb::CloneSet& cs, const PlanSnapshot& snapshot,
