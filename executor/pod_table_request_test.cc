@@ -140,9 +140,7 @@ TEST_P(EncodingTest, RequestCarriesTheSortedPodsInOneEncoding) {
   std::vector<pb::PlanRequest> sent;
   EXPECT_CALL(planner_, Plan(_)).Times(2).WillRepeatedly([&sent](const pb::PlanRequest& req) {
     sent.push_back(req);
-    pb::PlanResponse response;
-    response.set_pods_read(planner::PodsInRequest(req));  // as a planner that knows the table answers
-    return absl::StatusOr<pb::PlanResponse>(response);
+    return testing::AnswerLikeAPlanner(pb::PlanResponse())(req);
   });
   Reconciler r = Make(tc.pod_table_flag);
   for (int i = 0; i < 2; ++i) {
@@ -255,9 +253,8 @@ TEST_P(ApplyEncodingTest, InPlaceUpdateUsesTheSnapshotPod) {
   pp->set_uid("u-cs-a");
   pp->set_resource_version("7");
   (*pp->mutable_container_images())["main"] = "img:v2";
-  plan.set_pods_read(1);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
-  EXPECT_CALL(planner_, Plan(_)).WillOnce(Return(plan));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   // The API server's answer: the snapshot's metadata and spec at version 9 (the kubelet wrote version 8).
   const std::string fresh =
       R"({"metadata":{"name":"cs-a","namespace":"ns","uid":"u-cs-a","resourceVersion":"9",)"
