@@ -216,8 +216,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   if (plan.ok() && snapshot.request.has_pod_table() &&
       plan->pods_read() != planner::PodsInRequest(snapshot.request)) {
     // A planner older than the pod table saw no pods and planned to create every replica: never apply that.
-    planner_lacks_pod_table_ = true;
-    if (d_.pod_table_fallback) {
+    // Reported by the first reconcile that finds it out; others in flight with a table re-plan quietly.
+    if (!planner_lacks_pod_table_.exchange(true) && d_.pod_table_fallback) {
       d_.pod_table_fallback(key, absl::FailedPreconditionError(absl::StrCat(
                                      "the planner read ", plan->pods_read(), " of the ",
                                      snapshot.request.pod_table().name_size(),
