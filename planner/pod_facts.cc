@@ -143,8 +143,10 @@ PodFacts FactsForIndex(const PlanContext& ctx, size_t i) {
   if (ctx.pods[i] != nullptr || ctx.pod_store == nullptr) return FactsFor(ctx, *ctx.pods[i]);
   static const std::vector<std::pair<std::string, std::string>> kNone;
   size_t matched = 0;
-  return ComputePodFacts(ctx.pod_store->view(), ctx.pod_facts[i].row, kNone, &matched, ctx.update_revision,
-                         ctx.current_revision);
+  PodFacts f;
+  ComputePodFacts(ctx.pod_store->view(), ctx.pod_facts[i].row, kNone, &matched, ctx.update_revision,
+                  ctx.current_revision, f);
+  return f;
 }
 
 }  // namespace
@@ -153,14 +155,6 @@ PodFacts ComputePodFacts(const pb::Pod& pod) {
   static const std::vector<std::pair<std::string, std::string>> kNone;
   size_t matched = 0;
   return ScanPod(pod, kNone, &matched);
-}
-
-PodFacts ComputePodFacts(const PodTableView& table, uint32_t row,
-                         const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
-                         std::string_view update_revision, std::string_view current_revision) {
-  PodFacts f;
-  ComputePodFacts(table, row, match_labels, matched, update_revision, current_revision, f);
-  return f;
 }
 
 void ComputePodFacts(const PodTableView& table, uint32_t row,

@@ -76,11 +76,8 @@ PodFacts ComputePodFacts(const pb::Pod& pod);
 // over a pod's labels.
 PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
                          size_t* matched, std::string_view update_revision, std::string_view current_revision);
-// The same for row `row` of a pod table (pod_table.h), read without building the pod; f.pod stays nullptr.
-PodFacts ComputePodFacts(const PodTableView& table, uint32_t row,
-                         const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
-                         std::string_view update_revision, std::string_view current_revision);
-// The same, written into `out` (no copy of the facts: BuildContext fills its vector in place).
+// The same for row `row` of a pod table (pod_table.h), read without building the pod (out.pod stays nullptr) and
+// written into `out`: no copy of the facts, BuildContext fills its vector in place.
 void ComputePodFacts(const PodTableView& table, uint32_t row,
                      const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
                      std::string_view update_revision, std::string_view current_revision, PodFacts& out);
