@@ -463,7 +463,9 @@ void AppendStringMap(std::string& out, const std::map<std::string, std::string>&
   out.push_back('}');
 }
 
-void AppendStringList(std::string& out, const std::vector<std::string>& list) {
+// `list`: std::string or std::string_view elements.
+template <typename List>
+void AppendStringList(std::string& out, const List& list) {
   out.push_back('[');
   for (size_t i = 0; i < list.size(); ++i) {
     if (i > 0) out.push_back(',');
@@ -839,17 +841,14 @@ SingleBatchState::SingleBatchState(const InPlaceUpdateSpec& spec, absl::Time now
   suffix_ += ",\"containerBatchesRecord\":[{\"timestamp\":";
   AppendJsonString(suffix_, timestamp);
   suffix_ += ",\"containers\":";
-  std::vector<std::string> names;
-  names.reserve(spec.container_images.size());
   for (const auto& [name, image] : spec.container_images) {
     names_.push_back(name);
-    names.push_back(name);
     std::string key;
     AppendJsonString(key, name);
     key.push_back(':');
     name_keys_.push_back(std::move(key));
   }
-  AppendStringList(suffix_, names);
+  AppendStringList(suffix_, names_);
   suffix_ += "}]}";
 }
 
