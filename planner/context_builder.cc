@@ -351,13 +351,13 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
   std::vector<std::string_view> names(table.size());
   for (uint32_t row = 0; row < table.size(); ++row) names[row] = table.name(row);
   const std::vector<int> order = PodsByName(names);
+  // Equal names are adjacent and in request order after the stable sort: report the lowest later occurrence.
+  int first_duplicate = -1;
   for (size_t k = 1; k < order.size(); ++k) {
     if (names[order[k - 1]] != names[order[k]]) continue;
-    // The second of two equal names in request order (adjacent after the stable sort), the lowest such index.
-    int first_duplicate = order[k];
-    for (size_t j = k + 1; j < order.size(); ++j) {
-      if (names[order[j - 1]] == names[order[j]]) first_duplicate = std::min(first_duplicate, order[j]);
-    }
+    if (first_duplicate < 0 || order[k] < first_duplicate) first_duplicate = order[k];
+  }
+  if (first_duplicate >= 0) {
     return absl::InvalidArgumentError(absl::StrCat("pod_table.name[", first_duplicate, "]: duplicate pod \"",
                                                    std::string(names[first_duplicate]), "\""));
   }
