@@ -7,7 +7,7 @@
 
 #include <cstdint>
 #include <functional>
-
+#include <utility>
 
 namespace cloneset::planner::service {
 
