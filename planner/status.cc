@@ -169,7 +169,8 @@ void PushMinReadyRequeue(const PlanContext& ctx, const pb::CloneSetStatus& s, Pl
   for (const PodFacts& pod : AllFacts(ctx, scratch)) {
     if (pod.lifecycle != Lifecycle::kNone && pod.lifecycle != Lifecycle::kNormal) continue;
     if (!IsUpdateReady(pod, 0, ctx.now) || IsAvailable(pod, m, ctx.now)) continue;
-    // ready_since is InfinitePast when the Ready condition or its lastTransitionTime is missing.
+    // Without a Ready condition ready_since is unset (not InfinitePast); with one, InfinitePast means no
+    // lastTransitionTime.
     if (!pod.has_ready_condition || pod.ready_since == absl::InfinitePast()) continue;
     waiting_on_time = true;
     plan.PushRequeue(pod.ready_since + absl::Seconds(m) + absl::Seconds(1) - ctx.now);
