@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "planner/predicates.h"
+#include "planner/testing/both_encodings.h"
 
 namespace cloneset::planner {
 namespace {
@@ -241,6 +243,43 @@ TEST(BuildContextTest, NameOrderIsByteOrder) {
   EXPECT_EQ(Names(ctx->pods), want);
   ASSERT_EQ(ctx->pod_facts.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(ctx->pod_facts[i].pod, ctx->pods[i]);
+}
+
+// From 256 pods on, the name order comes from a radix sort of the packed prefixes plus a comparison sort of
+// equal ones. Shuffled names with bytes above 0x7f, names that share more than eight bytes after the common
+// prefix, and names that are prefixes of others, sent as objects and as a pod table, come out in byte order.
+TEST(BuildContextTest, NameOrderIsByteOrderAtScale) {
+  pb::PlanRequest req;
+  *req.mutable_clone_set() = Base(700);
+  req.mutable_now()->set_seconds(1800000000);
+  std::mt19937 random(7);
+  const std::string alphabet = "ab09-z\xc3\xa9\xff";
+  std::vector<std::string> names;
+  for (int i = 0; i < 600; ++i) {
+    std::string name = "demo-";
+    const int length = 1 + static_cast<int>(random() % 14);
+    for (int k = 0; k < length; ++k) name += alphabet[random() % alphabet.size()];
+    if (i % 5 == 0) name = "demo-sharedprefix" + std::to_string(i);  // equal packed prefixes
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  names.push_back("demo-sharedprefix");  // a prefix of the shared ones
+  std::shuffle(names.begin(), names.end(), random);
+  for (const std::string& name : names) *req.add_pods() = Pod(name, "uid-1", "demo");
+  std::vector<std::string> want = names;
+  std::sort(want.begin(), want.end());
+
+  PlanBuilder plan;
+  absl::StatusOr<PlanContext> ctx = BuildContext(req, plan);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ(Names(ctx->pods), want);
+
+  const pb::PlanRequest table_request = testing::WithPodTable(req);
+  PlanBuilder table_plan;
+  absl::StatusOr<PlanContext> table_ctx = BuildContext(table_request, table_plan);
+  ASSERT_TRUE(table_ctx.ok()) << table_ctx.status();
+  std::vector<std::string> table_names;
+  for (const PodFacts& f : table_ctx->pod_facts) table_names.emplace_back(f.name);
+  EXPECT_EQ(table_names, want);
 }
 
 // The first bad pod in request order is reported, whether it is a duplicate name or a bad timestamp.

@@ -76,11 +76,50 @@ PodFacts ComputePodFacts(const pb::Pod& pod);
 // over a pod's labels.
 PodFacts ComputePodFacts(const pb::Pod& pod, const std::vector<std::pair<std::string, std::string>>& match_labels,
                          size_t* matched, std::string_view update_revision, std::string_view current_revision);
-// The same for row `row` of a pod table (pod_table.h), read without building the pod (out.pod stays nullptr) and
-// written into `out`: no copy of the facts, BuildContext fills its vector in place.
-void ComputePodFacts(const PodTableView& table, uint32_t row,
-                     const std::vector<std::pair<std::string, std::string>>& match_labels, size_t* matched,
-                     std::string_view update_revision, std::string_view current_revision, PodFacts& out);
+// The same for the rows of a pod table (pod_table.h), read without building pods (PodFacts::pod stays nullptr).
+// A table holds each string once and pods share most of theirs (label keys, condition types, statuses,
+// revisions), so the reader classifies each string the first time it meets it and then compares references:
+// reading 10^4 pods then costs about a third of comparing every key's text (docs/performance.md).
+class TableFactsReader {
+ public:
+  // `memoize` = false classifies every string afresh: for reading one or two rows, where a memo the size of the
+  // table's strings would cost more than it saves. The table, labels and revisions must outlive the reader.
+  TableFactsReader(const PodTableView& table, const std::vector<std::pair<std::string, std::string>>& match_labels,
+                   std::string_view update_revision, std::string_view current_revision, bool memoize = true);
+
+  // The facts of `row` into `out` (BuildContext fills its vector in place), with *matched set to how many of
+  // `match_labels` (key, value) the pod's labels hold exactly and the revision flags set.
+  void Read(uint32_t row, PodFacts& out, size_t* matched);
+
+ private:
+  static constexpr uint8_t kNoSelectorKey = 255;
+  static constexpr uint32_t kNoRef = ~uint32_t{0};
+  struct StringMemo {
+    uint8_t word = 0;  // pod_facts.cc's Word; 0 = not classified yet
+    uint8_t selector_key = kNoSelectorKey;  // the index in match_labels of this key
+  };
+  struct RevisionMemo {
+    uint32_t ref;
+    bool on_update;
+    bool on_current;
+  };
+  StringMemo Memo(uint32_t ref) {
+    if (!memo_.empty() && memo_[ref].word != 0) return memo_[ref];
+    return Classify(ref);
+  }
+  StringMemo Classify(uint32_t ref);  // Memo's first look at a string
+  bool SelectorValueMatches(size_t key, uint32_t value_ref);
+  void FlagRevisions(uint32_t revision_ref, PodFacts& f);
+
+  const PodTableView& table_;
+  const std::vector<std::pair<std::string, std::string>>& match_labels_;
+  std::string_view update_revision_;
+  std::string_view current_revision_;
+  std::vector<StringMemo> memo_;               // by string reference; empty when not memoizing
+  StringMemo scratch_;                         // the one entry used when not memoizing
+  std::vector<uint32_t> selector_value_refs_;  // a reference known to hold match_labels[k].second
+  std::vector<RevisionMemo> revision_memo_;
+};
 // Fills ctx.pod_facts parallel to ctx.pods, including the revision flags (so after the revisions are chosen).
 void ComputePodFacts(PlanContext& ctx);
 // ctx.pod_facts[i] when it describes ctx.pods[i]; computed afresh otherwise (a context whose pods were edited).

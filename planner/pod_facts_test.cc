@@ -1,11 +1,13 @@
 #include "planner/pod_facts.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "planner/context.h"
+#include "planner/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/testing/fixtures.h"
 
@@ -152,6 +154,146 @@ TEST(PodFactsTest, AllFactsRecomputesForEditedPods) {
   EXPECT_EQ(all[0].name, "cs-b");
   EXPECT_EQ(all[1].name, "cs-a");
   EXPECT_EQ(FactsAt(ctx, 0).name, "cs-b");
+}
+
+// The same table with every string reference given its own copy of the string: a valid table that shares
+// nothing, as a client that does not intern might send.
+pb::PodTable Unshared(const pb::PodTable& shared) {
+  pb::PodTable out = shared;
+  out.clear_string_data();
+  out.clear_string_ends();
+  const auto text = [&](uint32_t ref) {
+    if (ref == 0) return std::string();
+    const uint32_t begin = ref == 1 ? 0 : shared.string_ends(static_cast<int>(ref) - 2);
+    return shared.string_data().substr(begin, shared.string_ends(static_cast<int>(ref) - 1) - begin);
+  };
+  for (auto* column : {out.mutable_name(), out.mutable_namespace_(), out.mutable_uid(),
+                       out.mutable_resource_version(), out.mutable_node_name(), out.mutable_phase(),
+                       out.mutable_labels(), out.mutable_annotations(), out.mutable_finalizers(),
+                       out.mutable_owner_references(), out.mutable_readiness_gates(), out.mutable_containers(),
+                       out.mutable_conditions(), out.mutable_container_statuses()}) {
+    for (uint32_t& ref : *column) {
+      if (ref == 0) continue;
+      out.mutable_string_data()->append(text(ref));
+      out.add_string_ends(static_cast<uint32_t>(out.string_data().size()));
+      ref = static_cast<uint32_t>(out.string_ends_size());
+    }
+  }
+  return out;
+}
+
+void ExpectSameFacts(const PodFacts& want, const PodFacts& got, const std::string& where) {
+  SCOPED_TRACE(where);
+  EXPECT_EQ(got.name, want.name);
+  EXPECT_EQ(got.uid, want.uid);
+  EXPECT_EQ(got.resource_version, want.resource_version);
+  EXPECT_EQ(got.node_name, want.node_name);
+  EXPECT_EQ(got.revision, want.revision);
+  EXPECT_EQ(got.instance_id, want.instance_id);
+  EXPECT_EQ(got.in_place_state, want.in_place_state);
+  EXPECT_EQ(got.in_place_grace, want.in_place_grace);
+  EXPECT_EQ(got.ready_since, want.ready_since);
+  EXPECT_EQ(got.created, want.created);
+  EXPECT_EQ(got.max_restarts, want.max_restarts);
+  EXPECT_EQ(got.lifecycle, want.lifecycle);
+  EXPECT_EQ(got.phase_ordinal, want.phase_ordinal);
+  EXPECT_EQ(got.running, want.running);
+  EXPECT_EQ(got.k8s_ready, want.k8s_ready);
+  EXPECT_EQ(got.in_place_ready, want.in_place_ready);
+  EXPECT_EQ(got.in_place_gate, want.in_place_gate);
+  EXPECT_EQ(got.in_place_settled, want.in_place_settled);
+  EXPECT_EQ(got.specified_delete_label, want.specified_delete_label);
+  EXPECT_EQ(got.has_template_hash_label, want.has_template_hash_label);
+  EXPECT_EQ(got.on_update_revision, want.on_update_revision);
+  EXPECT_EQ(got.on_current_revision, want.on_current_revision);
+  EXPECT_EQ(got.has_revision_label, want.has_revision_label);
+  EXPECT_EQ(got.has_ready_condition, want.has_ready_condition);
+  EXPECT_EQ(got.ready_false, want.ready_false);
+  EXPECT_EQ(got.containers_ready, want.containers_ready);
+  EXPECT_EQ(got.has_in_place_condition, want.has_in_place_condition);
+  EXPECT_EQ(got.has_legacy_state, want.has_legacy_state);
+  EXPECT_EQ(got.has_grace_key, want.has_grace_key);
+  EXPECT_EQ(got.has_legacy_grace, want.has_legacy_grace);
+}
+
+// TableFactsReader remembers what each string reference is; the facts must be those of the pod objects whether
+// the table shares its strings (as EncodePodTable does) or repeats them, memoized or not.
+TEST(TableFactsReaderTest, SharedAndUnsharedTablesGiveTheObjectsFacts) {
+  std::vector<pb::Pod> pods;
+  for (const std::string state : {"", kStateNormal, kStatePreparingNormal, kStatePreparingUpdate, kStateUpdating,
+                                  kStateUpdated, kStatePreparingDelete, "Bogus"}) {
+    PodBuilder b("cs-state-" + std::to_string(pods.size()));
+    b.Revision(pods.size() % 2 == 0 ? "cs-1" : "cs-2").Ready(Now() - absl::Seconds(60)).Node("n1");
+    if (!state.empty()) b.Lifecycle(state);
+    pods.push_back(b);
+  }
+  pods.push_back(PodBuilder("cs-web").Label("tier", "web").Label("zone", "b").Revision("2").Restarts(3));
+  pods.push_back(PodBuilder("cs-gate")
+                     .Revision("cs-2")
+                     .ReadinessGate(kInPlaceUpdateReadyCondition)
+                     .Condition(kInPlaceUpdateReadyCondition, "True", Now())
+                     .Condition("ContainersReady", "True", Now())
+                     .Ready(Now() - absl::Seconds(5)));
+  pb::Pod reasoned = PodBuilder("cs-reason").Condition(kInPlaceUpdateReadyCondition, "True", Now());
+  reasoned.mutable_conditions(reasoned.conditions_size() - 1)->set_reason("StartInPlaceUpdate");
+  pods.push_back(reasoned);
+  pods.push_back(PodBuilder("cs-notes")
+                     .Annotation(kInPlaceGraceAnnotation, "")
+                     .Annotation(kLegacyInPlaceGraceAnnotation, R"({"revision":"cs-1"})")
+                     .Annotation(kLegacyInPlaceStateAnnotation, R"({"revision":"old"})")
+                     .SpecifiedDelete()
+                     .Label(kPodTemplateHashLabel, "1")
+                     .Phase("Unknown"));
+  pods.push_back(PodBuilder("cs-plain").Phase("Pending"));
+
+  std::vector<const pb::Pod*> pointers;
+  for (const pb::Pod& p : pods) pointers.push_back(&p);
+  absl::StatusOr<pb::PodTable> shared = EncodePodTable(pointers);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  const std::vector<std::pair<std::string, std::string>> match_labels = {{"app", "demo"}, {"tier", "web"}};
+  for (const auto& [table_name, table] : {std::pair{"shared", *shared}, std::pair{"unshared", Unshared(*shared)}}) {
+    absl::StatusOr<std::unique_ptr<PodTableView>> view = PodTableView::Open(table);
+    ASSERT_TRUE(view.ok()) << view.status();
+    for (const bool memoize : {true, false}) {
+      TableFactsReader reader(**view, match_labels, "cs-2", "cs-1", memoize);
+      for (size_t i = 0; i < pods.size(); ++i) {
+        size_t want_matched = 0;
+        const PodFacts want = ComputePodFacts(pods[i], match_labels, &want_matched, "cs-2", "cs-1");
+        size_t matched = 99;
+        PodFacts got;
+        reader.Read(static_cast<uint32_t>(i), got, &matched);
+        const std::string where = std::string(table_name) + (memoize ? " memoized " : " ") + pods[i].metadata().name();
+        EXPECT_EQ(matched, want_matched) << where;
+        EXPECT_EQ(got.row, i);
+        ExpectSameFacts(want, got, where);
+      }
+    }
+  }
+}
+
+// The reason and message of the InPlaceUpdateReady condition decide in_place_settled by their text: a reference
+// to an empty string (not reference 0) is empty too.
+TEST(TableFactsReaderTest, EmptyStringUnderAnotherReferenceIsEmpty) {
+  const pb::Pod pod = PodBuilder("cs-a").Condition(kInPlaceUpdateReadyCondition, "True", Now());
+  std::vector<const pb::Pod*> pointers = {&pod};
+  absl::StatusOr<pb::PodTable> table = EncodePodTable(pointers);
+  ASSERT_TRUE(table.ok());
+  // Append an empty string and point every condition's reason and message at it.
+  table->add_string_ends(table->string_ends(table->string_ends_size() - 1));
+  const auto empty_ref = static_cast<uint32_t>(table->string_ends_size());
+  for (int c = 0; c < table->conditions_size() / 4; ++c) {
+    table->set_conditions(4 * c + 2, empty_ref);
+    table->set_conditions(4 * c + 3, empty_ref);
+  }
+  absl::StatusOr<std::unique_ptr<PodTableView>> view = PodTableView::Open(*table);
+  ASSERT_TRUE(view.ok()) << view.status();
+  const std::vector<std::pair<std::string, std::string>> none;
+  TableFactsReader reader(**view, none, "cs-2", "cs-1");
+  PodFacts f;
+  size_t matched = 0;
+  reader.Read(0, f, &matched);
+  EXPECT_TRUE(f.in_place_settled);
+  EXPECT_TRUE(ComputePodFacts(pod).in_place_settled);
 }
 
 }  // namespace

@@ -47,6 +47,8 @@ class PodTableView {
   };
 
   uint32_t size() const { return pods_; }
+  // How many strings the table holds: every reference is at most this.
+  uint32_t strings() const { return static_cast<uint32_t>(table_->string_ends_size()); }
   const pb::PodTable& table() const { return *table_; }
   // String `ref` (checked by Open: every reference in the table is at most the number of strings).
   std::string_view String(uint32_t ref) const {

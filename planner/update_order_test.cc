@@ -1,5 +1,7 @@
 #include "planner/update_order.h"
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,101 @@ INSTANTIATE_TEST_SUITE_P(
                   {1, 0}},
         OrderCase{"TiesKeepInputOrder", {PodBuilder("cs-a").Node("n"), PodBuilder("cs-b").Node("n")}, {0, 1}}),
     [](const auto& info) { return info.param.name; });
+
+// The k8s controller.ActivePods order, read from the pods themselves: the reference SortByActivePodsOrder's
+// packed keys must agree with.
+absl::Time ReferenceTime(const google::protobuf::Timestamp& ts) {
+  if (ts.seconds() == 0 && ts.nanos() == 0) return absl::InfinitePast();
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+// afterOrZero: an unset time counts as the latest.
+bool ReferenceAfterOrZero(absl::Time a, absl::Time b) {
+  if (a == absl::InfinitePast() || b == absl::InfinitePast()) return a == absl::InfinitePast();
+  return a > b;
+}
+
+bool ReferenceActiveLess(const pb::Pod& a, const pb::Pod& b) {
+  if (a.node_name() != b.node_name() && (a.node_name().empty() || b.node_name().empty())) {
+    return a.node_name().empty();
+  }
+  const auto phase = [](const pb::Pod& p) { return p.phase() == "Running" ? 2 : p.phase() == "Unknown" ? 1 : 0; };
+  if (phase(a) != phase(b)) return phase(a) < phase(b);
+  const auto ready = [](const pb::Pod& p) -> const pb::Condition* {
+    for (const pb::Condition& c : p.conditions()) {
+      if (c.type() == "Ready") return c.status() == "True" ? &c : nullptr;
+    }
+    return nullptr;
+  };
+  const pb::Condition* ra = ready(a);
+  const pb::Condition* rb = ready(b);
+  if ((ra != nullptr) != (rb != nullptr)) return ra == nullptr;
+  if (ra != nullptr && ReferenceTime(ra->last_transition_time()) != ReferenceTime(rb->last_transition_time())) {
+    return ReferenceAfterOrZero(ReferenceTime(ra->last_transition_time()), ReferenceTime(rb->last_transition_time()));
+  }
+  const auto restarts = [](const pb::Pod& p) {
+    int32_t most = 0;
+    for (const pb::ContainerStatus& s : p.container_statuses()) most = std::max(most, s.restart_count());
+    return most;
+  };
+  if (restarts(a) != restarts(b)) return restarts(a) > restarts(b);
+  const absl::Time ca = ReferenceTime(a.metadata().creation_timestamp());
+  const absl::Time cb = ReferenceTime(b.metadata().creation_timestamp());
+  if (ca != cb) return ReferenceAfterOrZero(ca, cb);
+  return false;
+}
+
+// Random pods drawn from few values of each field, so that every step of the order decides some pairs and many
+// pairs tie to the end. `far_future` adds a creation time past 2262, which int64 nanoseconds cannot hold (the
+// comparator path).
+std::vector<pb::Pod> RandomActivePods(int n, uint32_t seed, bool far_future) {
+  std::mt19937 random(seed);
+  const auto pick = [&](int options) { return static_cast<int>(random() % static_cast<uint32_t>(options)); };
+  std::vector<pb::Pod> pods;
+  for (int i = 0; i < n; ++i) {
+    PodBuilder b("cs-" + std::to_string(i));
+    if (pick(8) != 0) b.Node("n" + std::to_string(pick(3)));
+    b.Phase(std::vector<std::string>{"Running", "Running", "Unknown", "Pending", "Succeeded"}[pick(5)]);
+    const absl::Time since = Now() - absl::Seconds(pick(3)) - absl::Nanoseconds(pick(2));
+    if (pick(4) != 0) {
+      b.Ready(since);
+    } else {
+      b.NotReady(since);
+    }
+    b.Restarts(pick(3));
+    b.Created(Now() - absl::Hours(pick(3)) - absl::Nanoseconds(pick(2)));
+    pb::Pod pod = b.Build();
+    if (pick(10) == 0) pod.mutable_metadata()->clear_creation_timestamp();
+    if (pick(10) == 0) {
+      for (pb::Condition& c : *pod.mutable_conditions()) c.clear_last_transition_time();
+    }
+    if (far_future && i % 7 == 3) pod.mutable_metadata()->mutable_creation_timestamp()->set_seconds(40000000000);
+    pods.push_back(std::move(pod));
+  }
+  return pods;
+}
+
+TEST(ActiveOrderTest, AgreesWithTheReferenceOrder) {
+  for (const bool far_future : {false, true}) {
+    for (uint32_t seed = 1; seed <= 20; ++seed) {
+      const std::vector<pb::Pod> pods = RandomActivePods(300, seed, far_future);
+      std::vector<int> want = All(pods.size());
+      std::stable_sort(want.begin(), want.end(),
+                       [&](int a, int b) { return ReferenceActiveLess(pods[a], pods[b]); });
+      std::vector<int> got = All(pods.size());
+      SortByActivePodsOrder(Pointers(pods), got);
+      ASSERT_EQ(got, want) << "seed " << seed << (far_future ? " with a far-future time" : "");
+      // A subset in a shuffled order: the position in `candidates` breaks ties, not the pod index.
+      std::vector<int> subset;
+      for (int i = static_cast<int>(pods.size()) - 1; i >= 0; i -= 2) subset.push_back(i);
+      std::vector<int> subset_want = subset;
+      std::stable_sort(subset_want.begin(), subset_want.end(),
+                       [&](int a, int b) { return ReferenceActiveLess(pods[a], pods[b]); });
+      SortByActivePodsOrder(Pointers(pods), subset);
+      ASSERT_EQ(subset, subset_want) << "seed " << seed;
+    }
+  }
+}
 
 pb::UpdatePriorityWeightTerm WeightTerm(int32_t weight, const std::string& key, const std::string& value) {
   pb::UpdatePriorityWeightTerm term;
