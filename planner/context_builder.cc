@@ -327,15 +327,17 @@ std::vector<int> PodsByName(const std::vector<std::string_view>& names) {
   if (keys.size() < 256) {
     if (!std::is_sorted(keys.begin(), keys.end(), before)) std::sort(keys.begin(), keys.end(), before);
   } else if (!std::is_sorted(keys.begin(), keys.end(), before)) {
-    // A stable radix sort by the packed prefix, a byte a pass (a pass where every key has the same byte, as the
-    // padding of short names, is skipped), then a comparison sort of each run of equal prefixes, which only
-    // names that share more than eight bytes after the common prefix make. At 10^4 pods this is a fifth of
-    // std::sort's time.
+    // A stable radix sort by the packed prefix, a byte a pass (a byte that every key has alike, as the padding
+    // of short names, is skipped), then a comparison sort of each run of equal prefixes, which only
+    // names that share more than eight bytes after the common prefix make. At 10^4 unsorted names PodsByName
+    // takes two thirds of the instructions it took with std::sort (callgrind).
     std::vector<Key> scratch(keys.size());
+    uint64_t varying = 0;  // the bits in which some prefix differs from the first
+    for (const Key& key : keys) varying |= key.prefix ^ keys[0].prefix;
     for (int shift = 0; shift < 64; shift += 8) {
+      if (((varying >> shift) & 0xff) == 0) continue;
       std::array<uint32_t, 257> starts{};
       for (const Key& key : keys) ++starts[((key.prefix >> shift) & 0xff) + 1];
-      if (*std::max_element(starts.begin(), starts.end()) == keys.size()) continue;
       for (size_t d = 1; d < starts.size(); ++d) starts[d] += starts[d - 1];
       for (const Key& key : keys) scratch[starts[(key.prefix >> shift) & 0xff]++] = key;
       keys.swap(scratch);
@@ -389,13 +391,37 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
   const bool only_match_labels = ctx.selector.match_expressions().empty();
   const std::string& uid = ctx.clone_set->metadata().uid();
   TableFactsReader reader(table, match_labels, ctx.update_revision, ctx.current_revision);
+  // Every pod names the same owner uid and one of a few phases: remember the references already compared (a
+  // table may repeat a string under several references, so a different reference is compared by text).
+  uint32_t our_uid_ref = ~uint32_t{0};
+  const auto is_our_uid = [&](uint32_t ref) {
+    if (ref == our_uid_ref) return true;
+    if (table.String(ref) != uid) return false;
+    our_uid_ref = ref;
+    return true;
+  };
+  struct PhaseMemo {
+    uint32_t ref;
+    bool finished;  // Succeeded or Failed
+  };
+  std::vector<PhaseMemo> phases;
+  const auto finished_phase = [&](uint32_t ref) {
+    for (const PhaseMemo& m : phases) {
+      if (m.ref == ref) return m.finished;
+    }
+    const std::string_view phase = table.String(ref);
+    const bool finished = phase == "Succeeded" || phase == "Failed";
+    if (phases.size() < 8) phases.push_back({ref, finished});
+    return finished;
+  };
+  const uint32_t* owner_refs = t.owner_references().data();
   for (const int i : order) {
     const auto row = static_cast<uint32_t>(i);
     // OwnedBy on the table: ours when a reference has our uid and no other reference is the controller.
     bool ours = false;
     bool other_controller = false;
     for (auto r = table.owner_references(row); r.begin < r.end; ++r.begin) {
-      if (table.Entry(t.owner_references(), 4, r.begin, 3) == uid) {
+      if (is_our_uid(owner_refs[4 * r.begin + 3])) {
         ours = true;
       } else if ((PodTableView::Value(t.owner_reference_flags(), r.begin) & 1u) != 0) {
         other_controller = true;
@@ -403,8 +429,8 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
       }
     }
     if (!ours || other_controller) continue;
-    const std::string_view phase = table.Column(t.phase(), row);
-    if (phase == "Succeeded" || phase == "Failed" || PodTableView::Value(t.deletion_timestamp(), row) != 0) {
+    const bool finished = !t.phase().empty() && finished_phase(t.phase().data()[row]);
+    if (finished || PodTableView::Value(t.deletion_timestamp(), row) != 0) {
       ctx.inactive_pods.push_back(&store.Pod(row));
       continue;
     }

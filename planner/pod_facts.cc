@@ -429,21 +429,6 @@ const std::vector<PodFacts>& AllFacts(const PlanContext& ctx, std::vector<PodFac
   return scratch;
 }
 
-bool IsUpdateReady(const PodFacts& f, int32_t min_ready_seconds, absl::Time now) {
-  if (!f.running || !f.k8s_ready) return false;
-  if (min_ready_seconds > 0) {
-    // An unset transition time (InfinitePast) is never available, as in IsRunningAvailable.
-    if (f.ready_since == absl::InfinitePast()) return false;
-    if (!(f.ready_since + absl::Seconds(min_ready_seconds) < now)) return false;
-  }
-  return f.in_place_ready;
-}
-
-bool IsAvailable(const PodFacts& f, int32_t min_ready_seconds, absl::Time now) {
-  if (f.lifecycle != Lifecycle::kNone && f.lifecycle != Lifecycle::kNormal) return false;
-  return IsUpdateReady(f, min_ready_seconds, now);
-}
-
 bool RevisionMatches(const PodFacts& f, std::string_view revision) {
   return f.revision == revision || ShortHash(f.revision) == ShortHash(revision);
 }
