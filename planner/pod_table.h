@@ -23,8 +23,10 @@ namespace cloneset::planner {
 
 namespace pb = ::cloneset::planner::v1;
 
-// Encodes `pods` (in order) as a table that decodes to equal pods, sharing repeated strings. Fails, naming the
-// pod and field, for a timestamp outside what the table carries (years 1678 to 2262, as int64 nanoseconds).
+// Encodes `pods` (in order) as a table that decodes to equal pods, sharing repeated strings (names, uids,
+// resourceVersions and container ids, which pods do not share, are stored without looking for a repeat). Fails,
+// naming the pod and field, for a timestamp outside what the table carries (years 1678 to 2262, as int64
+// nanoseconds).
 absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods);
 absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pods);
 

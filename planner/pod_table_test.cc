@@ -99,8 +99,8 @@ TEST(PodTableTest, StoresEachStringOnceAndDropsDefaultColumns) {
   absl::StatusOr<pb::PodTable> table = EncodePodTable(Pods(pods));
   ASSERT_TRUE(table.ok());
   // Shared: namespace, app=demo, the revision label, owner reference strings, phase, condition strings, ...
-  // Per pod: the name and the instance id (both "<i>"-derived; the id is also the uid's tail).
-  EXPECT_LT(table->string_ends_size(), 50 * 3 + 30);
+  // Per pod: the name, uid and resourceVersion (stored without a search for a repeat) and the instance id.
+  EXPECT_LT(table->string_ends_size(), 50 * 4 + 20);
   EXPECT_EQ(table->deletion_timestamp_size(), 0);  // no pod is being deleted
   EXPECT_EQ(table->generation_size(), 0);
   EXPECT_EQ(table->finalizer_counts_size(), 0);
