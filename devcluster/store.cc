@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "devcluster/garbage_collector.h"
 #include "devcluster/object_meta.h"
 
 namespace cloneset::devcluster {
@@ -94,6 +95,9 @@ struct Store::State {
   absl::Status CommitLocked(TypeState& ts, EventType type, nlohmann::json& object, ObjectPtr* stored = nullptr);
   void RemoveLocked(TypeState& ts, const std::string key, int depth);
   void CollectDependentsLocked(const std::string& owner_uid, int depth);
+  // Garbage-collects the object at `key` when its owners are all gone (garbage_collector.h). `gone_uid`, when set,
+  // is an owner just removed: dangling whatever its reference says.
+  void CollectIfGarbageLocked(TypeState& ts, const std::string& key, const std::string& gone_uid, int depth);
   void CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth);
   absl::StatusOr<nlohmann::json> DeleteLocked(TypeState& ts, const std::string& key, const DeleteOptions& opts,
                                               int depth);
@@ -306,31 +310,80 @@ void Store::State::RemoveLocked(TypeState& ts, const std::string key, int depth)
   CollectDependentsLocked(last->uid, depth + 1);
 }
 
-// Background garbage collection: a dependent whose owners are all gone is deleted; one that still
-// has a live owner only loses the dangling reference.
+// Background garbage collection of a removed owner's dependents.
 void Store::State::CollectDependentsLocked(const std::string& owner_uid, int depth) {
   auto it = dependents.find(owner_uid);
   if (it == dependents.end()) return;
-  auto deps = it->second;  // copy: removal mutates the index
+  auto deps = it->second;  // copy: collection mutates the index
   for (const auto& [id, key] : deps) {
-    auto ts = FindLocked(id);
-    if (!ts) continue;
-    auto oit = ts->objects.find(key);
-    if (oit == ts->objects.end()) continue;
-    ObjectPtr dep = oit->second;
-    bool other_owner_alive = std::any_of(dep->owner_uids.begin(), dep->owner_uids.end(), [&](const std::string& u) {
-      return u != owner_uid && by_uid.count(u);
-    });
-    if (other_owner_alive) {
-      nlohmann::json j = dep->Parse();
-      auto& refs = j["metadata"]["ownerReferences"];
-      refs.erase(std::remove_if(refs.begin(), refs.end(),
-                                [&](const nlohmann::json& r) { return r.value("uid", "") == owner_uid; }),
-                 refs.end());
-      (void)CommitLocked(*ts, EventType::kModified, j);
-    } else if (!dep->deleting) {
-      (void)DeleteLocked(*ts, key, DeleteOptions{}, depth);
-    }
+    if (auto ts = FindLocked(id)) CollectIfGarbageLocked(*ts, key, owner_uid, depth);
+  }
+}
+
+namespace {
+
+// Owner references resolved against the store's own state (the lock is held by the caller).
+class StoreOwnerLookup final : public OwnerLookup {
+ public:
+  explicit StoreOwnerLookup(const std::map<std::string, std::shared_ptr<TypeState>, std::less<>>& types)
+      : types_(types) {}
+  std::optional<bool> KindNamespaced(std::string_view api_version, std::string_view kind) const override {
+    const TypeState* ts = Resolve(api_version, kind);
+    if (!ts) return std::nullopt;
+    return ts->type.namespaced;
+  }
+  std::optional<Owner> Find(std::string_view api_version, std::string_view kind, std::string_view ns,
+                            std::string_view name) const override {
+    const TypeState* ts = Resolve(api_version, kind);
+    if (!ts) return std::nullopt;
+    auto it = ts->objects.find(Key(ns, name));
+    if (it == ts->objects.end()) return std::nullopt;
+    const StoredObject& o = *it->second;
+    bool foreground = std::find(o.finalizers.begin(), o.finalizers.end(), "foregroundDeletion") != o.finalizers.end();
+    return Owner{o.uid, o.deleting && foreground};
+  }
+
+ private:
+  const TypeState* Resolve(std::string_view api_version, std::string_view kind) const {
+    for (const auto& [id, ts] : types_)
+      if (ts->type.kind == kind && ts->type.ApiVersion() == api_version) return ts.get();
+    return nullptr;
+  }
+  const std::map<std::string, std::shared_ptr<TypeState>, std::less<>>& types_;
+};
+
+}  // namespace
+
+void Store::State::CollectIfGarbageLocked(TypeState& ts, const std::string& key, const std::string& gone_uid,
+                                          int depth) {
+  auto oit = ts.objects.find(key);
+  if (oit == ts.objects.end()) return;
+  const ObjectPtr dep = oit->second;
+  nlohmann::json j = dep->Parse();
+  const std::vector<OwnerReference> refs = OwnerReferencesOf(j);
+  StoreOwnerLookup lookup(types);
+  std::vector<OwnerStatus> statuses;
+  statuses.reserve(refs.size());
+  for (const auto& ref : refs)
+    statuses.push_back(!gone_uid.empty() && ref.uid == gone_uid ? OwnerStatus::kDangling
+                                                                : ClassifyOwner(ref, dep->ns, lookup));
+  const GcDecision d =
+      DecideCollection({dep->deleting, dep->finalizers, dependents.count(dep->uid) > 0}, refs, statuses);
+  if (d.action == GcDecision::Action::kRemoveReferences) {
+    auto& out = j["metadata"]["ownerReferences"];
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const nlohmann::json& r) {
+                               return r.is_object() && std::find(d.remove_uids.begin(), d.remove_uids.end(),
+                                                                 r.value("uid", "")) != d.remove_uids.end();
+                             }),
+              out.end());
+    if (out.empty()) j["metadata"].erase("ownerReferences");
+    if (!CommitLocked(ts, EventType::kModified, j).ok()) return;
+    if (depth <= 64) CheckForegroundOwnersLocked(dep, depth + 1);  // a waiting owner may have lost its last dependent
+  } else if (d.action == GcDecision::Action::kDelete) {
+    DeleteOptions o;
+    o.propagation = d.propagation;
+    (void)DeleteLocked(ts, key, o, depth);
   }
 }
 
@@ -364,6 +417,23 @@ void Store::State::CheckForegroundOwnersLocked(const ObjectPtr& removed, int dep
 
 namespace cloneset::devcluster {
 namespace {
+
+const nlohmann::json* OwnerReferencesJson(const nlohmann::json& object) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return nullptr;
+  auto refs = meta->find("ownerReferences");
+  return refs == meta->end() ? nullptr : &*refs;
+}
+
+bool HasOwnerReferences(const nlohmann::json& object) {
+  const nlohmann::json* refs = OwnerReferencesJson(object);
+  return refs && refs->is_array() && !refs->empty();
+}
+
+bool SameOwnerReferences(const nlohmann::json& a, const nlohmann::json& b) {
+  const nlohmann::json *ra = OwnerReferencesJson(a), *rb = OwnerReferencesJson(b);
+  return ra && rb ? *ra == *rb : ra == rb;
+}
 
 absl::Status ValidateMeta(const nlohmann::json& meta) {
   for (const char* field : {"labels", "annotations"}) {
@@ -453,8 +523,11 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
   }
   if (options.dry_run) return next;
   bool finalize = old->deleting && (!next["metadata"].contains("finalizers"));
+  // A reference added or changed may name an owner that does not exist (or no longer does).
+  bool owners_changed = HasOwnerReferences(next) && !SameOwnerReferences(next, prev);
   if (absl::Status s = CommitLocked(ts, EventType::kModified, next, options.stored); !s.ok()) return s;
   if (finalize) RemoveLocked(ts, key, 0);
+  else if (owners_changed) CollectIfGarbageLocked(ts, key, "", 0);
   return next;
 }
 
@@ -650,6 +723,7 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   ApplyDefaults(type.Id(), object);
   if (options.dry_run) return object;
   if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object, options.stored); !s.ok()) return s;
+  if (HasOwnerReferences(object)) state_->CollectIfGarbageLocked(ts, Key(ns, name), "", 0);
   return object;
 }
 
