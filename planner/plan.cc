@@ -96,6 +96,7 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) 
   // The per-pod checks are made by BuildContext in its single pass over the pods.
   if (absl::Status s = ValidatePlanRequestExceptPods(request); !s.ok()) return s;
   PlanBuilder plan(out);
+  plan.set_in_place_batches(request.accept_in_place_batches());
   absl::StatusOr<PlanContext> ctx_or = BuildContext(request, plan);
   if (!ctx_or.ok()) return ctx_or.status();
   const PlanContext& ctx = *ctx_or;

@@ -30,6 +30,10 @@ class PlanBuilder {
   // Keeps the smallest strictly positive duration; non-positive durations are ignored.
   void PushRequeue(absl::Duration after);
   absl::Duration requeue() const { return requeue_; }
+  // The caller expands StartInPlaceUpdates (PlanRequest.accept_in_place_batches): stages may write runs of
+  // in-place update starts as batches instead of per-pod actions.
+  void set_in_place_batches(bool on) { in_place_batches_ = on; }
+  bool in_place_batches() const { return in_place_batches_; }
   pb::PlanSummary* summary() { return response_->mutable_summary(); }
   pb::PlanResponse* response() { return response_; }
 
@@ -42,6 +46,7 @@ class PlanBuilder {
   pb::PlanResponse owned_;
   pb::PlanResponse* response_;
   absl::Duration requeue_ = absl::ZeroDuration();
+  bool in_place_batches_ = false;
 };
 
 }  // namespace cloneset::planner

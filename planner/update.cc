@@ -278,23 +278,21 @@ struct InPlaceStart {
   std::string grace_spec;
 };
 
-// §5.8 (with our write plan): status False, then one spec patch. Reads the pod's facts and containers only.
-void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const InPlaceStart& start,
-                          PlanBuilder& plan, std::string& message) {
-  const InPlaceUpdateSpec& spec = start.spec;
-  if (facts.in_place_gate) {
-    pb::PatchPodStatus* status = AddPodStatusPatch(facts, "start-in-place-update", plan);
-    SetInPlaceReadyCondition(ctx, false, status->add_set_conditions());
-    if (facts.has_ready_condition && !facts.ready_false && facts.containers_ready) {
-      pb::Condition* not_ready = status->add_set_conditions();
-      not_ready->set_type("Ready");
-      not_ready->set_status("False");
-      not_ready->set_reason(Texts().gates_not_ready_reason);
-      not_ready->set_message(Texts().gates_not_ready_message);
-      SetTimestamp(ctx.now, not_ready->mutable_last_transition_time());
-    }
-  }
-  pb::PatchPod* patch = AddPodPatch(facts, "in-place-update", plan);
+// Ready=False in the kubelet's wording, written with InPlaceUpdateReady=False when the pod is ready now.
+void SetGatesNotReadyCondition(const PlanContext& ctx, pb::Condition* not_ready) {
+  not_ready->set_type("Ready");
+  not_ready->set_status("False");
+  not_ready->set_reason(Texts().gates_not_ready_reason);
+  not_ready->set_message(Texts().gates_not_ready_message);
+  SetTimestamp(ctx.now, not_ready->mutable_last_transition_time());
+}
+
+bool SetsNotReady(const PodFacts& facts) {
+  return facts.has_ready_condition && !facts.ready_false && facts.containers_ready;
+}
+
+// The labels every start patch writes (and the lifecycle state, when the CloneSet has a lifecycle).
+void SetStartLabels(const PlanContext& ctx, const InPlaceStart& start, pb::PatchPod* patch) {
   auto& labels = *patch->mutable_set_labels();
   labels[kRevisionLabel] = start.revision_label;
   labels[kPodTemplateHashLabel] = start.template_hash;
@@ -302,17 +300,99 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
     labels[kLifecycleStateLabel] = kStateUpdating;
     (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = Rfc3339(ctx.now);
   }
-  if (spec.grace_seconds <= 0) {
-    const PodContainers containers = ContainersOf(ctx, facts);
-    if (start.single_batch.Covers(containers)) {
+}
+
+constexpr char kStartStatusPurpose[] = "start-in-place-update";
+constexpr char kStartPatchPurpose[] = "in-place-update";
+constexpr char kStartEventReason[] = "SuccessfulUpdatePodInPlace";
+constexpr char kStartEventPrefix[] = "successfully update pod ";
+
+// Appends in-place update starts to StartInPlaceUpdates batches (PlanRequest.accept_in_place_batches): a pod
+// joins the open batch when that batch is still the plan's last action, no event came after it, and the pod has
+// the same spec and the same status write (readiness gate or not); else it opens a new batch. The batch's
+// templates are what PerformInPlaceUpdate writes for every such pod, written by the same functions.
+class InPlaceBatcher {
+ public:
+  // A hint for the batch about to open: how many pods may still join it.
+  void set_remaining(int remaining) { remaining_ = remaining; }
+
+  pb::StartInPlaceUpdates::Target* Add(const PlanContext& ctx, const InPlaceStart& start, bool gated,
+                                       PlanBuilder& plan) {
+    pb::PlanResponse* response = plan.response();
+    if (batch_ == nullptr || start_ != &start || gated_ != gated || response->actions_size() != action_index_ + 1 ||
+        response->events_size() != batch_->events_before()) {
+      Open(ctx, start, gated, plan);
+    }
+    return batch_->add_targets();
+  }
+
+ private:
+  void Open(const PlanContext& ctx, const InPlaceStart& start, bool gated, PlanBuilder& plan) {
+    start_ = &start;
+    gated_ = gated;
+    action_index_ = plan.response()->actions_size();
+    batch_ = plan.AddAction()->mutable_start_in_place_updates();
+    if (gated) {
+      pb::PatchPodStatus* status = batch_->mutable_status_patch();
+      status->set_purpose(kStartStatusPurpose);
+      SetInPlaceReadyCondition(ctx, false, status->add_set_conditions());
+      batch_->set_status_stop_on_error(true);
+      SetGatesNotReadyCondition(ctx, batch_->mutable_not_ready_condition());
+    }
+    pb::PatchPod* patch = batch_->mutable_patch();
+    patch->set_purpose(kStartPatchPurpose);
+    SetStartLabels(ctx, start, patch);
+    ApplyChangesToPatch(start.spec, patch);
+    batch_->set_patch_stop_on_error(true);
+    batch_->set_event_type(pb::NORMAL);
+    batch_->set_event_reason(kStartEventReason);
+    batch_->set_event_message_prefix(kStartEventPrefix);
+    batch_->set_event_message_suffix(start.event_suffix);
+    batch_->set_events_before(plan.response()->events_size());
+    if (remaining_ > 0) batch_->mutable_targets()->Reserve(remaining_);
+  }
+
+  pb::StartInPlaceUpdates* batch_ = nullptr;
+  const InPlaceStart* start_ = nullptr;
+  bool gated_ = false;
+  int action_index_ = -1;
+  int remaining_ = 0;
+};
+
+// §5.8 (with our write plan): status False, then one spec patch. Reads the pod's facts and containers only.
+void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const InPlaceStart& start,
+                          PlanBuilder& plan, InPlaceBatcher& batcher, std::string& message) {
+  const InPlaceUpdateSpec& spec = start.spec;
+  std::optional<PodContainers> containers;
+  if (spec.grace_seconds <= 0) containers.emplace(ContainersOf(ctx, facts));
+  // The common start (one batch takes every container, nothing legacy to remove) as part of a batch.
+  if (plan.in_place_batches() && containers.has_value() && start.single_batch.Covers(*containers) &&
+      !facts.has_legacy_state && !facts.has_grace_key && !facts.has_legacy_grace) {
+    pb::StartInPlaceUpdates::Target* target = batcher.Add(ctx, start, facts.in_place_gate, plan);
+    target->set_name(std::string(facts.name));
+    target->set_uid(std::string(facts.uid));
+    target->set_resource_version(std::string(facts.resource_version));
+    start.single_batch.AppendTo(*containers, target->mutable_in_place_update_state());
+    target->set_set_not_ready(facts.in_place_gate && SetsNotReady(facts));
+    return;
+  }
+  if (facts.in_place_gate) {
+    pb::PatchPodStatus* status = AddPodStatusPatch(facts, kStartStatusPurpose, plan);
+    SetInPlaceReadyCondition(ctx, false, status->add_set_conditions());
+    if (SetsNotReady(facts)) SetGatesNotReadyCondition(ctx, status->add_set_conditions());
+  }
+  pb::PatchPod* patch = AddPodPatch(facts, kStartPatchPurpose, plan);
+  SetStartLabels(ctx, start, patch);
+  if (containers.has_value()) {
+    if (start.single_batch.Covers(*containers)) {
       // ApplyBatchToPatch of the batch ApplyInPlaceBatch would make, written straight into the patch.
       ApplyChangesToPatch(spec, patch);
       std::string& state = (*patch->mutable_set_annotations())[kInPlaceStateAnnotation];
       state.clear();
-      start.single_batch.AppendTo(containers, &state);
+      start.single_batch.AppendTo(*containers, &state);
       if (facts.has_legacy_state) patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
     } else {
-      ApplyBatchToPatch(ApplyInPlaceBatch(containers, spec, start.FirstState(ctx), ctx.now, /*apply_metadata=*/true),
+      ApplyBatchToPatch(ApplyInPlaceBatch(*containers, spec, start.FirstState(ctx), ctx.now, /*apply_metadata=*/true),
                         facts.has_legacy_state, patch);
     }
     RemoveGraceAnnotations(facts.has_grace_key, facts.has_legacy_grace, patch);
@@ -324,10 +404,10 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
     }
     plan.PushRequeue(absl::Seconds(spec.grace_seconds));
   }
-  message.assign("successfully update pod ");
+  message.assign(kStartEventPrefix);
   message.append(facts.name);
   message.append(start.event_suffix);
-  plan.AddEvent(pb::NORMAL, "SuccessfulUpdatePodInPlace", message, facts.name);
+  plan.AddEvent(pb::NORMAL, kStartEventReason, message, facts.name);
 }
 
 std::vector<std::string> PodPvcNames(const PlanContext& ctx, const pb::Pod& pod) {
@@ -421,7 +501,7 @@ class InPlaceSpecCache {
 // §5.6 for one selected pod. Returns an error for InPlaceOnly pods that cannot be updated in place. The pod object
 // is built (PodOf) only off the common path: lifecycle hooks, recreation, errors.
 absl::Status UpdatePod(const PlanContext& ctx, const PodFacts& facts, const std::string& target, PlanBuilder& plan,
-                       InPlaceSpecCache& specs, std::string& message, bool* updated) {
+                       InPlaceSpecCache& specs, InPlaceBatcher& batcher, std::string& message, bool* updated) {
   *updated = false;
   const absl::string_view name(facts.name.data(), facts.name.size());  // for absl formatting
   if (ctx.spec.policy != PodUpdatePolicy::kReCreate) {
@@ -449,7 +529,7 @@ absl::Status UpdatePod(const PlanContext& ctx, const PodFacts& facts, const std:
         return absl::FailedPreconditionError(absl::StrFormat("not allowed to in-place update pod %s in state %s",
                                                              name, LifecycleState(PodOf(ctx, facts))));
       }
-      PerformInPlaceUpdate(ctx, facts, *in_place.start, plan, message);
+      PerformInPlaceUpdate(ctx, facts, *in_place.start, plan, batcher, message);
       *updated = true;
       return absl::OkStatus();
     }
@@ -567,11 +647,14 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   absl::Status first_error;
   int updated_now = 0;
   InPlaceSpecCache specs(ctx, target);
-  plan.Reserve(2 * static_cast<int>(can), static_cast<int>(can));
+  InPlaceBatcher batcher;
+  // Batches need no room for per-pod actions (the batch reserves its targets).
+  if (!plan.in_place_batches()) plan.Reserve(2 * static_cast<int>(can), static_cast<int>(can));
   std::string message;  // event text, reused across pods
   for (size_t i = 0; i < can; ++i) {
     bool updated = false;
-    absl::Status status = UpdatePod(ctx, all_facts[ordered[i]], target, plan, specs, message, &updated);
+    batcher.set_remaining(static_cast<int>(can - i));
+    absl::Status status = UpdatePod(ctx, all_facts[ordered[i]], target, plan, specs, batcher, message, &updated);
     if (updated) ++updated_now;
     if (!status.ok() && first_error.ok()) first_error = status;
   }

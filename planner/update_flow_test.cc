@@ -6,11 +6,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "planner/in_place_batches.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
+#include "planner/testing/both_encodings.h"
 #include "planner/update_test_util.h"
 
 namespace cloneset::planner {
@@ -100,7 +103,7 @@ int PodWrites(const pb::PlanResponse& response, const std::string& pod) {
 
 TEST(UpdateFlowTest, InPlaceUpdateTakesThreeWrites) {
   Flow flow = MakeFlow("InPlaceIfPossible", 1);
-  absl::StatusOr<pb::PlanResponse> first = Plan(flow.request);
+  absl::StatusOr<pb::PlanResponse> first = testing::PlanBothEncodings(flow.request);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->update_revision(), flow.new_revision);
   ASSERT_EQ(PodWrites(*first, "cs-p0"), 2) << first->DebugString();
@@ -124,7 +127,7 @@ TEST(UpdateFlowTest, InPlaceUpdateTakesThreeWrites) {
   pod.mutable_container_statuses(0)->set_container_id("containerd://new");
   *flow.request.mutable_clone_set()->mutable_status() = first->status();
 
-  absl::StatusOr<pb::PlanResponse> second = Plan(flow.request);
+  absl::StatusOr<pb::PlanResponse> second = testing::PlanBothEncodings(flow.request);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_THAT(Describe(second->actions(0)), "status cs-p0 in-place-update-ready InPlaceUpdateReady=True");
   EXPECT_EQ(PodWrites(*second, "cs-p0"), 1);
@@ -133,7 +136,7 @@ TEST(UpdateFlowTest, InPlaceUpdateTakesThreeWrites) {
 TEST(UpdateFlowTest, ReCreateDeletesPodAndPvcInOnePlan) {
   Flow flow = MakeFlow("ReCreate", 1);
   *flow.request.add_pvcs() = PvcBuilder("data-cs-p0", "p0");
-  absl::StatusOr<pb::PlanResponse> plan = Plan(flow.request);
+  absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow.request);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(PodWrites(*plan, "cs-p0"), 1) << plan->DebugString();
   bool found = false;
@@ -161,7 +164,7 @@ int CountActions(const pb::PlanResponse& response, pb::Action::KindCase kind, co
 // and updates one pod in place (maxSurge is the batch size).
 TEST(UpdateFlowTest, InPlaceRolloutWithMaxSurgeCreatesNoPods) {
   Flow flow = MakeFlow("InPlaceIfPossible", 3, /*max_surge=*/1, /*max_unavailable=*/0);
-  absl::StatusOr<pb::PlanResponse> plan = Plan(flow.request);
+  absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow.request);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(CountActions(*plan, pb::Action::kCreatePod), 0) << plan->DebugString();
   EXPECT_EQ(CountActions(*plan, pb::Action::kPatchPod, "in-place-update"), 1);
@@ -173,7 +176,7 @@ TEST(UpdateFlowTest, InPlaceRolloutWithMaxSurgeCreatesNoPods) {
 
 TEST(UpdateFlowTest, InPlaceRolloutKeepsMaxUnavailableAsBudget) {
   Flow flow = MakeFlow("InPlaceIfPossible", 4, /*max_surge=*/3, /*max_unavailable=*/2);
-  absl::StatusOr<pb::PlanResponse> plan = Plan(flow.request);
+  absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow.request);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(CountActions(*plan, pb::Action::kCreatePod), 0);
   EXPECT_EQ(CountActions(*plan, pb::Action::kPatchPod, "in-place-update"), 2);
@@ -189,7 +192,7 @@ TEST(UpdateFlowTest, ReplacingRolloutStillSurges) {
   for (const auto& [type, tmpl] : std::vector<std::pair<std::string, std::string>>{
            {"ReCreate", TemplateJson("nginx:1.26")}, {"InPlaceIfPossible", with_env}}) {
     Flow flow = MakeFlow(type, 3, /*max_surge=*/1, /*max_unavailable=*/0, tmpl);
-    absl::StatusOr<pb::PlanResponse> plan = Plan(flow.request);
+    absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow.request);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(CountActions(*plan, pb::Action::kCreatePod), 1) << type;
     EXPECT_EQ(CountActions(*plan, pb::Action::kPatchPod, "in-place-update"), 0) << type;
@@ -215,7 +218,7 @@ class SimulatedCluster {
     for (int i = 0; i < max_plans; ++i) {
       now_ += absl::Seconds(1);
       *flow_.request.mutable_now() = testing::Ts(now_);
-      absl::StatusOr<pb::PlanResponse> plan = Plan(flow_.request);
+      absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow_.request);
       if (!plan.ok()) {
         ADD_FAILURE() << plan.status();
         return steps;
@@ -410,6 +413,117 @@ TEST(RolloutSimulation, RecreateWithMaxSurgeBatchesWhenAllGetReadyTogether) {
   EXPECT_THAT(Column(steps, &SimulatedCluster::Step::created), ElementsAre(3, 3, 2));
   EXPECT_THAT(Column(steps, &SimulatedCluster::Step::deleted), ElementsAre(3, 2, 1, 2));
   EXPECT_EQ(cluster.max_pods(), 11);
+}
+
+// ================================================================================================
+// In-place batches (PlanRequest.accept_in_place_batches). PlanBothEncodings checks every plan of this file
+// expanded against the per-pod form; these check that batches form where they should.
+
+std::vector<const pb::StartInPlaceUpdates*> Batches(const pb::PlanResponse& plan) {
+  std::vector<const pb::StartInPlaceUpdates*> out;
+  for (const pb::Action& a : plan.actions()) {
+    if (a.has_start_in_place_updates()) out.push_back(&a.start_in_place_updates());
+  }
+  return out;
+}
+
+std::vector<std::string> TargetNames(const pb::StartInPlaceUpdates& batch) {
+  std::vector<std::string> names;
+  for (const auto& t : batch.targets()) names.push_back(t.name());
+  return names;
+}
+
+// Renders the pod actions of a plan: "batch(gated) cs-p0,cs-p1", "status cs-p3", "patch cs-p3".
+std::vector<std::string> PodActionShapes(const pb::PlanResponse& plan) {
+  std::vector<std::string> out;
+  for (const pb::Action& a : plan.actions()) {
+    if (a.has_start_in_place_updates()) {
+      const pb::StartInPlaceUpdates& b = a.start_in_place_updates();
+      std::vector<std::string> names = TargetNames(b);
+      out.push_back(absl::StrCat("batch", b.has_status_patch() ? "(gated) " : " ", absl::StrJoin(names, ",")));
+    } else if (a.has_patch_pod_status()) {
+      out.push_back("status " + a.patch_pod_status().name());
+    } else if (a.has_patch_pod()) {
+      out.push_back("patch " + a.patch_pod().name());
+    }
+  }
+  return out;
+}
+
+int EventsWithReason(const pb::PlanResponse& plan, const std::string& reason) {
+  int n = 0;
+  for (const pb::Event& e : plan.events()) n += e.reason() == reason;
+  return n;
+}
+
+TEST(InPlaceBatchFlowTest, ReadyAndNotReadyPodsInterleavedFormOneBatch) {
+  Flow flow = MakeFlow("InPlaceIfPossible", 10, -1, 10);
+  // Even pods are ready with ready containers: their status write also sets Ready=False; odd ones are not.
+  for (int i = 0; i < 10; i += 2) {
+    pb::Condition* c = flow.request.mutable_pods(i)->add_conditions();
+    c->set_type("ContainersReady");
+    c->set_status("True");
+    *c->mutable_last_transition_time() = testing::Ts(Now() - absl::Hours(1));
+  }
+  flow.request.set_accept_in_place_batches(true);
+  absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow.request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(Batches(*plan).size(), 1u) << plan->DebugString();
+  const pb::StartInPlaceUpdates& batch = *Batches(*plan)[0];
+  EXPECT_THAT(TargetNames(batch), ElementsAre("cs-p0", "cs-p1", "cs-p2", "cs-p3", "cs-p4", "cs-p5", "cs-p6",
+                                              "cs-p7", "cs-p8", "cs-p9"));
+  for (const auto& target : batch.targets()) {
+    const bool even = (target.name().back() - '0') % 2 == 0;
+    EXPECT_EQ(target.set_not_ready(), even) << target.name();
+    EXPECT_EQ(target.resource_version(), flow.request.pods(target.name().back() - '0').metadata().resource_version());
+    EXPECT_THAT(target.in_place_update_state(), HasSubstr(absl::StrCat("\"revision\":\"", flow.new_revision, "\"")));
+  }
+  EXPECT_TRUE(batch.has_status_patch());
+  EXPECT_EQ(batch.not_ready_condition().type(), "Ready");
+  EXPECT_EQ(batch.patch().container_images().at("main"), "nginx:1.26");
+  EXPECT_EQ(batch.patch().set_labels().at(kRevisionLabel), flow.new_revision);
+  EXPECT_EQ(batch.events_before(), EventsWithReason(*plan, "SuccessfulUpdatePodInPlace"));
+  EXPECT_EQ(EventsWithReason(*plan, "SuccessfulUpdatePodInPlace"), 0);
+  EXPECT_EQ(plan->summary().updated_now(), 10);
+
+  // Expanded, the batch is the per-pod plan: 20 pod writes and 10 events.
+  pb::PlanResponse expanded = *plan;
+  ExpandInPlaceBatches(&expanded);
+  EXPECT_EQ(Batches(expanded).size(), 0u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(PodWrites(expanded, "cs-p" + std::to_string(i)), 2);
+  EXPECT_EQ(EventsWithReason(expanded, "SuccessfulUpdatePodInPlace"), 10);
+}
+
+TEST(InPlaceBatchFlowTest, PodsThatDoNotFitTheTemplateSplitTheBatches) {
+  Flow flow = MakeFlow("InPlaceIfPossible", 10, -1, 10);
+  // cs-p3 carries the legacy state annotation (its patch removes it): per pod. cs-p6 has no InPlaceUpdateReady
+  // gate (no status write): a batch of its own without a status template.
+  (*flow.request.mutable_pods(3)->mutable_metadata()->mutable_annotations())[kLegacyInPlaceStateAnnotation] = "{}";
+  flow.request.mutable_pods(6)->clear_readiness_gates();
+  flow.request.set_accept_in_place_batches(true);
+  absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow.request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(PodActionShapes(*plan),
+              ElementsAre("batch(gated) cs-p0,cs-p1,cs-p2", "status cs-p3", "patch cs-p3", "batch(gated) cs-p4,cs-p5",
+                          "batch cs-p6", "batch(gated) cs-p7,cs-p8,cs-p9"));
+  // cs-p3's event sits between the first batch's and the second's.
+  const std::vector<const pb::StartInPlaceUpdates*> batches = Batches(*plan);
+  ASSERT_EQ(batches.size(), 4u);
+  const int first = batches[0]->events_before();
+  EXPECT_EQ(batches[1]->events_before(), first + 1);
+  EXPECT_EQ(batches[2]->events_before(), first + 1);
+  EXPECT_EQ(batches[3]->events_before(), first + 1);
+  EXPECT_EQ(plan->events(first).involved_pod(), "cs-p3");
+}
+
+TEST(InPlaceBatchFlowTest, GracePeriodStartsStayPerPod) {
+  Flow flow = MakeFlow("InPlaceIfPossible", 3, -1, 3);
+  flow.request.mutable_clone_set()->mutable_spec()->mutable_update_strategy()->set_grace_period_seconds(30);
+  flow.request.set_accept_in_place_batches(true);
+  absl::StatusOr<pb::PlanResponse> plan = testing::PlanBothEncodings(flow.request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(PodActionShapes(*plan), ElementsAre("status cs-p0", "patch cs-p0", "status cs-p1", "patch cs-p1",
+                                                  "status cs-p2", "patch cs-p2"));
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "planner/in_place_batches.h"
 #include "planner/inplace.h"
 #include "planner/predicates.h"
 #include "nlohmann/json.hpp"
+#include "planner/testing/deterministic_bytes.h"
 #include "planner/update_test_util.h"
 
 namespace cloneset::planner {
@@ -67,6 +69,20 @@ pb::LifecycleHook Hook(const std::string& label, bool mark = false) {
   return hook;
 }
 
+// PlanUpdate into `plan` (per pod), checked against the same update planned with in-place batches and expanded:
+// every scenario below also tests the batched form.
+absl::Status PlanUpdateBothForms(const PlanContext& ctx, PlanBuilder& plan) {
+  const absl::Status status = PlanUpdate(ctx, plan);
+  PlanBuilder batched;
+  batched.set_in_place_batches(true);
+  EXPECT_EQ(PlanUpdate(ctx, batched), status);
+  EXPECT_EQ(batched.requeue(), plan.requeue());
+  ExpandInPlaceBatches(batched.response());
+  EXPECT_EQ(testing::DeterministicBytes(*batched.response()), testing::DeterministicBytes(*plan.response()))
+      << "per pod:\n" << plan.response()->DebugString() << "\nbatched, expanded:\n"
+      << batched.response()->DebugString();
+  return status;
+}
 
 std::string StateAnnotation(PlanBuilder& plan, int action) {
   return plan.response()->actions(action).patch_pod().set_annotations().at(kInPlaceStateAnnotation);
@@ -79,7 +95,7 @@ TEST(PlanUpdateTest, InPlaceImageUpdateIsStatusFalseThenOnePatch) {
   auto s = MakeScenario(UpdatedCloneSet(),
                         {WithStatusIds(ReadyPod("cs-a", "cs-1"), "nginx:1.25", "id-25", "cid-a")},
                         Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan),
               ElementsAre("status cs-a start-in-place-update InPlaceUpdateReady=False/StartInPlaceUpdate "
                           "Ready=False/ReadinessGatesNotReady",
@@ -102,7 +118,7 @@ TEST(PlanUpdateTest, LifecycleConfiguredWritesUpdating) {
   CloneSetBuilder cs = UpdatedCloneSet();
   *cs.mutable_clone_set()->mutable_spec()->mutable_lifecycle()->mutable_pre_delete() = Hook("pd");
   auto s = MakeScenario(cs, {ReadyPod("cs-a", "cs-1")}, Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   ASSERT_EQ(s->plan.response()->actions_size(), 2);
   EXPECT_THAT(Describe(s->plan.response()->actions(1)),
               HasSubstr("labels=controller-revision-hash=cs-2,lifecycle.apps.kruise.io/state=Updating,"
@@ -113,7 +129,7 @@ TEST(PlanUpdateTest, GracePeriodDefersImagesAndRequeues) {
   ResolvedSpec spec = Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1);
   spec.grace_period_seconds = 30;
   auto s = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1")}, spec);
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan),
               ElementsAre("status cs-a start-in-place-update InPlaceUpdateReady=False/StartInPlaceUpdate "
                           "Ready=False/ReadinessGatesNotReady",
@@ -127,7 +143,7 @@ TEST(PlanUpdateTest, GracePeriodDefersImagesAndRequeues) {
 TEST(PlanUpdateTest, ShortHashGateWritesHashOnly) {
   auto s = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1")}, Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
   s->ctx.gates.set_clone_set_short_hash(true);
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan.response()->actions(1)), HasSubstr("labels=controller-revision-hash=2,"));
 }
 
@@ -136,7 +152,7 @@ TEST(PlanUpdateTest, HookedPodGoesToPreparingUpdateFirst) {
   *cs.mutable_clone_set()->mutable_spec()->mutable_lifecycle()->mutable_in_place_update() = Hook("iu");
   auto s = MakeScenario(cs, {ReadyPod("cs-a", "cs-1").Label("iu", "true")},
                         Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), ElementsAre("patch cs-a lifecycle labels=lifecycle.apps.kruise.io/state=PreparingUpdate "
                                              "ann=lifecycle.apps.kruise.io/timestamp"));
   EXPECT_THAT(Events(s->plan), IsEmpty());
@@ -147,7 +163,7 @@ TEST(PlanUpdateTest, UpdatedPodReAddsHookWithPreparingUpdate) {
   *cs.mutable_clone_set()->mutable_spec()->mutable_lifecycle()->mutable_in_place_update() = Hook("iu");
   auto s = MakeScenario(cs, {ReadyPod("cs-a", "cs-1").Lifecycle(kStateUpdated)},
                         Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan),
               ElementsAre("patch cs-a lifecycle labels=iu=true,lifecycle.apps.kruise.io/state=PreparingUpdate "
                           "ann=lifecycle.apps.kruise.io/timestamp"));
@@ -158,7 +174,7 @@ TEST(PlanUpdateTest, PreparingUpdateStillHookedWaits) {
   *cs.mutable_clone_set()->mutable_spec()->mutable_lifecycle()->mutable_in_place_update() = Hook("iu");
   auto s = MakeScenario(cs, {ReadyPod("cs-a", "cs-1").Lifecycle(kStatePreparingUpdate).Label("iu", "true")},
                         Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), IsEmpty());
   EXPECT_THAT(s->plan.summary()->blocked_reasons(),
               ElementsAre("pod cs-a waits for its inPlaceUpdate hook to be removed"));
@@ -169,7 +185,7 @@ TEST(PlanUpdateTest, PreparingUpdateUnhookedIsUpdated) {
   *cs.mutable_clone_set()->mutable_spec()->mutable_lifecycle()->mutable_in_place_update() = Hook("iu");
   auto s = MakeScenario(cs, {ReadyPod("cs-a", "cs-1").Lifecycle(kStatePreparingUpdate)},
                         Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   ASSERT_EQ(s->plan.response()->actions_size(), 2);
   EXPECT_THAT(Describe(s->plan.response()->actions(1)), HasSubstr("lifecycle.apps.kruise.io/state=Updating"));
 }
@@ -187,7 +203,7 @@ std::vector<pb::ControllerRevision> EnvChangeRevisions() {
 TEST(PlanUpdateTest, InPlaceOnlyNonInPlaceTouchesNothing) {
   auto s = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1")}, Spec(1, PodUpdatePolicy::kInPlaceOnly, 1),
                         {}, EnvChangeRevisions());
-  const absl::Status status = PlanUpdate(s->ctx, s->plan);
+  const absl::Status status = PlanUpdateBothForms(s->ctx, s->plan);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   const std::string message =
       "find Pod cs-a update strategy is InPlaceOnly but can not update in-place: template "
@@ -203,7 +219,7 @@ TEST(PlanUpdateTest, InPlaceIfPossibleFallsBackWithReason) {
   auto s = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1")},
                         Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1), {PvcBuilder("data-cs-a", "a")},
                         EnvChangeRevisions());
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), ElementsAre("delete cs-a pvcs=data-cs-a"));
   EXPECT_THAT(Events(s->plan),
               ElementsAre("Normal InPlaceUpdateNotPossible: pod cs-a cannot be updated in place to revision cs-2 "
@@ -216,7 +232,7 @@ TEST(PlanUpdateTest, ReCreateDeletesPodAndPvcsDirectly) {
   auto s = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1"), ReadyPod("cs-b", "cs-1")},
                         Spec(2, PodUpdatePolicy::kReCreate, 1),
                         {PvcBuilder("data-cs-a", "a"), PvcBuilder("logs-cs-a", "a"), PvcBuilder("data-cs-b", "b")});
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), ElementsAre("delete cs-a pvcs=data-cs-a,logs-cs-a"));
   EXPECT_EQ(s->plan.response()->actions(0).delete_pod().uid(), "uid-cs-a");
   EXPECT_TRUE(s->plan.response()->actions(0).stop_on_error());
@@ -226,7 +242,7 @@ TEST(PlanUpdateTest, ReCreateRetainKeepsPvcs) {
   ResolvedSpec spec = Spec(1, PodUpdatePolicy::kReCreate, 1);
   spec.retain_pvcs = true;
   auto s = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1")}, spec, {PvcBuilder("data-cs-a", "a")});
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), ElementsAre("delete cs-a pvcs="));
 }
 
@@ -237,7 +253,7 @@ TEST(PlanUpdateTest, VctChangeRecreatesAndDropsRetainedPvcs) {
                         {RevisionBuilder("cs-1", 1).Annotation(kVctHashAnnotation, "111"),
                          RevisionBuilder("cs-2", 2).Template(TemplateJson("nginx:1.26")).Annotation(
                              kVctHashAnnotation, "222")});
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), ElementsAre("delete cs-a pvcs=data-cs-a"));
   EXPECT_THAT(Events(s->plan)[0], HasSubstr("volumeClaimTemplates changed"));
 }
@@ -246,7 +262,7 @@ TEST(PlanUpdateTest, ReCreateHookedPreDeleteLabelsInsteadOfDeleting) {
   CloneSetBuilder cs = UpdatedCloneSet();
   *cs.mutable_clone_set()->mutable_spec()->mutable_lifecycle()->mutable_pre_delete() = Hook("pd");
   auto s = MakeScenario(cs, {ReadyPod("cs-a", "cs-1").Label("pd", "true")}, Spec(1, PodUpdatePolicy::kReCreate, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan),
               ElementsAre("patch cs-a lifecycle labels=apps.kruise.io/specified-delete=true,"
                           "lifecycle.apps.kruise.io/state=PreparingDelete ann=lifecycle.apps.kruise.io/timestamp"));
@@ -259,14 +275,14 @@ TEST(PlanUpdateTest, PausedAndOnDeleteDoNothing) {
   ResolvedSpec paused = Spec(1, PodUpdatePolicy::kReCreate, 1);
   paused.paused = true;
   auto s = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1")}, paused);
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), IsEmpty());
   EXPECT_THAT(s->plan.summary()->blocked_reasons(), ElementsAre("updateStrategy.paused is true"));
 
   ResolvedSpec on_delete = Spec(1, PodUpdatePolicy::kReCreate, 1);
   on_delete.rolling_update = false;
   auto t = MakeScenario(UpdatedCloneSet(), {ReadyPod("cs-a", "cs-1")}, on_delete);
-  ASSERT_TRUE(PlanUpdate(t->ctx, t->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(t->ctx, t->plan).ok());
   EXPECT_THAT(Describe(t->plan), IsEmpty());
   EXPECT_EQ(t->plan.summary()->blocked_reasons_size(), 1);
 }
@@ -299,7 +315,7 @@ TEST_P(LimitTest, Budget) {
   ResolvedSpec spec = Spec(c.replicas, PodUpdatePolicy::kReCreate, c.max_unavailable);
   spec.partition = c.partition;
   auto s = MakeScenario(UpdatedCloneSet(), pods, spec);
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   std::vector<std::string> deleted;
   for (const pb::Action& a : s->plan.response()->actions()) deleted.push_back(a.delete_pod().name());
   EXPECT_EQ(deleted, c.want_deleted);
@@ -323,7 +339,7 @@ TEST(PlanUpdateTest, CandidatesSkipPreparingDeleteAndGrace) {
   auto s = MakeScenario(UpdatedCloneSet(),
                         {ReadyPod("cs-a", "cs-1").Lifecycle(kStatePreparingDelete), grace, ReadyPod("cs-c", "cs-1")},
                         Spec(3, PodUpdatePolicy::kReCreate, 3));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), ElementsAre("delete cs-c pvcs="));
   EXPECT_THAT(s->plan.summary()->blocked_reasons(), ElementsAre("1 pods are in their in-place grace period"));
 }
@@ -331,7 +347,7 @@ TEST(PlanUpdateTest, CandidatesSkipPreparingDeleteAndGrace) {
 TEST(PlanUpdateTest, UpdatedStateIsCandidateEvenWithGrace) {
   pb::Pod pod = ReadyPod("cs-a", "cs-1").Lifecycle(kStateUpdated).Annotation(kInPlaceGraceAnnotation, "{}");
   auto s = MakeScenario(UpdatedCloneSet(), {pod}, Spec(1, PodUpdatePolicy::kReCreate, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   EXPECT_THAT(Describe(s->plan), ElementsAre("delete cs-a pvcs="));
 }
 
@@ -339,7 +355,7 @@ TEST(PlanUpdateTest, PreparingUpdatePodGoesFirst) {
   auto s = MakeScenario(UpdatedCloneSet(),
                         {ReadyPod("cs-a", "cs-1"), ReadyPod("cs-b", "cs-1").Lifecycle(kStatePreparingUpdate)},
                         Spec(2, PodUpdatePolicy::kInPlaceIfPossible, 2));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   // cs-b is unavailable (PreparingUpdate) and first; cs-a follows within the budget of 2.
   std::vector<std::string> described = Describe(s->plan);
   ASSERT_EQ(described.size(), 4u);
@@ -602,7 +618,7 @@ TEST(PlanRefreshTest, MarkPodNotReadyKeyRemovedWhenSkippingUpdated) {
 TEST(WriteBudgetTest, InPlaceUpdateIsThreeWrites) {
   pb::Pod pod = WithStatusIds(ReadyPod("cs-a", "cs-1"), "nginx:1.25", "id-25", "cid-a");
   auto s = MakeScenario(UpdatedCloneSet(), {pod}, Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));
-  ASSERT_TRUE(PlanUpdate(s->ctx, s->plan).ok());
+  ASSERT_TRUE(PlanUpdateBothForms(s->ctx, s->plan).ok());
   int writes = s->plan.response()->actions_size();
   // Apply the plan's two writes the way the executor would, then let the kubelet restart the container.
   const pb::PatchPod& patch = s->plan.response()->actions(1).patch_pod();
