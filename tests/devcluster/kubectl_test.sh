@@ -286,6 +286,57 @@ suite_durability() {
   expect_contains "table after restart" "video-transcoder   9" "$(kubectl get clone | tail -1)"
 }
 
+# Garbage collection of dependents whose owners do not exist (kube-controller-manager's GC): a pod applied with an
+# ownerReference to a missing owner is deleted; one naming a kind the cluster does not serve stays.
+suite_garbage_collection() {
+  start_server
+  kubectl apply -f "$CRD" >/dev/null
+  kubectl wait --for condition=established crd/clonesets.apps.kruise.io --timeout=10s >/dev/null
+  kubectl apply -f "$SEEDS/cloneset.yaml" >/dev/null
+  local cs_uid; cs_uid=$(kubectl get clone video-transcoder -o jsonpath='{.metadata.uid}')
+  owned_pod() {  # name apiVersion kind owner-name owner-uid
+    cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  ownerReferences:
+  - {apiVersion: $2, kind: $3, name: $4, uid: $5, controller: true, blockOwnerDeletion: true}
+spec:
+  containers: [{name: main, image: busybox:1.36}]
+YAML
+  }
+  gone_within() {  # pod: polls up to ~3 s; prints the final `kubectl get` output
+    local out
+    for _ in $(seq 1 30); do
+      out=$(kubectl get pod "$1" 2>&1) && { sleep 0.1; continue; }
+      break
+    done
+    echo "$out"
+  }
+  owned_pod orphan-of-nothing apps.kruise.io/v1alpha1 CloneSet web 0b5a2a4e-0000-4000-8000-00000000dead >"$WORK/p1.yaml"
+  expect_eq "apply pod with missing owner" "pod/orphan-of-nothing created" "$(kubectl apply -f "$WORK/p1.yaml" 2>&1)"
+  expect_eq "missing owner: collected" 'Error from server (NotFound): pods "orphan-of-nothing" not found' \
+    "$(gone_within orphan-of-nothing)"
+  owned_pod stale-owner apps.kruise.io/v1alpha1 CloneSet video-transcoder 0b5a2a4e-0000-4000-8000-00000000beef >"$WORK/p2.yaml"
+  kubectl apply -f "$WORK/p2.yaml" >/dev/null 2>&1
+  expect_eq "owner name exists with another uid: collected" 'Error from server (NotFound): pods "stale-owner" not found' \
+    "$(gone_within stale-owner)"
+  owned_pod live-owner apps.kruise.io/v1alpha1 CloneSet video-transcoder "$cs_uid" >"$WORK/p3.yaml"
+  expect_eq "apply pod with live owner" "pod/live-owner created" "$(kubectl apply -f "$WORK/p3.yaml" 2>&1)"
+  expect_eq "live owner: kept" "live-owner $cs_uid" \
+    "$(kubectl get pod live-owner -o jsonpath='{.metadata.name} {.metadata.ownerReferences[0].uid}' 2>&1)"
+  # apps/v1 ReplicaSet is not served here: upstream's GC cannot resolve the reference and leaves the object.
+  owned_pod rs-child apps/v1 ReplicaSet web-5d8f7c9b6 0b5a2a4e-0000-4000-8000-00000000cafe >"$WORK/p4.yaml"
+  kubectl apply -f "$WORK/p4.yaml" >/dev/null 2>&1
+  expect_eq "unserved owner kind: kept" "rs-child ReplicaSet" \
+    "$(kubectl get pod rs-child -o jsonpath='{.metadata.name} {.metadata.ownerReferences[0].kind}' 2>&1)"
+  # Deleting the owner cascades to the pod that is left (background propagation).
+  kubectl delete clone video-transcoder >/dev/null
+  expect_eq "owner deleted: dependent collected" 'Error from server (NotFound): pods "live-owner" not found' \
+    "$(gone_within live-owner)"
+}
+
 "suite_$SUITE"
 echo "$SUITE: $PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
