@@ -70,6 +70,7 @@ std::string_view ActionType(const pb::Action& a) {
     case pb::Action::kPatchCloneSet: return "PatchCloneSet";
     case pb::Action::kCreateImagePullJob: return "CreateImagePullJob";
     case pb::Action::kDeleteImagePullJob: return "DeleteImagePullJob";
+    case pb::Action::kStartInPlaceUpdates: return "StartInPlaceUpdates";
     case pb::Action::KIND_NOT_SET: break;
   }
   return "Unknown";
@@ -394,6 +395,8 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
     case pb::Action::kUpdateRevision:
     case pb::Action::kPatchCloneSet:
       return PatchFromAction(st, action);
+    case pb::Action::kStartInPlaceUpdates:  // CallPlanner expands every batch before a plan is applied
+      return absl::InternalError("StartInPlaceUpdates reached Apply without being expanded");
     case pb::Action::KIND_NOT_SET:
       break;
   }

@@ -257,6 +257,9 @@ std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {
         break;
       case pb::Action::kCreateImagePullJob: line = "create ImagePullJob"; break;
       case pb::Action::kDeleteImagePullJob: line = "delete ImagePullJob " + a.delete_image_pull_job().name(); break;
+      case pb::Action::kStartInPlaceUpdates:  // only for callers that accept batches; this tool does not
+        line = absl::StrCat("start in-place updates of ", a.start_in_place_updates().targets_size(), " pods");
+        break;
       case pb::Action::KIND_NOT_SET: line = "(empty action)"; break;
     }
     absl::StrAppend(&out, absl::StrFormat("%3d. %s\n", ++i, line));

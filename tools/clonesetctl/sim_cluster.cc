@@ -182,6 +182,8 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
     case pb::Action::kDeleteImagePullJob:
       ++out.writes;  // no node images in the simulation
       return absl::OkStatus();
+    case pb::Action::kStartInPlaceUpdates:  // never sent: the simulation does not set accept_in_place_batches
+      return absl::InvalidArgumentError("StartInPlaceUpdates: expand in-place batches before applying a plan");
     case pb::Action::KIND_NOT_SET: break;
   }
   return absl::InvalidArgumentError("action without a kind");
