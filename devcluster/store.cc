@@ -96,8 +96,10 @@ struct Store::State {
   void RemoveLocked(TypeState& ts, const std::string key, int depth);
   void CollectDependentsLocked(const std::string& owner_uid, int depth);
   // Garbage-collects the object at `key` when its owners are all gone (garbage_collector.h). `gone_uid`, when set,
-  // is an owner just removed: dangling whatever its reference says.
-  void CollectIfGarbageLocked(TypeState& ts, const std::string& key, const std::string& gone_uid, int depth);
+  // is an owner just removed: dangling whatever its reference says. `parsed`: the stored object already parsed by the
+  // caller (saves a parse per create), or null.
+  void CollectIfGarbageLocked(TypeState& ts, const std::string& key, const std::string& gone_uid, int depth,
+                              const nlohmann::json* parsed = nullptr);
   void CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth);
   absl::StatusOr<nlohmann::json> DeleteLocked(TypeState& ts, const std::string& key, const DeleteOptions& opts,
                                               int depth);
@@ -355,12 +357,13 @@ class StoreOwnerLookup final : public OwnerLookup {
 }  // namespace
 
 void Store::State::CollectIfGarbageLocked(TypeState& ts, const std::string& key, const std::string& gone_uid,
-                                          int depth) {
+                                          int depth, const nlohmann::json* parsed) {
   auto oit = ts.objects.find(key);
   if (oit == ts.objects.end()) return;
   const ObjectPtr dep = oit->second;
-  nlohmann::json j = dep->Parse();
-  const std::vector<OwnerReference> refs = OwnerReferencesOf(j);
+  nlohmann::json own_parse;
+  const nlohmann::json& obj = parsed ? *parsed : (own_parse = dep->Parse());  // both lvalues: no copy
+  const std::vector<OwnerReference> refs = OwnerReferencesOf(obj);
   StoreOwnerLookup lookup(types);
   std::vector<OwnerStatus> statuses;
   statuses.reserve(refs.size());
@@ -370,6 +373,7 @@ void Store::State::CollectIfGarbageLocked(TypeState& ts, const std::string& key,
   const GcDecision d =
       DecideCollection({dep->deleting, dep->finalizers, dependents.count(dep->uid) > 0}, refs, statuses);
   if (d.action == GcDecision::Action::kRemoveReferences) {
+    nlohmann::json j = obj;
     auto& out = j["metadata"]["ownerReferences"];
     out.erase(std::remove_if(out.begin(), out.end(),
                              [&](const nlohmann::json& r) {
@@ -527,7 +531,7 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
   bool owners_changed = HasOwnerReferences(next) && !SameOwnerReferences(next, prev);
   if (absl::Status s = CommitLocked(ts, EventType::kModified, next, options.stored); !s.ok()) return s;
   if (finalize) RemoveLocked(ts, key, 0);
-  else if (owners_changed) CollectIfGarbageLocked(ts, key, "", 0);
+  else if (owners_changed) CollectIfGarbageLocked(ts, key, "", 0, &next);
   return next;
 }
 
@@ -723,7 +727,7 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   ApplyDefaults(type.Id(), object);
   if (options.dry_run) return object;
   if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object, options.stored); !s.ok()) return s;
-  if (HasOwnerReferences(object)) state_->CollectIfGarbageLocked(ts, Key(ns, name), "", 0);
+  if (HasOwnerReferences(object)) state_->CollectIfGarbageLocked(ts, Key(ns, name), "", 0, &object);
   return object;
 }
 
