@@ -49,6 +49,9 @@ ABSL_FLAG(int32_t, apply_parallelism, 4,
 ABSL_FLAG(bool, planner_pod_table, true,
           "Send a CloneSet's pods to the planner as PlanRequest.pod_table (compact, fast to parse); false sends "
           "PlanRequest.pods, for a planner that predates the pod table");
+ABSL_FLAG(bool, planner_in_place_batches, true,
+          "Let the planner start runs of in-place updates as one StartInPlaceUpdates action (expanded here into the "
+          "same per-pod writes); false asks for per-pod actions");
 ABSL_FLAG(double, qps, 0, "Client-side API request rate limit; 0 = unlimited (server-side priority and fairness)");
 ABSL_FLAG(int32_t, burst, 0, "Client-side burst with --qps");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics address (port 0 = any)");
@@ -172,6 +175,7 @@ int Run() {
                          .owns = [&shards](const std::string& key) { return shards.Owns(key); },
                          .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism)),
                          .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
+                         .planner_in_place_batches = absl::GetFlag(FLAGS_planner_in_place_batches),
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
                            Log("warn", "pods sent as objects instead of a pod table (logged once)",
                                {{"key", key}, {"error", error.ToString()}});

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
+#include "planner/in_place_batches.h"
 #include "planner/pod_table.h"
 #include "snapshot/patch.h"
 
@@ -90,6 +91,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
   std::sort(pods.begin(), pods.end(),
             [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
   req.set_random_seed(Seed(cs, pods));
+  req.set_accept_in_place_batches(d_.planner_in_place_batches);
   std::vector<std::string> node_names;
   if (NeedsNodes(cs.spec().template_json())) {
     for (const auto& p : pods) {
@@ -240,6 +242,8 @@ absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(const pb::PlanRequest& 
   const absl::Time start = absl::Now();
   auto plan = d_.planner->Plan(request);
   if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
+  // Before anything reads the plan: applying, write accounting and metrics see per-pod actions only.
+  if (plan.ok()) planner::ExpandInPlaceBatches(&*plan);
   return plan;
 }
 

@@ -63,6 +63,10 @@ struct ReconcilerDeps {
   // Send the pods as PlanRequest.pod_table (the compact encoding, parsed ~30x faster by the planner); false sends
   // PlanRequest.pods, for a planner older than the table.
   bool planner_pod_table = true;
+  // Set PlanRequest.accept_in_place_batches: the planner may start runs of in-place updates as one
+  // StartInPlaceUpdates action (a tenth of the bytes); CallPlanner expands them into the per-pod actions before
+  // anything reads the plan, so the writes are the same either way. A planner that predates batches ignores it.
+  bool planner_in_place_batches = true;
   // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
   // the years 1678-2262): that request, and every such one after it, carries `pods` instead; and when a planner
   // answers a table without reading it (PlanResponse.pods_read, a planner older than the table): the plan is

@@ -1,0 +1,220 @@
+// The executor asks the planner for in-place batches (PlanRequest.accept_in_place_batches) and expands them before
+// anything reads the plan: a plan with a StartInPlaceUpdates action makes exactly the API writes and events of the
+// same plan spelled out per pod.
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "executor/reconciler.h"
+#include "executor/testing/mocks.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/mock_rest_client.h"
+#include "planner/in_place_batches.h"
+
+namespace cloneset::executor {
+namespace {
+
+using ::testing::_;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::NiceMock;
+using ::testing::Return;
+using ::testing::StrictMock;
+using kube::PatchType;
+
+constexpr char kKey[] = "ns/cs";
+
+pb::Pod GatedPod(const std::string& name, int rv) {
+  pb::Pod p;
+  auto* m = p.mutable_metadata();
+  m->set_name(name);
+  m->set_namespace_("ns");
+  m->set_uid("u-" + name);
+  m->set_resource_version(std::to_string(rv));
+  (*m->mutable_labels())["app"] = "web";
+  m->mutable_creation_timestamp()->set_seconds(1700000000);
+  auto* o = m->add_owner_references();
+  o->set_api_version("apps.kruise.io/v1alpha1");
+  o->set_kind("CloneSet");
+  o->set_name("cs");
+  o->set_uid("uid-1");
+  o->set_controller(true);
+  p.set_node_name("n1");
+  p.add_readiness_gates("InPlaceUpdateReady");
+  auto* c = p.add_containers();
+  c->set_name("main");
+  c->set_image("img:v1");
+  p.set_phase("Running");
+  return p;
+}
+
+// What the API server answers to the status write of GatedPod(name): its metadata and spec at version `rv`.
+std::string StatusWriteAnswer(const std::string& name, int rv) {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"ns","uid":"u-)" + name + R"(","resourceVersion":")" +
+         std::to_string(rv) +
+         R"(","labels":{"app":"web"},"creationTimestamp":"2023-11-14T22:13:20Z",)"
+         R"("ownerReferences":[{"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","name":"cs","uid":"uid-1",)"
+         R"("controller":true}]},)"
+         R"("spec":{"nodeName":"n1","readinessGates":[{"conditionType":"InPlaceUpdateReady"}],)"
+         R"("containers":[{"name":"main","image":"img:v1"}]},"status":{"phase":"Running"}})";
+}
+
+pb::Condition Cond(const std::string& type, const std::string& reason) {
+  pb::Condition c;
+  c.set_type(type);
+  c.set_status("False");
+  c.set_reason(reason);
+  c.mutable_last_transition_time()->set_seconds(1700000500);
+  return c;
+}
+
+// Two gated pods, cs-a ready (its status write also sets Ready=False) and cs-b not, between two other events.
+pb::PlanResponse BatchedPlan() {
+  pb::PlanResponse plan;
+  pb::StartInPlaceUpdates* b = plan.add_actions()->mutable_start_in_place_updates();
+  b->mutable_status_patch()->set_purpose("start-in-place-update");
+  *b->mutable_status_patch()->add_set_conditions() = Cond("InPlaceUpdateReady", "StartInPlaceUpdate");
+  b->set_status_stop_on_error(true);
+  *b->mutable_not_ready_condition() = Cond("Ready", "ReadinessGatesNotReady");
+  b->mutable_patch()->set_purpose("in-place-update");
+  (*b->mutable_patch()->mutable_set_labels())["controller-revision-hash"] = "cs-v2";
+  (*b->mutable_patch()->mutable_container_images())["main"] = "img:v2";
+  b->set_patch_stop_on_error(true);
+  b->set_event_type(pb::NORMAL);
+  b->set_event_reason("SuccessfulUpdatePodInPlace");
+  b->set_event_message_prefix("successfully update pod ");
+  b->set_event_message_suffix(" in-place(revision cs-v2)");
+  b->set_events_before(1);
+  for (const auto& [name, rv, not_ready] : {std::tuple{"cs-a", "7", true}, std::tuple{"cs-b", "8", false}}) {
+    auto* t = b->add_targets();
+    t->set_name(name);
+    t->set_uid(std::string("u-") + name);
+    t->set_resource_version(rv);
+    t->set_in_place_update_state(std::string(R"({"revision":"cs-v2","pod":")") + name + R"("})");
+    t->set_set_not_ready(not_ready);
+  }
+  for (const char* reason : {"Before", "After"}) {
+    pb::Event* e = plan.add_events();
+    e->set_type(pb::NORMAL);
+    e->set_reason(reason);
+    e->set_message(reason);
+  }
+  return plan;
+}
+
+struct Write {
+  std::string path;
+  std::string body;
+  bool operator==(const Write&) const = default;
+};
+
+class InPlaceBatchesTest : public ::testing::Test {
+ protected:
+  InPlaceBatchesTest() {
+    cs_ = std::make_shared<pb::CloneSet>();
+    cs_->set_api_version("apps.kruise.io/v1alpha1");
+    cs_->mutable_metadata()->set_name("cs");
+    cs_->mutable_metadata()->set_namespace_("ns");
+    cs_->mutable_metadata()->set_uid("uid-1");
+    cs_->mutable_metadata()->set_generation(1);
+    cs_->mutable_metadata()->set_resource_version("100");
+    ON_CALL(cache_, GetCloneSet(kKey)).WillByDefault(Return(cs_));
+    ON_CALL(cache_, Lookup(_, _, _)).WillByDefault(Return(Observed{}));
+    ON_CALL(cache_, PodsOwnedBy("ns", "uid-1"))
+        .WillByDefault(Return(std::vector<pb::Pod>{GatedPod("cs-a", 7), GatedPod("cs-b", 8)}));
+  }
+  Reconciler Make(bool batches) {
+    return Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
+                       .expectations = &expectations_, .clock = &clock_, .planner_in_place_batches = batches});
+  }
+
+  // Reconciles once with the planner answering `plan`; returns the API writes made, in order, and records the
+  // events emitted and the request sent.
+  std::vector<Write> ApplyPlan(const pb::PlanResponse& plan) {
+    std::vector<Write> writes;
+    EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+    EXPECT_CALL(planner_, Plan(_)).WillOnce([&](const pb::PlanRequest& request) {
+      sent_.push_back(request);
+      return testing::AnswerLikeAPlanner(plan)(request);
+    });
+    int version = 20;
+    EXPECT_CALL(client_, Patch(_, PatchType::kStrategicMerge, _))
+        .WillRepeatedly([&](std::string_view path, PatchType, std::string_view body) -> absl::StatusOr<std::string> {
+          writes.push_back({std::string(path), std::string(body)});
+          const std::string name = path.find("cs-a") != std::string_view::npos ? "cs-a" : "cs-b";
+          return StatusWriteAnswer(name, ++version);
+        });
+    events_seen_.clear();
+    EXPECT_CALL(events_, Event(_, _, _, _))
+        .WillRepeatedly([&](const pb::CloneSet&, std::string_view type, std::string_view reason,
+                            std::string_view message) {
+          events_seen_.push_back(std::string(type) + " " + std::string(reason) + ": " + std::string(message));
+        });
+    const ReconcileResult r = Make(true).Reconcile(kKey);
+    EXPECT_TRUE(r.error.ok()) << r.error;
+    ::testing::Mock::VerifyAndClearExpectations(&planner_);
+    ::testing::Mock::VerifyAndClearExpectations(&client_);
+    ::testing::Mock::VerifyAndClearExpectations(&events_);
+    return writes;
+  }
+
+  std::shared_ptr<pb::CloneSet> cs_;
+  NiceMock<testing::MockClusterCache> cache_;
+  StrictMock<testing::MockPlannerClient> planner_;
+  StrictMock<kube::testing::MockRestClient> client_;
+  NiceMock<testing::MockEventSink> events_;
+  kube::testing::FakeClock clock_;
+  Expectations expectations_{absl::Minutes(5)};
+  std::vector<pb::PlanRequest> sent_;
+  std::vector<std::string> events_seen_;
+};
+
+TEST_F(InPlaceBatchesTest, RequestAcceptsBatchesUnlessTurnedOff) {
+  const std::vector<pb::Pod> pods = {GatedPod("cs-a", 7)};
+  EXPECT_TRUE(Make(true).BuildRequest(kKey, *cs_, pods).request.accept_in_place_batches());
+  EXPECT_FALSE(Make(false).BuildRequest(kKey, *cs_, pods).request.accept_in_place_batches());
+  // The default of ReconcilerDeps (and of --planner_in_place_batches) is on.
+  EXPECT_TRUE(ReconcilerDeps{}.planner_in_place_batches);
+}
+
+TEST_F(InPlaceBatchesTest, BatchMakesTheWritesAndEventsOfThePerPodPlan) {
+  pb::PlanResponse per_pod = BatchedPlan();
+  planner::ExpandInPlaceBatches(&per_pod);
+  ASSERT_EQ(per_pod.actions_size(), 4);
+
+  const std::vector<Write> batched_writes = ApplyPlan(BatchedPlan());
+  const std::vector<std::string> batched_events = events_seen_;
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_TRUE(sent_[0].accept_in_place_batches());
+  const std::vector<Write> per_pod_writes = ApplyPlan(per_pod);
+
+  EXPECT_EQ(batched_writes, per_pod_writes);
+  // Status write then spec patch, pod by pod in target order; each spec patch at the version its status write
+  // returned, with the pod's own in-place state.
+  ASSERT_EQ(batched_writes.size(), 4u);
+  EXPECT_EQ(batched_writes[0].path, "/api/v1/namespaces/ns/pods/cs-a/status");
+  EXPECT_THAT(batched_writes[0].body, HasSubstr("InPlaceUpdateReady"));
+  EXPECT_THAT(batched_writes[0].body, HasSubstr("ReadinessGatesNotReady"));
+  EXPECT_EQ(batched_writes[1].path, "/api/v1/namespaces/ns/pods/cs-a");
+  EXPECT_THAT(batched_writes[1].body, HasSubstr("\"resourceVersion\":\"21\""));
+  EXPECT_THAT(batched_writes[1].body, HasSubstr("img:v2"));
+  EXPECT_THAT(batched_writes[1].body, HasSubstr(R"(\"pod\":\"cs-a\")"));
+  EXPECT_EQ(batched_writes[2].path, "/api/v1/namespaces/ns/pods/cs-b/status");
+  EXPECT_THAT(batched_writes[2].body, HasSubstr("InPlaceUpdateReady"));
+  EXPECT_THAT(batched_writes[2].body, ::testing::Not(HasSubstr("ReadinessGatesNotReady")));
+  EXPECT_EQ(batched_writes[3].path, "/api/v1/namespaces/ns/pods/cs-b");
+  EXPECT_THAT(batched_writes[3].body, HasSubstr("\"resourceVersion\":\"23\""));
+  EXPECT_THAT(batched_writes[3].body, HasSubstr(R"(\"pod\":\"cs-b\")"));
+
+  EXPECT_EQ(batched_events, events_seen_);
+  EXPECT_THAT(batched_events,
+              ElementsAre("Normal Before: Before", "Normal SuccessfulUpdatePodInPlace: successfully update pod cs-a "
+                                                   "in-place(revision cs-v2)",
+                          "Normal SuccessfulUpdatePodInPlace: successfully update pod cs-b in-place(revision cs-v2)",
+                          "Normal After: After"));
+}
+
+}  // namespace
+}  // namespace cloneset::executor
