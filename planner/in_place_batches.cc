@@ -48,7 +48,13 @@ void FillTargetAction(const pb::StartInPlaceUpdates& batch, const pb::StartInPla
   patch->set_name(target.name());
   patch->set_uid(target.uid());
   patch->set_resource_version(target.resource_version());
-  (*patch->mutable_set_annotations())[kInPlaceStateAnnotation] = target.in_place_update_state();
+  std::string& state = (*patch->mutable_set_annotations())[kInPlaceStateAnnotation];
+  state.clear();
+  state.reserve(batch.in_place_update_state_prefix().size() + target.in_place_update_state().size() +
+                batch.in_place_update_state_suffix().size());
+  state.append(batch.in_place_update_state_prefix())
+      .append(target.in_place_update_state())
+      .append(batch.in_place_update_state_suffix());
 }
 
 }  // namespace

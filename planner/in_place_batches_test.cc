@@ -124,6 +124,17 @@ std::vector<ExpandCase> Cases() {
        GatedActions("a", "ua", "1", "sa", false) + after + GatedActions("b", "ub", "2", "sb", false) + Event("a") +
            other_event + Event("b")},
       {"EmptyBatchIsDropped", before + "actions { start_in_place_updates {" + kGatedBatch + "} }" + after, before + after},
+      {"StateIsPrefixTargetSuffix",
+       R"pb(actions { start_in_place_updates {
+              patch { purpose: "in-place-update" }
+              in_place_update_state_prefix: "{\"revision\":\"r\",\"last\":"
+              in_place_update_state_suffix: "}"
+              targets { name: "a" uid: "ua" resource_version: "1" in_place_update_state: "{\"main\":1}" }
+            } })pb",
+       R"pb(actions { patch_pod {
+              name: "a" uid: "ua" resource_version: "1" purpose: "in-place-update"
+              set_annotations { key: "apps.kruise.io/inplace-update-state" value: "{\"revision\":\"r\",\"last\":{\"main\":1}}" }
+            } })pb"},
       {"EventsBeforePastTheEndGoLast",
        "actions { start_in_place_updates {" + std::string(kGatedBatch) + R"pb(
           events_before: 99

@@ -866,20 +866,20 @@ bool SingleBatchState::Covers(const PodContainers& pod) const {
   return true;
 }
 
-void SingleBatchState::AppendTo(const PodContainers& pod, std::string* out) const {
+void SingleBatchState::AppendTo(const PodContainers& pod, std::string* out, bool whole) const {
   // One allocation for the whole value: sized from the statuses first (only escaping can still grow it). The
   // statuses of the first few containers are kept for the second pass; more are looked up again.
   constexpr size_t kStatusSyntax = sizeof("{\"imageID\":\"\",\"containerID\":\"\"},") - 1;
   constexpr size_t kKept = 4;
   ContainerLastStatus kept[kKept];
-  size_t size = out->size() + prefix_.size() + suffix_.size() + 2;
+  size_t size = out->size() + (whole ? prefix_.size() + suffix_.size() : 0) + 2;
   for (size_t i = 0; i < names_.size(); ++i) {
     const ContainerLastStatus status = pod.LastStatus(names_[i]);
     if (i < kKept) kept[i] = status;
     size += name_keys_[i].size() + kStatusSyntax + status.image_id.size() + status.container_id.size();
   }
   out->reserve(size);
-  out->append(prefix_);
+  if (whole) out->append(prefix_);
   if (!names_.empty()) {
     out->push_back('{');
     for (size_t i = 0; i < names_.size(); ++i) {
@@ -899,7 +899,7 @@ void SingleBatchState::AppendTo(const PodContainers& pod, std::string* out) cons
     }
     out->push_back('}');
   }
-  out->append(suffix_);
+  if (whole) out->append(suffix_);
 }
 
 std::string NormalizeImage(std::string_view image) {

@@ -127,8 +127,11 @@ class SingleBatchState {
 
   // True when the first batch for `pod` takes every container (AppendTo applies); false: use ApplyInPlaceBatch.
   bool Covers(const PodContainers& pod) const;
-  // Appends the state JSON for `pod`; Covers(pod) must hold.
-  void AppendTo(const PodContainers& pod, std::string* out) const;
+  // Appends the state JSON for `pod`; Covers(pod) must hold. Without `whole`, only the part that differs between
+  // pods (the lastContainerStatuses value): the state is then prefix() + that + suffix().
+  void AppendTo(const PodContainers& pod, std::string* out, bool whole = true) const;
+  const std::string& prefix() const { return prefix_; }
+  const std::string& suffix() const { return suffix_; }
 
  private:
   bool has_ref_metadata_ = false;

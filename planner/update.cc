@@ -349,6 +349,8 @@ class InPlaceBatcher {
     batch_->set_event_message_prefix(kStartEventPrefix);
     batch_->set_event_message_suffix(start.event_suffix);
     batch_->set_events_before(plan.response()->events_size());
+    batch_->set_in_place_update_state_prefix(start.single_batch.prefix());
+    batch_->set_in_place_update_state_suffix(start.single_batch.suffix());
     if (remaining_ > 0) batch_->mutable_targets()->Reserve(remaining_);
   }
 
@@ -372,7 +374,7 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
     target->set_name(std::string(facts.name));
     target->set_uid(std::string(facts.uid));
     target->set_resource_version(std::string(facts.resource_version));
-    start.single_batch.AppendTo(*containers, target->mutable_in_place_update_state());
+    start.single_batch.AppendTo(*containers, target->mutable_in_place_update_state(), /*whole=*/false);
     target->set_set_not_ready(facts.in_place_gate && SetsNotReady(facts));
     return;
   }
