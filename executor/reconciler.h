@@ -64,7 +64,7 @@ struct ReconcilerDeps {
   // PlanRequest.pods, for a planner older than the table.
   bool planner_pod_table = true;
   // Set PlanRequest.accept_in_place_batches: the planner may start runs of in-place updates as one
-  // StartInPlaceUpdates action (a tenth of the bytes); CallPlanner expands them into the per-pod actions before
+  // StartInPlaceUpdates action (a seventh of the bytes); CallPlanner expands them into the per-pod actions before
   // anything reads the plan, so the writes are the same either way. A planner that predates batches ignores it.
   bool planner_in_place_batches = true;
   // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside

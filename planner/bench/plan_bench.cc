@@ -43,7 +43,9 @@ const v1::PlanRequest& RequestFor(int32_t pods) {
   return it->second;
 }
 
-// The same snapshot with its pods sent as a pod table (PlanRequest.pod_table, planner/pod_table.h).
+// The same snapshot as the executor sends it: its pods as a pod table (PlanRequest.pod_table, planner/pod_table.h),
+// accepting in-place batches (PlanRequest.accept_in_place_batches: the in-place update starts come back as
+// StartInPlaceUpdates actions, which the executor expands; planner/in_place_batches.h).
 const v1::PlanRequest& TableRequestFor(int32_t pods) {
   static auto* cache = new std::map<int32_t, v1::PlanRequest>();
   auto it = cache->find(pods);
@@ -53,6 +55,7 @@ const v1::PlanRequest& TableRequestFor(int32_t pods) {
     if (!table.ok()) std::abort();
     request.clear_pods();
     *request.mutable_pod_table() = *std::move(table);
+    request.set_accept_in_place_batches(true);
     it = cache->emplace(pods, std::move(request)).first;
   }
   return it->second;
