@@ -1,6 +1,7 @@
 // Fuzzes the planner's request path: the first byte picks the encoding of the rest (0: binary PlanRequest, 1: text
 // format, 2: protobuf JSON), then Validate and Plan run on it, and Plan again with the pods as a pod table, which
-// must give the same plan. Any crash, sanitizer report, hang or difference is a bug; error statuses are fine.
+// must give the same plan, and Plan with accept_in_place_batches flipped, whose plan (batches expanded) must be the
+// same too. Any crash, sanitizer report, hang or difference is a bug; error statuses are fine.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,6 +9,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "planner/in_place_batches.h"
 #include "planner/plan.h"
 #include "planner/pod_table.h"
 #include "planner/testing/deterministic_bytes.h"
@@ -66,6 +68,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (plan.ok() != from_table.ok()) __builtin_trap();
       if (plan.ok() && cloneset::planner::testing::DeterministicBytes(*plan) !=
                             cloneset::planner::testing::DeterministicBytes(*from_table)) __builtin_trap();
+    }
+  }
+  // With in-place batches flipped: the same plan once the batches are expanded. A caller that did not ask for
+  // batches never gets one.
+  {
+    pb::PlanRequest flipped = request;
+    flipped.set_accept_in_place_batches(!request.accept_in_place_batches());
+    auto other = cloneset::planner::Plan(flipped);
+    if (plan.ok() != other.ok()) __builtin_trap();
+    if (plan.ok()) {
+      pb::PlanResponse per_pod = request.accept_in_place_batches() ? *other : *plan;
+      pb::PlanResponse batched = request.accept_in_place_batches() ? *plan : *other;
+      for (const pb::Action& action : per_pod.actions()) {
+        if (action.has_start_in_place_updates()) __builtin_trap();
+      }
+      cloneset::planner::ExpandInPlaceBatches(&batched);
+      if (cloneset::planner::testing::DeterministicBytes(per_pod) !=
+          cloneset::planner::testing::DeterministicBytes(batched)) __builtin_trap();
     }
   }
   pb::ComputeRevisionRequest revision;
