@@ -81,7 +81,7 @@ case_render_all_options() {
   grep -q '^  cloneset-rollout-progress.json: |-$' "$out" || fail "rollout dashboard missing from ConfigMap"
   grep -q '^    grafana_dashboard: "1"$' "$out" || fail "dashboard sidecar label missing"
   for arg in --shards=8 --workers=16 --qps=50 --burst=100 --lease_namespace=cloneset-leases \
-             --expectation_timeout=3m --planner_pod_table=false --planner_tls_ca=/etc/cloneset/tls/ca.crt --tls_client_ca=/etc/cloneset/tls/ca.crt \
+             --expectation_timeout=3m --planner_pod_table=false --planner_in_place_batches=false --planner_tls_ca=/etc/cloneset/tls/ca.crt --tls_client_ca=/etc/cloneset/tls/ca.crt \
              --max_concurrent_pulls=4; do
     grep -q -- "- $arg\$" "$out" || fail "missing argument $arg"
   done
