@@ -19,7 +19,8 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                  .Register(registry)),
       actions_(prometheus::BuildCounter()
                    .Name("cloneset_planner_actions_total")
-                   .Help("Actions returned in plans, by action type.")
+                   .Help("Actions returned in plans, by action type; an in-place batch counts as its per-pod "
+                         "patch_pod_status and patch_pod actions.")
                    .Register(registry)),
       snapshot_pods_(prometheus::BuildHistogram()
                          .Name("cloneset_planner_snapshot_pods")
@@ -40,6 +41,7 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
   const auto* oneof = v1::Action::descriptor()->FindOneofByName("kind");
   for (int i = 0; i < oneof->field_count(); ++i) {
     const std::string& name = oneof->field(i)->name();
+    if (name == "start_in_place_updates") continue;  // counted as its per-pod actions (ObservePlan)
     action_counters_[name] = &actions_.Add({{"type", name}});
   }
 }
@@ -65,6 +67,15 @@ void ServiceMetrics::ObservePlan(double seconds, const std::string& result, cons
   snapshot_pods_.Observe(static_cast<double>(PodsInRequest(request)));
   if (response == nullptr) return;
   for (const v1::Action& action : response->actions()) {
+    if (action.has_start_in_place_updates()) {
+      // A batch counts as the per-pod actions it stands for (what the executor applies), so the series mean the
+      // same whether or not the caller asked for batches.
+      const v1::StartInPlaceUpdates& batch = action.start_in_place_updates();
+      const auto targets = static_cast<double>(batch.targets_size());
+      if (batch.has_status_patch()) action_counters_["patch_pod_status"]->Increment(targets);
+      action_counters_["patch_pod"]->Increment(targets);
+      continue;
+    }
     auto it = action_counters_.find(ActionType(action));
     if (it != action_counters_.end()) it->second->Increment();
   }

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "planner/service/server.h"
@@ -180,6 +181,34 @@ TEST_F(ServiceTest, ValidateAndComputeRevisionMetrics) {
   EXPECT_EQ(Series(registry_, R"(cloneset_planner_validate_total{result="invalid"})"), 1);
   EXPECT_EQ(Series(registry_, R"(cloneset_planner_validate_total{result="error"})"), 0);
   EXPECT_EQ(Series(registry_, R"(cloneset_planner_compute_revision_total{result="invalid_argument"})"), 1);
+}
+
+// An in-place batch counts as the per-pod actions the executor expands it into: a status write (when the batch
+// has one) and a patch per target.
+TEST(ServiceMetrics, InPlaceBatchCountsAsItsPerPodActions) {
+  struct Case {
+    std::string name;
+    int targets;
+    bool status_patch;
+    double want_patch_pod;
+    double want_patch_pod_status;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"gated", 3, true, 4, 3}, {"no gate", 2, false, 3, 0}, {"empty", 0, true, 1, 0}}) {
+    prometheus::Registry registry;
+    ServiceMetrics metrics(registry);
+    pb::PlanResponse response;
+    response.add_actions()->mutable_patch_pod();  // one per-pod action besides the batch
+    pb::StartInPlaceUpdates* batch = response.add_actions()->mutable_start_in_place_updates();
+    if (c.status_patch) batch->mutable_status_patch()->set_purpose("start-in-place-update");
+    for (int i = 0; i < c.targets; ++i) batch->add_targets()->set_name("p" + std::to_string(i));
+    metrics.ObservePlan(0.001, "ok", pb::PlanRequest(), &response);
+    EXPECT_EQ(Series(registry, R"(cloneset_planner_actions_total{type="patch_pod"})"), c.want_patch_pod) << c.name;
+    EXPECT_EQ(Series(registry, R"(cloneset_planner_actions_total{type="patch_pod_status"})"), c.want_patch_pod_status)
+        << c.name;
+    // No series of its own (Series answers -1 for a missing one).
+    EXPECT_EQ(Series(registry, R"(cloneset_planner_actions_total{type="start_in_place_updates"})"), -1) << c.name;
+  }
 }
 
 TEST(ServiceMetrics, ActionTypeNamesEveryKind) {

@@ -53,7 +53,7 @@ only when the request itself cannot be read.
 |---|---|---|
 | `cloneset_planner_plan_duration_seconds` | histogram | |
 | `cloneset_planner_plans_total` | counter | `result` = ok, invalid_argument, resource_exhausted, error |
-| `cloneset_planner_actions_total` | counter | `type` = the action kind (create_pod, patch_pod, ...) |
+| `cloneset_planner_actions_total` | counter | `type` = the action kind (create_pod, patch_pod, ...); a `StartInPlaceUpdates` batch counts as its per-pod `patch_pod_status` and `patch_pod` actions |
 | `cloneset_planner_snapshot_pods` | histogram | |
 | `cloneset_planner_validate_total` | counter | `result` = valid, invalid, error |
 | `cloneset_planner_compute_revision_total` | counter | `result` |
