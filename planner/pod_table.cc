@@ -69,6 +69,16 @@ class StringTable {
   size_t position_ = 0;
 };
 
+// The entries of `map` in key order, in `out` (reused from pod to pod).
+const std::vector<const google::protobuf::Map<std::string, std::string>::value_type*>& SortedEntries(
+    const google::protobuf::Map<std::string, std::string>& map,
+    std::vector<const google::protobuf::Map<std::string, std::string>::value_type*>& out) {
+  out.clear();
+  for (const auto& entry : map) out.push_back(&entry);
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  return out;
+}
+
 // Nanoseconds since the epoch; 0 for an unset (or zero) Timestamp, which the planner treats alike.
 // `field` is the path under the pod, or under its condition `condition` when that is not negative.
 absl::StatusOr<int64_t> Nanos(const Timestamp& ts, int pod, absl::string_view field, int condition = -1) {
@@ -174,6 +184,7 @@ absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pod
                        t.mutable_container_status_counts()}) {
     column->Reserve(n);
   }
+  std::vector<const google::protobuf::Map<std::string, std::string>::value_type*> entries;
   for (int i = 0; i < n; ++i) {
     const pb::Pod& pod = *pods[i];
     const pb::ObjectMeta& meta = pod.metadata();
@@ -191,16 +202,17 @@ absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pod
     t.add_deletion_timestamp(*deleted);
     t.add_node_name(strings.Ref(pod.node_name()));
     t.add_phase(strings.Ref(pod.phase()));
-    // Map order is unspecified; the planner never depends on it, and a pod decodes to an equal map either way.
+    // Map entries go in key order: protobuf's map order differs from map to map, and sorted entries make the
+    // same pods encode to the same bytes and let consecutive pods' keys meet at the same positions (see Ref).
     t.add_label_counts(static_cast<uint32_t>(meta.labels().size()));
-    for (const auto& [key, value] : meta.labels()) {
-      t.add_labels(strings.Ref(key));
-      t.add_labels(strings.Ref(value));
+    for (const auto* entry : SortedEntries(meta.labels(), entries)) {
+      t.add_labels(strings.Ref(entry->first));
+      t.add_labels(strings.Ref(entry->second));
     }
     t.add_annotation_counts(static_cast<uint32_t>(meta.annotations().size()));
-    for (const auto& [key, value] : meta.annotations()) {
-      t.add_annotations(strings.Ref(key));
-      t.add_annotations(strings.Ref(value));
+    for (const auto* entry : SortedEntries(meta.annotations(), entries)) {
+      t.add_annotations(strings.Ref(entry->first));
+      t.add_annotations(strings.Ref(entry->second));
     }
     t.add_finalizer_counts(static_cast<uint32_t>(meta.finalizers_size()));
     for (const std::string& f : meta.finalizers()) t.add_finalizers(strings.Ref(f));

@@ -1,7 +1,9 @@
 #include "planner/pod_table.h"
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -10,6 +12,7 @@
 #include "planner/bench/rollout_snapshot.h"
 #include "planner/context.h"
 #include "planner/testing/both_encodings.h"
+#include "planner/testing/deterministic_bytes.h"
 #include "planner/testing/fixtures.h"
 
 namespace cloneset::planner {
@@ -113,6 +116,41 @@ TEST(PodTableTest, StoresEachStringOnceAndDropsDefaultColumns) {
   // (The table as a whole is not smaller at 50 pods: its fixed-width columns cost 4 bytes a value; at 10 000
   // bench pods it is half the objects' size, docs/performance.md.)
   EXPECT_LT(table->string_data().size() * 4, object_bytes) << table->string_data().size();
+}
+
+// Map entries are encoded in key order: the same pods give the same table, whatever order their maps were
+// filled in (protobuf's map iteration order differs from map to map).
+TEST(PodTableTest, SamePodsEncodeToTheSameBytes) {
+  std::vector<pb::Pod> forward, backward;
+  const std::vector<std::pair<std::string, std::string>> labels = {
+      {"app", "demo"}, {"zone", "a"}, {"tier", "web"}, {"b", "1"}, {"controller-revision-hash", "cs-1"}};
+  for (int i = 0; i < 20; ++i) {
+    pb::Pod a = PodBuilder("cs-" + std::to_string(i));
+    pb::Pod b = a;
+    a.mutable_metadata()->clear_labels();
+    b.mutable_metadata()->clear_labels();
+    for (size_t k = 0; k < labels.size(); ++k) {
+      (*a.mutable_metadata()->mutable_labels())[labels[k].first] = labels[k].second;
+      const auto& back = labels[labels.size() - 1 - k];
+      (*b.mutable_metadata()->mutable_labels())[back.first] = back.second;
+      (*a.mutable_metadata()->mutable_annotations())["note-" + std::to_string(k)] = "x";
+      (*b.mutable_metadata()->mutable_annotations())["note-" + std::to_string(labels.size() - 1 - k)] = "x";
+    }
+    forward.push_back(std::move(a));
+    backward.push_back(std::move(b));
+  }
+  absl::StatusOr<pb::PodTable> one = EncodePodTable(Pods(forward));
+  absl::StatusOr<pb::PodTable> two = EncodePodTable(Pods(backward));
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(testing::DeterministicBytes(*one), testing::DeterministicBytes(*two));
+  // Key order within each pod: app, b, controller-revision-hash, tier, zone.
+  absl::StatusOr<std::unique_ptr<PodTableView>> view = PodTableView::Open(*one);
+  ASSERT_TRUE(view.ok());
+  std::vector<std::string> keys;
+  for (auto r = (*view)->labels(0); r.begin < r.end; ++r.begin) {
+    keys.emplace_back((*view)->Entry(one->labels(), 2, r.begin, 0));
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"app", "b", "controller-revision-hash", "tier", "zone"}));
 }
 
 TEST(PodTableTest, EncoderRejectsTimestampsItCannotCarry) {
