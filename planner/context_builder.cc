@@ -324,9 +324,11 @@ std::vector<int> PodsByName(const std::vector<std::string_view>& names) {
     const int by_name = names[a.index].compare(names[b.index]);
     return by_name != 0 ? by_name < 0 : a.index < b.index;
   };
-  if (keys.size() < 256) {
-    if (!std::is_sorted(keys.begin(), keys.end(), before)) std::sort(keys.begin(), keys.end(), before);
-  } else if (!std::is_sorted(keys.begin(), keys.end(), before)) {
+  if (std::is_sorted(keys.begin(), keys.end(), before)) {
+    // The executor sends its pods in name order: nothing to do.
+  } else if (keys.size() < 256) {
+    std::sort(keys.begin(), keys.end(), before);
+  } else {
     // A stable radix sort by the packed prefix, a byte a pass (a byte that every key has alike, as the padding
     // of short names, is skipped), then a comparison sort of each run of equal prefixes, which only
     // names that share more than eight bytes after the common prefix make. At 10^4 unsorted names PodsByName

@@ -53,7 +53,9 @@ inline absl::StatusOr<v1::PlanResponse> PlanBothEncodings(const v1::PlanRequest&
     EXPECT_EQ(DeterministicBytes(*objects), DeterministicBytes(*table))
         << "pods:\n" << objects->DebugString() << "\npod_table:\n" << table->DebugString();
   }
-  absl::StatusOr<v1::PlanResponse> per_pod = Plan(WithInPlaceBatches(request, false));
+  // `objects` already is the per-pod plan unless the request asked for batches.
+  absl::StatusOr<v1::PlanResponse> per_pod =
+      request.accept_in_place_batches() ? Plan(WithInPlaceBatches(request, false)) : objects;
   if (per_pod.ok()) {
     for (const v1::Action& action : per_pod->actions()) {
       EXPECT_FALSE(action.has_start_in_place_updates()) << "a batch in a plan for a caller that did not accept it";
