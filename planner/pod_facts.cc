@@ -280,7 +280,7 @@ TableFactsReader::StringMemo TableFactsReader::Classify(uint32_t ref) {
   const std::string_view s = table_.String(ref);
   memo->word = static_cast<uint8_t>(WordOf(s));
   memo->selector_key = kNoSelectorKey;
-  // Selectors of more than kNoSelectorKey matchLabels fall back to comparing every key (ReadSlowSelector).
+  // Selectors of more than kNoSelectorKey matchLabels compare every key by text instead (Read's slow_selector).
   for (size_t k = 0; k < match_labels_.size() && k < kNoSelectorKey; ++k) {
     if (match_labels_[k].first == s) {
       memo->selector_key = static_cast<uint8_t>(k);

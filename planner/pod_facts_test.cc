@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "planner/context.h"
 #include "planner/pod_table.h"
@@ -269,6 +270,26 @@ TEST(TableFactsReaderTest, SharedAndUnsharedTablesGiveTheObjectsFacts) {
       }
     }
   }
+}
+
+// A selector of more matchLabels than the memo can number (255) is matched by comparing every key's text.
+TEST(TableFactsReaderTest, SelectorsOfManyLabelsCompareText) {
+  const pb::Pod pod = PodBuilder("cs-a").Label("k7", "v7").Label("k300", "v300").Label("k9", "other");
+  std::vector<const pb::Pod*> pointers = {&pod};
+  absl::StatusOr<pb::PodTable> table = EncodePodTable(pointers);
+  ASSERT_TRUE(table.ok());
+  absl::StatusOr<std::unique_ptr<PodTableView>> view = PodTableView::Open(*table);
+  ASSERT_TRUE(view.ok()) << view.status();
+  std::vector<std::pair<std::string, std::string>> match_labels;
+  for (int k = 0; k < 301; ++k) match_labels.emplace_back(absl::StrCat("k", k), absl::StrCat("v", k));
+  size_t want_matched = 0;
+  ComputePodFacts(pod, match_labels, &want_matched, "cs-2", "cs-1");
+  EXPECT_EQ(want_matched, 2u);  // k7=v7 and k300=v300; k9 has another value
+  TableFactsReader reader(**view, match_labels, "cs-2", "cs-1");
+  PodFacts f;
+  size_t matched = 0;
+  reader.Read(0, f, &matched);
+  EXPECT_EQ(matched, want_matched);
 }
 
 // The reason and message of the InPlaceUpdateReady condition decide in_place_settled by their text: a reference
