@@ -182,6 +182,18 @@ class GarbageCollectorStoreTest : public ::testing::Test {
  protected:
   json MustCreate(const char* resource, json o) { return c_.MustCreate(resource, std::move(o)); }
   std::unique_ptr<Watcher> WatchFromNow(const char* resource) { return c_.WatchFromNow(resource); }
+  // Sets a label on ConfigMap `name`, an update that leaves its owner references alone; when it succeeds, checks
+  // the ConfigMap is still there.
+  absl::StatusOr<json> Relabel(const std::string& name, const std::string& key, const std::string& value) {
+    auto labelled = store_.Mutate(kConfigMaps, "default", name, false, [&](json& o) {
+      o["metadata"]["labels"] = {{key, value}};
+      return absl::OkStatus();
+    });
+    if (labelled.ok()) {
+      EXPECT_TRUE(store_.Get(kConfigMaps, "default", name).ok()) << name << " was collected";
+    }
+    return labelled;
+  }
 
   Cluster c_;
   Store& store_ = c_.store;
@@ -331,12 +343,8 @@ TEST_F(GarbageCollectorStoreTest, UpdateThatKeepsTheReferencesDoesNotCollect) {
   json cm = ConfigMap("dep");
   cm["metadata"]["ownerReferences"] = {Ref("apps/v1", "ReplicaSet", "rs", "u-rs")};
   MustCreate(kConfigMaps, cm);
-  auto labelled = store_.Mutate(kConfigMaps, "default", "dep", false, [](json& o) {
-    o["metadata"]["labels"] = {{"a", "b"}};
-    return absl::OkStatus();
-  });
-  ASSERT_TRUE(labelled.ok());
-  EXPECT_TRUE(store_.Get(kConfigMaps, "default", "dep").ok());
+  auto labelled = Relabel("dep", "a", "b");
+  ASSERT_TRUE(labelled.ok()) << labelled.status();
   // Replacing the reference by one to a missing ConfigMap collects it.
   json next = *labelled;
   next["metadata"]["ownerReferences"] = {Ref("v1", "ConfigMap", "ghost", "u-ghost")};
@@ -355,12 +363,8 @@ TEST_F(GarbageCollectorStoreTest, OrphanedDependentStaysUntilAStaleReferenceCome
   auto kept = store_.Get(kConfigMaps, "default", "dep");
   ASSERT_TRUE(kept.ok());
   EXPECT_FALSE((*kept)["metadata"].contains("ownerReferences"));
-  auto labelled = store_.Mutate(kConfigMaps, "default", "dep", false, [](json& o) {
-    o["metadata"]["labels"] = {{"orphaned", "yes"}};
-    return absl::OkStatus();
-  });
-  ASSERT_TRUE(labelled.ok());
-  EXPECT_TRUE(store_.Get(kConfigMaps, "default", "dep").ok());
+  auto labelled = Relabel("dep", "orphaned", "yes");
+  ASSERT_TRUE(labelled.ok()) << labelled.status();
   // Re-applying the old manifest with the reference to the deleted owner makes it dangling: collected.
   json stale = *labelled;
   stale["metadata"]["ownerReferences"] = {RefTo(owner)};
