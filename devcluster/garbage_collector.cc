@@ -14,13 +14,18 @@ bool Has(const std::vector<std::string>& v, std::string_view s) { return std::fi
 
 }  // namespace
 
+const nlohmann::json* OwnerReferencesJson(const nlohmann::json& object) {
+  if (!object.is_object()) return nullptr;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return nullptr;
+  auto refs = meta->find("ownerReferences");
+  return refs == meta->end() ? nullptr : &*refs;
+}
+
 std::vector<OwnerReference> OwnerReferencesOf(const nlohmann::json& object) {
   std::vector<OwnerReference> out;
-  if (!object.is_object()) return out;
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return out;
-  auto refs = meta->find("ownerReferences");
-  if (refs == meta->end() || !refs->is_array()) return out;
+  const nlohmann::json* refs = OwnerReferencesJson(object);
+  if (!refs || !refs->is_array()) return out;
   for (const auto& r : *refs) {
     if (!r.is_object()) continue;
     out.push_back({StringField(r, "apiVersion"), StringField(r, "kind"), StringField(r, "name"), StringField(r, "uid")});

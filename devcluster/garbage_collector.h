@@ -22,6 +22,8 @@ namespace cloneset::devcluster {
 struct OwnerReference {
   std::string api_version, kind, name, uid;  // empty when absent or not a string
 };
+// metadata.ownerReferences of a wire object as it is on the wire (any JSON type), or null when absent.
+const nlohmann::json* OwnerReferencesJson(const nlohmann::json& object);
 // metadata.ownerReferences of a wire object; entries that are not objects are skipped.
 std::vector<OwnerReference> OwnerReferencesOf(const nlohmann::json& object);
 

@@ -422,13 +422,6 @@ void Store::State::CheckForegroundOwnersLocked(const ObjectPtr& removed, int dep
 namespace cloneset::devcluster {
 namespace {
 
-const nlohmann::json* OwnerReferencesJson(const nlohmann::json& object) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return nullptr;
-  auto refs = meta->find("ownerReferences");
-  return refs == meta->end() ? nullptr : &*refs;
-}
-
 bool HasOwnerReferences(const nlohmann::json& object) {
   const nlohmann::json* refs = OwnerReferencesJson(object);
   return refs && refs->is_array() && !refs->empty();
