@@ -47,10 +47,9 @@ GcDecision DecideCollection(const GcSubject& subject, const std::vector<OwnerRef
                             const std::vector<OwnerStatus>& statuses) {
   GcDecision keep;
   if (refs.empty() || subject.deleting || statuses.size() != refs.size()) return keep;
-  if (std::count(statuses.begin(), statuses.end(), OwnerStatus::kUnresolvable) > 0) return keep;
-  const bool solid = std::count(statuses.begin(), statuses.end(), OwnerStatus::kSolid) > 0;
-  const bool waiting = std::count(statuses.begin(), statuses.end(), OwnerStatus::kWaitingForDependents) > 0;
-  if (solid) {
+  auto any = [&](OwnerStatus s) { return std::find(statuses.begin(), statuses.end(), s) != statuses.end(); };
+  if (any(OwnerStatus::kUnresolvable)) return keep;
+  if (any(OwnerStatus::kSolid)) {
     GcDecision strip{GcDecision::Action::kRemoveReferences, {}, Propagation::kBackground};
     for (size_t i = 0; i < refs.size(); ++i)
       if (statuses[i] != OwnerStatus::kSolid && !Has(strip.remove_uids, refs[i].uid))
@@ -58,7 +57,7 @@ GcDecision DecideCollection(const GcSubject& subject, const std::vector<OwnerRef
     return strip.remove_uids.empty() ? keep : strip;
   }
   GcDecision del{GcDecision::Action::kDelete, {}, Propagation::kBackground};
-  if (waiting && subject.has_dependents) del.propagation = Propagation::kForeground;
+  if (any(OwnerStatus::kWaitingForDependents) && subject.has_dependents) del.propagation = Propagation::kForeground;
   else if (Has(subject.finalizers, "orphan")) del.propagation = Propagation::kOrphan;
   else if (Has(subject.finalizers, "foregroundDeletion")) del.propagation = Propagation::kForeground;
   return del;
