@@ -67,7 +67,6 @@ struct GcDecision {
   Action action = Action::kKeep;
   std::vector<std::string> remove_uids;                // kRemoveReferences: the dangling and waiting owners' uids
   Propagation propagation = Propagation::kBackground;  // kDelete
-  bool operator==(const GcDecision&) const = default;
 };
 
 // `statuses[i]` classifies `refs[i]`. Upstream's order: any unresolvable reference keeps the object as it is; a
