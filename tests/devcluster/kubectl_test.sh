@@ -319,7 +319,7 @@ YAML
   expect_eq "missing owner: collected" 'Error from server (NotFound): pods "orphan-of-nothing" not found' \
     "$(gone_within orphan-of-nothing)"
   owned_pod stale-owner apps.kruise.io/v1alpha1 CloneSet video-transcoder 0b5a2a4e-0000-4000-8000-00000000beef >"$WORK/p2.yaml"
-  kubectl apply -f "$WORK/p2.yaml" >/dev/null 2>&1
+  expect_eq "apply pod with a stale owner uid" "pod/stale-owner created" "$(kubectl apply -f "$WORK/p2.yaml" 2>&1)"
   expect_eq "owner name exists with another uid: collected" 'Error from server (NotFound): pods "stale-owner" not found' \
     "$(gone_within stale-owner)"
   owned_pod live-owner apps.kruise.io/v1alpha1 CloneSet video-transcoder "$cs_uid" >"$WORK/p3.yaml"
