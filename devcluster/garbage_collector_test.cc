@@ -338,8 +338,10 @@ TEST_F(GarbageCollectorStoreTest, ChainIsCollected) {
   EXPECT_EQ(Drain(*pods), (std::vector<std::string>{"DELETED b"}));
 }
 
-TEST_F(GarbageCollectorStoreTest, UpdateThatKeepsTheReferencesDoesNotCollect) {
-  // Kept because the kind is not served; a later label change leaves it (nothing about its owners changed).
+// An object kept for an unserved owner kind stays through a label change and is collected by the update that
+// re-points its reference at a missing owner. (That a label change skips the owner check is not observable here:
+// the object would be kept either way.)
+TEST_F(GarbageCollectorStoreTest, KeptObjectIsCollectedWhenAnUpdateMakesItsReferenceDangle) {
   json cm = ConfigMap("dep");
   cm["metadata"]["ownerReferences"] = {Ref("apps/v1", "ReplicaSet", "rs", "u-rs")};
   MustCreate(kConfigMaps, cm);
