@@ -101,10 +101,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
   snapshot.table_pods = std::move(pods);
   bool as_table = d_.planner_pod_table && !planner_lacks_pod_table_.load();
   if (as_table) {
-    std::vector<const pb::Pod*> rows;
-    rows.reserve(snapshot.table_pods.size());
-    for (const pb::Pod& p : snapshot.table_pods) rows.push_back(&p);
-    absl::StatusOr<pb::PodTable> table = planner::EncodePodTable(rows);
+    absl::StatusOr<pb::PodTable> table = planner::EncodePodTable(snapshot.Pods());
     if (table.ok()) {
       *req.mutable_pod_table() = *std::move(table);
     } else {
@@ -222,7 +219,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     if (!planner_lacks_pod_table_.exchange(true) && d_.pod_table_fallback) {
       d_.pod_table_fallback(key, absl::FailedPreconditionError(absl::StrCat(
                                      "the planner read ", plan->pods_read(), " of the ",
-                                     snapshot.request.pod_table().name_size(),
+                                     planner::PodsInRequest(snapshot.request),
                                      " pods sent as pod_table (a planner older than the table?); sending pods "
                                      "from now on")));
     }
