@@ -7,6 +7,7 @@
 
 #include "executor/reconciler.h"
 #include "executor/testing/mocks.h"
+#include "executor/testing/reconciler_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_clock.h"
@@ -24,31 +25,8 @@ using ::testing::Return;
 using ::testing::StrictMock;
 using kube::PatchType;
 
-constexpr char kKey[] = "ns/cs";
-
-pb::Pod GatedPod(const std::string& name, int rv) {
-  pb::Pod p;
-  auto* m = p.mutable_metadata();
-  m->set_name(name);
-  m->set_namespace_("ns");
-  m->set_uid("u-" + name);
-  m->set_resource_version(std::to_string(rv));
-  (*m->mutable_labels())["app"] = "web";
-  m->mutable_creation_timestamp()->set_seconds(1700000000);
-  auto* o = m->add_owner_references();
-  o->set_api_version("apps.kruise.io/v1alpha1");
-  o->set_kind("CloneSet");
-  o->set_name("cs");
-  o->set_uid("uid-1");
-  o->set_controller(true);
-  p.set_node_name("n1");
-  p.add_readiness_gates("InPlaceUpdateReady");
-  auto* c = p.add_containers();
-  c->set_name("main");
-  c->set_image("img:v1");
-  p.set_phase("Running");
-  return p;
-}
+using testing::GatedPod;
+using testing::kKey;
 
 // What the API server answers to the status write of GatedPod(name): its metadata and spec at version `rv`.
 std::string StatusWriteAnswer(const std::string& name, int rv) {
@@ -110,24 +88,16 @@ struct Write {
   bool operator==(const Write&) const = default;
 };
 
-class InPlaceBatchesTest : public ::testing::Test {
+class InPlaceBatchesTest : public testing::ReconcilerFixture {
  protected:
   InPlaceBatchesTest() {
-    cs_ = std::make_shared<pb::CloneSet>();
-    cs_->set_api_version("apps.kruise.io/v1alpha1");
-    cs_->mutable_metadata()->set_name("cs");
-    cs_->mutable_metadata()->set_namespace_("ns");
-    cs_->mutable_metadata()->set_uid("uid-1");
-    cs_->mutable_metadata()->set_generation(1);
-    cs_->mutable_metadata()->set_resource_version("100");
-    ON_CALL(cache_, GetCloneSet(kKey)).WillByDefault(Return(cs_));
-    ON_CALL(cache_, Lookup(_, _, _)).WillByDefault(Return(Observed{}));
     ON_CALL(cache_, PodsOwnedBy("ns", "uid-1"))
         .WillByDefault(Return(std::vector<pb::Pod>{GatedPod("cs-a", 7), GatedPod("cs-b", 8)}));
   }
   Reconciler Make(bool batches) {
-    return Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
-                       .expectations = &expectations_, .clock = &clock_, .planner_in_place_batches = batches});
+    ReconcilerDeps deps = Deps();
+    deps.planner_in_place_batches = batches;
+    return Reconciler(std::move(deps));
   }
 
   // Reconciles once with the planner answering `plan`; returns the API writes made, in order, and records the
@@ -160,13 +130,6 @@ class InPlaceBatchesTest : public ::testing::Test {
     return writes;
   }
 
-  std::shared_ptr<pb::CloneSet> cs_;
-  NiceMock<testing::MockClusterCache> cache_;
-  StrictMock<testing::MockPlannerClient> planner_;
-  StrictMock<kube::testing::MockRestClient> client_;
-  NiceMock<testing::MockEventSink> events_;
-  kube::testing::FakeClock clock_;
-  Expectations expectations_{absl::Minutes(5)};
   std::vector<pb::PlanRequest> sent_;
   std::vector<std::string> events_seen_;
 };

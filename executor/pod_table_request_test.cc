@@ -8,6 +8,7 @@
 
 #include "executor/reconciler.h"
 #include "executor/testing/mocks.h"
+#include "executor/testing/reconciler_fixture.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/arena.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -27,35 +28,17 @@ using ::testing::Return;
 using ::testing::StrictMock;
 using kube::PatchType;
 
-constexpr char kKey[] = "ns/cs";
+using testing::kKey;
 constexpr int64_t kYear3000 = 32503680000;  // seconds; past what the table's int64 nanoseconds hold
 
-// A pod with something in every part the table encodes: labels, annotations, owner, containers, conditions with
-// times, container statuses.
+// A pod with something in every part the table encodes: labels, annotations, finalizers, owner, containers,
+// conditions with times, container statuses.
 pb::Pod FullPod(const std::string& name, int rv) {
-  pb::Pod p;
+  pb::Pod p = testing::GatedPod(name, rv);
   auto* m = p.mutable_metadata();
-  m->set_name(name);
-  m->set_namespace_("ns");
-  m->set_uid("u-" + name);
-  m->set_resource_version(std::to_string(rv));
-  (*m->mutable_labels())["app"] = "web";
   (*m->mutable_labels())["controller-revision-hash"] = "cs-v1";
   (*m->mutable_annotations())["note"] = name;
   m->add_finalizers("example.com/keep");
-  m->mutable_creation_timestamp()->set_seconds(1700000000);
-  auto* o = m->add_owner_references();
-  o->set_api_version("apps.kruise.io/v1alpha1");
-  o->set_kind("CloneSet");
-  o->set_name("cs");
-  o->set_uid("uid-1");
-  o->set_controller(true);
-  p.set_node_name("n1");
-  p.add_readiness_gates("InPlaceUpdateReady");
-  auto* c = p.add_containers();
-  c->set_name("main");
-  c->set_image("img:v1");
-  p.set_phase("Running");
   auto* cond = p.add_conditions();
   cond->set_type("Ready");
   cond->set_status("True");
@@ -89,35 +72,17 @@ std::vector<std::string> NamesOf(const std::vector<pb::Pod>& pods) {
   return names;
 }
 
-class PodTableRequestTest : public ::testing::Test {
+class PodTableRequestTest : public testing::ReconcilerFixture {
  protected:
-  PodTableRequestTest() {
-    cs_ = std::make_shared<pb::CloneSet>();
-    cs_->set_api_version("apps.kruise.io/v1alpha1");
-    cs_->mutable_metadata()->set_name("cs");
-    cs_->mutable_metadata()->set_namespace_("ns");
-    cs_->mutable_metadata()->set_uid("uid-1");
-    cs_->mutable_metadata()->set_generation(1);
-    cs_->mutable_metadata()->set_resource_version("100");
-    ON_CALL(cache_, GetCloneSet(kKey)).WillByDefault(Return(cs_));
-    ON_CALL(cache_, Lookup(_, _, _)).WillByDefault(Return(Observed{}));
-  }
   Reconciler Make(bool pod_table) {
-    return Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
-                       .expectations = &expectations_, .clock = &clock_,
-                       .planner_pod_table = pod_table,
-                       .pod_table_fallback = [this](const std::string& key, const absl::Status& error) {
-                         fallbacks_.emplace_back(key, std::string(error.message()));
-                       }});
+    ReconcilerDeps deps = Deps();
+    deps.planner_pod_table = pod_table;
+    deps.pod_table_fallback = [this](const std::string& key, const absl::Status& error) {
+      fallbacks_.emplace_back(key, std::string(error.message()));
+    };
+    return Reconciler(std::move(deps));
   }
 
-  std::shared_ptr<pb::CloneSet> cs_;
-  NiceMock<testing::MockClusterCache> cache_;
-  StrictMock<testing::MockPlannerClient> planner_;
-  StrictMock<kube::testing::MockRestClient> client_;
-  NiceMock<testing::MockEventSink> events_;
-  kube::testing::FakeClock clock_;
-  Expectations expectations_{absl::Minutes(5)};
   std::vector<std::pair<std::string, std::string>> fallbacks_;
 };
 

@@ -5,6 +5,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "executor/testing/mocks.h"
+#include "executor/testing/reconciler_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/api_status.h"
@@ -26,7 +27,7 @@ using ::testing::Return;
 using ::testing::StrictMock;
 using kube::PatchType;
 
-constexpr char kKey[] = "ns/cs";
+using testing::kKey;
 
 std::string Obj(const std::string& name, int rv) {
   return "{\"metadata\":{\"name\":\"" + name + "\",\"namespace\":\"ns\",\"resourceVersion\":\"" +
@@ -43,25 +44,17 @@ std::string CloneSetObj(const std::string& uid) {
   return R"({"metadata":{"name":"cs","namespace":"ns","uid":")" + uid + R"(","resourceVersion":"100"}})";
 }
 
-class ReconcilerTest : public ::testing::Test {
+class ReconcilerTest : public testing::ReconcilerFixture {
  protected:
   ReconcilerTest() : metrics_(registry_) {
-    cs_ = std::make_shared<pb::CloneSet>();
-    cs_->set_api_version("apps.kruise.io/v1alpha1");
-    cs_->mutable_metadata()->set_name("cs");
-    cs_->mutable_metadata()->set_namespace_("ns");
-    cs_->mutable_metadata()->set_uid("uid-1");
-    cs_->mutable_metadata()->set_generation(1);
-    cs_->mutable_metadata()->set_resource_version("100");
-    ON_CALL(cache_, GetCloneSet(kKey)).WillByDefault(Return(cs_));
-    ON_CALL(cache_, Lookup(_, _, _)).WillByDefault(Return(Observed{}));
     ON_CALL(planner_, Validate(_)).WillByDefault(Return(pb::ValidateResponse()));
   }
   Reconciler Make(int apply_parallelism = 1) {
-    return Reconciler({.cache = &cache_, .planner = &planner_, .client = &client_, .events = &events_,
-                       .expectations = &expectations_, .clock = &clock_, .metrics = &metrics_,
-                       .owns = [this](const std::string&) { return owns_; },
-                       .apply_parallelism = apply_parallelism});
+    ReconcilerDeps deps = Deps();
+    deps.metrics = &metrics_;
+    deps.owns = [this](const std::string&) { return owns_; };
+    deps.apply_parallelism = apply_parallelism;
+    return Reconciler(std::move(deps));
   }
   // The planner plans the in-place update of `names` (snapshot version 7) and the CloneSet status; returns the
   // snapshot's pods.
@@ -69,13 +62,6 @@ class ReconcilerTest : public ::testing::Test {
 
   prometheus::Registry registry_;
   ExecutorMetrics metrics_;
-  std::shared_ptr<pb::CloneSet> cs_;
-  NiceMock<testing::MockClusterCache> cache_;
-  StrictMock<testing::MockPlannerClient> planner_;
-  StrictMock<kube::testing::MockRestClient> client_;
-  NiceMock<testing::MockEventSink> events_;
-  kube::testing::FakeClock clock_;
-  Expectations expectations_{absl::Minutes(5)};
   bool owns_ = true;
 };
 
