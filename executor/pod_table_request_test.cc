@@ -202,22 +202,7 @@ TEST_P(ApplyEncodingTest, InPlaceUpdateUsesTheSnapshotPod) {
   const pb::Pod pod = WithConditionTime(FullPod("cs-a", 7), tc.condition_seconds);
   EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillOnce(Return(std::vector<pb::Pod>{pod}));
   pb::PlanResponse plan;
-  pb::Action* sa = plan.add_actions();
-  sa->set_stop_on_error(true);
-  auto* st = sa->mutable_patch_pod_status();
-  st->set_name("cs-a");
-  st->set_uid("u-cs-a");
-  st->set_resource_version("7");
-  auto* c = st->add_set_conditions();
-  c->set_type("InPlaceUpdateReady");
-  c->set_status("False");
-  pb::Action* pa = plan.add_actions();
-  pa->set_stop_on_error(true);
-  auto* pp = pa->mutable_patch_pod();
-  pp->set_name("cs-a");
-  pp->set_uid("u-cs-a");
-  pp->set_resource_version("7");
-  (*pp->mutable_container_images())["main"] = "img:v2";
+  testing::AddInPlaceUpdate(plan, pod);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   // The API server's answer: the snapshot's metadata and spec at version 9 (the kubelet wrote version 8).

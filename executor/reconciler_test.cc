@@ -27,6 +27,7 @@ using ::testing::Return;
 using ::testing::StrictMock;
 using kube::PatchType;
 
+using testing::AddInPlaceUpdate;
 using testing::kKey;
 
 std::string Obj(const std::string& name, int rv) {
@@ -206,26 +207,6 @@ std::string PodJson(const std::string& name, int rv, const std::string& extra_la
   return R"({"metadata":{"name":")" + name + R"(","namespace":"ns","uid":"u-)" + name + R"(","resourceVersion":")" +
          std::to_string(rv) + R"(")" + (extra_labels.empty() ? "" : R"(,"labels":)" + extra_labels) +
          R"(},"spec":{"containers":[{"name":"main","image":"img:v1"}]},"status":{"phase":"Running"}})";
-}
-// The in-place update of one pod as the planner plans it: InPlaceUpdateReady=False, then the image.
-void AddInPlaceUpdate(pb::PlanResponse& plan, const pb::Pod& pod) {
-  pb::Action* sa = plan.add_actions();
-  sa->set_stop_on_error(true);
-  auto* st = sa->mutable_patch_pod_status();
-  st->set_name(pod.metadata().name());
-  st->set_uid(pod.metadata().uid());
-  st->set_resource_version(pod.metadata().resource_version());
-  auto* c = st->add_set_conditions();
-  c->set_type("InPlaceUpdateReady");
-  c->set_status("False");
-  c->set_reason("StartInPlaceUpdate");
-  pb::Action* pa = plan.add_actions();
-  pa->set_stop_on_error(true);
-  auto* pp = pa->mutable_patch_pod();
-  pp->set_name(pod.metadata().name());
-  pp->set_uid(pod.metadata().uid());
-  pp->set_resource_version(pod.metadata().resource_version());
-  (*pp->mutable_container_images())["main"] = "img:v2";
 }
 
 std::vector<pb::Pod> ReconcilerTest::PlanInPlaceUpdates(std::initializer_list<const char*> names) {

@@ -44,6 +44,27 @@ inline pb::Pod GatedPod(const std::string& name, int rv) {
   return p;
 }
 
+// The in-place update of one pod as the planner plans it: InPlaceUpdateReady=False, then the image.
+inline void AddInPlaceUpdate(pb::PlanResponse& plan, const pb::Pod& pod) {
+  pb::Action* sa = plan.add_actions();
+  sa->set_stop_on_error(true);
+  auto* st = sa->mutable_patch_pod_status();
+  st->set_name(pod.metadata().name());
+  st->set_uid(pod.metadata().uid());
+  st->set_resource_version(pod.metadata().resource_version());
+  auto* c = st->add_set_conditions();
+  c->set_type("InPlaceUpdateReady");
+  c->set_status("False");
+  c->set_reason("StartInPlaceUpdate");
+  pb::Action* pa = plan.add_actions();
+  pa->set_stop_on_error(true);
+  auto* pp = pa->mutable_patch_pod();
+  pp->set_name(pod.metadata().name());
+  pp->set_uid(pod.metadata().uid());
+  pp->set_resource_version(pod.metadata().resource_version());
+  (*pp->mutable_container_images())["main"] = "img:v2";
+}
+
 class ReconcilerFixture : public ::testing::Test {
  protected:
   ReconcilerFixture() : cs_(std::make_shared<pb::CloneSet>()) {
