@@ -177,7 +177,7 @@ int Run() {
                          .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
                          .planner_in_place_batches = absl::GetFlag(FLAGS_planner_in_place_batches),
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
-                           Log("warn", "pods sent as objects instead of a pod table (logged once)",
+                           Log("warn", "pods sent as objects instead of a pod table (logged once per cause)",
                                {{"key", key}, {"error", error.ToString()}});
                          }});
 
