@@ -114,7 +114,19 @@ int main(int argc, char** argv) {
   store_options.watch_history = static_cast<size_t>(std::max(10, absl::GetFlag(FLAGS_watch_history)));
   cd::Store store(clock, store_options);
 
-  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  // Absolute from here on: the simulated nodes serve their CRI sockets as unix:// URIs, where a relative path would
+  // be read as an authority ("unix://.run/devcluster/..." cannot be listened on).
+  std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (!data_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(data_dir, ec);
+    if (ec) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("--data-dir: cannot make \"", data_dir, "\" absolute: ", ec.message())));
+    }
+    data_dir = absolute.lexically_normal().string();
+    if (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
+  }
   std::unique_ptr<cd::WriteAheadLog> wal;
   std::string work_dir = data_dir;
   if (!data_dir.empty()) {
