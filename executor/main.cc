@@ -22,6 +22,7 @@
 #include "executor/informer_cache.h"
 #include "executor/metrics.h"
 #include "executor/planner_client.h"
+#include "executor/readiness.h"
 #include "executor/reconciler.h"
 #include "executor/shards.h"
 #include "kube/endpoints.h"
@@ -58,6 +59,8 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics ad
 ABSL_FLAG(std::string, health_listen, "127.0.0.1:8081", "/healthz and /readyz address (port 0 = any)");
 ABSL_FLAG(absl::Duration, expectation_timeout, absl::Minutes(5),
           "How long a CloneSet waits for the cache to show the executor's writes before re-listing");
+ABSL_FLAG(absl::Duration, readyz_failure_bound, absl::Seconds(10),
+          "/readyz fails once every request to the API server, or to the planner, has failed for longer than this");
 ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(15), "Shard Lease duration");
 ABSL_FLAG(absl::Duration, renew_deadline, absl::Seconds(10), "Stop writing for a shard not renewed for this long");
 ABSL_FLAG(absl::Duration, retry_period, absl::Seconds(2), "Lease acquire/renew period");
@@ -122,16 +125,22 @@ int Run() {
       absl::GetFlag(FLAGS_identity).empty() ? DefaultIdentity() : absl::GetFlag(FLAGS_identity);
   rest_opts.user_agent = absl::StrCat("cloneset-executor/", kVersion, " (", identity, ")");
   rest_opts.registry = registry.get();
-  auto client = kube::NewHttpRestClient(*config, rest_opts);
-  if (!client.ok()) {
-    Log("error", "cannot create API client", {{"error", client.status().ToString()}});
+  auto http_client = kube::NewHttpRestClient(*config, rest_opts);
+  if (!http_client.ok()) {
+    Log("error", "cannot create API client", {{"error", http_client.status().ToString()}});
     return 1;
   }
+  // Every API request's outcome feeds /readyz (readiness.h): a lost API server makes the executor not ready.
+  ContactTracker api_contact(&kube::RealClock::Get());
+  ContactTracker planner_contact(&kube::RealClock::Get());
+  absl::StatusOr<std::unique_ptr<kube::RestClient>> client =
+      NewTrackedRestClient(*std::move(http_client), &api_contact);
   GrpcPlannerOptions planner_opts;
   planner_opts.address = absl::GetFlag(FLAGS_planner_address);
   planner_opts.tls_ca = absl::GetFlag(FLAGS_planner_tls_ca);
   planner_opts.tls_cert = absl::GetFlag(FLAGS_planner_tls_cert);
   planner_opts.tls_key = absl::GetFlag(FLAGS_planner_tls_key);
+  planner_opts.contact = &planner_contact;
   auto planner = NewGrpcPlannerClient(planner_opts);
   if (!planner.ok()) {
     Log("error", "cannot create planner client", {{"error", planner.status().ToString()}});
@@ -192,10 +201,11 @@ int Run() {
   auto health = kube::HealthServer::Start(
       absl::GetFlag(FLAGS_health_listen), [] { return std::string(); },
       [&]() -> std::string {
-        if (stopping) return "shutting down";
-        if (!cache.HasSynced()) return "caches not synced";
-        if (!(*planner)->Healthy()) return "no planner answers";
-        return "";
+        return ReadinessProblem({.stopping = stopping,
+                                 .caches_synced = cache.HasSynced(),
+                                 .api_server = api_contact.Get(),
+                                 .planner = planner_contact.Get()},
+                                absl::Now(), absl::GetFlag(FLAGS_readyz_failure_bound));
       });
   if (!health.ok()) {
     Log("error", "cannot serve /healthz and /readyz",

@@ -71,10 +71,14 @@ class GrpcPlannerClient final : public PlannerClient {
       s = rpc(&ctx);
       if (s.ok()) {
         healthy_ = true;
+        if (options_.contact) options_.contact->Success();
         return absl::OkStatus();
       }
       if (!Retryable(s.error_code())) break;
-      if (s.error_code() == grpc::StatusCode::UNAVAILABLE) healthy_ = false;
+      if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        healthy_ = false;
+        if (options_.contact) options_.contact->Failure(s.error_message());
+      }
       if (attempt < options_.max_attempts) {
         absl::SleepFor(backoff);
         backoff *= 2;
@@ -91,6 +95,13 @@ class GrpcPlannerClient final : public PlannerClient {
       grpc::health::v1::HealthCheckResponse resp;
       grpc::Status s = health_->Check(&ctx, req, &resp);
       healthy_ = s.ok() && resp.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+      if (options_.contact) {
+        if (healthy_) {
+          options_.contact->Success();
+        } else {
+          options_.contact->Failure(s.ok() ? "health check: not serving" : "health check: " + s.error_message());
+        }
+      }
       absl::MutexLock l(&mu_);
       const absl::Duration wait = healthy_ ? options_.health_period : absl::Milliseconds(250);
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;

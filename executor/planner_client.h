@@ -1,7 +1,7 @@
 // The planner over gRPC: one channel with client-side round_robin over every address the target resolves to
 // (dns:///planner.svc:7070 reaches every planner replica), a deadline per call, retries with exponential
 // back-off on UNAVAILABLE / DEADLINE_EXCEEDED, optional TLS / mTLS, and a background gRPC health probe that
-// drives Healthy() (and so the executor's /readyz).
+// drives Healthy() and, with GrpcPlannerOptions::contact, the executor's /readyz (readiness.h).
 #pragma once
 
 #include <memory>
@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "executor/interfaces.h"
+#include "executor/readiness.h"
 
 namespace cloneset::executor {
 
@@ -22,6 +23,8 @@ struct GrpcPlannerOptions {
   int max_attempts = 3;
   absl::Duration backoff = absl::Milliseconds(200);
   absl::Duration health_period = absl::Seconds(2);
+  // Records every health check's and call's outcome (the executor's /readyz, readiness.h); optional.
+  ContactTracker* contact = nullptr;
 };
 
 // Fails on unreadable PEM files (INVALID_ARGUMENT naming the flag). Starts the health probe thread.
