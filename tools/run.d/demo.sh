@@ -5,6 +5,7 @@
 # `clonesetctl demo-check` (pod names, UIDs, PVCs, restart counts, revisions) and the demo fails loudly when a check
 # fails. The live view is `clonesetctl status` redrawn in place on a terminal, plain lines otherwise.
 # --fast: no pauses between steps (CI). --keep (default): leave the cluster running; --no-keep: ./run down at the end.
+# It always starts from a clean cluster: whatever ./run up left running in $RUN_DIR is stopped and its data purged.
 
 run_demo() {
   local fast=0 keep=1
@@ -13,6 +14,8 @@ run_demo() {
       --fast) fast=1 ;;
       --keep) keep=1 ;;
       --no-keep) keep=0 ;;
+      -h|--help) echo "usage: ./run demo [--fast] [--keep|--no-keep] (stops ./run up's stack and purges its data first)"
+        return 0 ;;
       *) echo "demo: unknown option $1 (use --fast, --keep, --no-keep)" >&2; return 2 ;;
     esac
     shift
@@ -27,6 +30,9 @@ run_demo() {
   source "$ROOT/tools/run.d/up.sh"
   # shellcheck source=/dev/null
   source "$ROOT/tools/run.d/down.sh"
+  # The story starts from an empty cluster: what an earlier run left (its CloneSet, kept PVCs) would be reused.
+  log "demo: starting from a clean cluster (./run down --purge)"
+  run_down --purge
   local kubeconfig
   kubeconfig="$(run_up --nodes 3 | tail -n 1)" || { echo "demo: ./run up failed" >&2; return 1; }
   [ -f "$kubeconfig" ] || { echo "demo: ./run up did not print a kubeconfig" >&2; return 1; }

@@ -1,17 +1,48 @@
-# ./run down: stops what `./run up` started (SIGTERM, then SIGKILL after 15 s), executors first.
+# ./run down [--purge]: stops what `./run up` started (SIGTERM, then SIGKILL after 15 s), executors first.
+# The embedded cluster's data ($RUN_DIR/devcluster: objects, certificates, token) and the components' addresses
+# are kept for the next `./run up`; --purge discards them, and the logs, so the next start is a new cluster.
+
+_down_usage() {
+  cat <<'USAGE'
+usage: ./run down [--purge]
+  Stops what ./run up started. The embedded cluster keeps its objects for the next ./run up;
+  --purge also discards them (and the logs, kubeconfig and kept addresses in $RUN_DIR).
+USAGE
+}
+
+# _stop NAME: stops the component of $RUN_DIR/NAME.pid (TERM, KILL after 15 s) and removes the pid file.
+_stop() {
+  local dir="${RUN_DIR:-$ROOT/.run}" name="$1" pid
+  [ -f "$dir/$name.pid" ] || return 0
+  pid="$(cat "$dir/$name.pid")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + 15))
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    log "down: stopped $name (pid $pid)"
+  fi
+  rm -f "$dir/$name.pid"
+}
+
 run_down() {
-  local dir="${RUN_DIR:-$ROOT/.run}" pidf name pid
+  local dir="${RUN_DIR:-$ROOT/.run}" pidf purge=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --purge) purge=1; shift ;;
+      -h|--help) _down_usage; return 0 ;;
+      *) echo "down: unknown option $1" >&2; _down_usage >&2; return 2 ;;
+    esac
+  done
   [ -d "$dir" ] || { log "down: nothing running"; return 0; }
   for pidf in "$dir"/executor-*.pid "$dir"/planner-*.pid "$dir"/agent-*.pid "$dir"/devcluster.pid; do
     [ -f "$pidf" ] || continue
-    name="$(basename "$pidf" .pid)"; pid="$(cat "$pidf")"
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      local deadline=$((SECONDS + 15))
-      while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
-      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-      log "down: stopped $name (pid $pid)"
-    fi
-    rm -f "$pidf"
+    _stop "$(basename "$pidf" .pid)"
   done
+  if [ "$purge" = 1 ]; then
+    # Only what ./run up writes: RUN_DIR may be a directory of the user's with other files in it.
+    rm -rf "$dir/devcluster" "$dir/kubecache"
+    rm -f "$dir"/*.listen "$dir"/*.cmd "$dir"/*.log "$dir/kubeconfig" "$dir/kubeconfig.path"
+    log "down: discarded the embedded cluster's data in $dir"
+  fi
 }

@@ -1,9 +1,32 @@
 # ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents]
 # Starts the local stack in the background (embedded cluster unless --kubeconfig, CRD, planner(s), executor(s)),
-# waits until everything is ready and prints the kubeconfig path. Idempotent: running components are kept.
+# waits until everything is ready and prints the kubeconfig path. Idempotent: running components are kept, and a
+# component that died (crash, kill -9) is started again.
+# Restarts keep addresses: the embedded cluster and each planner listen on the address they got at their first
+# start (kept in $RUN_DIR/<name>.listen), so the executors and agents that still call it find it again. Should that
+# port have been taken by another process meanwhile, the component gets a new one, and every running component
+# whose command line that changes (an executor's planner address, the API server an executor or agent calls) is
+# restarted with it ($RUN_DIR/<name>.cmd keeps what each was started with).
 # Logs and pid files live in $RUN_DIR (default .run/).
 
+# shellcheck source=/dev/null
+source "$ROOT/tools/run.d/down.sh"  # _stop
+
 _run_dir() { echo "${RUN_DIR:-$ROOT/.run}"; }
+
+_up_usage() {
+  cat <<'USAGE'
+usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents]
+  Starts (or restarts what died of) the local stack in the background and prints the kubeconfig path:
+  the embedded cluster (unless --kubeconfig), the CRDs, N planners, N executors (sharded) and one
+  image pre-download agent per simulated node. State and logs: $RUN_DIR (default .run/).
+  --nodes N        simulated nodes of the embedded cluster (default 3)
+  --executors N    executor replicas, one shard each (default 1)
+  --planners N     planner replicas (default 1)
+  --kubeconfig P   use this cluster instead of the embedded one (no agents)
+  --no-agents      do not start the agents
+USAGE
+}
 
 # _alive NAME: the component's pid file names a live process.
 _alive() {
@@ -27,14 +50,51 @@ _wait_for() {  # _wait_for SECONDS DESCRIPTION COMMAND...
   done
 }
 
-_start() {  # _start NAME COMMAND...: background process with log and pid file
+# _start NAME COMMAND...: background process with log and pid file. A running NAME is kept when it was started
+# with the same signature ($START_SIG, default the command line), else it is stopped and started again.
+_start() {
   local name="$1"; shift
-  local dir; dir="$(_run_dir)"
-  if _alive "$name"; then log "up: $name already running (pid $(cat "$dir/$name.pid"))"; return 0; fi
+  local dir sig; dir="$(_run_dir)"; sig="${START_SIG:-$*}"
+  if _alive "$name"; then
+    # A component started before signatures were kept has none: keep it and record the signature.
+    if [ ! -f "$dir/$name.cmd" ] || [ "$(cat "$dir/$name.cmd")" = "$sig" ]; then
+      printf '%s\n' "$sig" >"$dir/$name.cmd"
+      log "up: $name already running (pid $(cat "$dir/$name.pid"))"
+      return 0
+    fi
+    log "up: restarting $name: what it calls changed"
+    _stop "$name"
+  fi
   : >"$dir/$name.log"
   setsid "$@" >>"$dir/$name.log" 2>&1 < /dev/null &
   echo $! >"$dir/$name.pid"
+  printf '%s\n' "$sig" >"$dir/$name.cmd"
   log "up: started $name (pid $!)"
+}
+
+_listening_or_dead() { _has_addr "$1" 'listening on' || ! _alive "$1"; }
+
+# _start_server NAME SECONDS COMMAND...: _start with --listen=<the address NAME got at its first start> (port 0 the
+# first time), waits until it announces "listening on ADDR" and keeps ADDR for the next start. A kept port that
+# another process took meanwhile is given up for a new one.
+_start_server() {
+  local name="$1" secs="$2"; shift 2
+  local dir saved; dir="$(_run_dir)"
+  saved="$(cat "$dir/$name.listen" 2>/dev/null || true)"
+  START_SIG="$*" _start "$name" "$@" --listen="${saved:-127.0.0.1:0}"
+  _wait_for "$secs" "$name to listen" _listening_or_dead "$name" || return 1
+  if ! _has_addr "$name" 'listening on' && [ -n "$saved" ]; then
+    log "up: $name could not listen on $saved again ($(tail -n 1 "$dir/$name.log")); taking a new port"
+    rm -f "$dir/$name.listen"
+    START_SIG="$*" _start "$name" "$@" --listen=127.0.0.1:0
+    _wait_for "$secs" "$name to listen" _listening_or_dead "$name" || return 1
+  fi
+  if ! _has_addr "$name" 'listening on'; then
+    echo "up: $name exited before listening; its log ($dir/$name.log) ends with:" >&2
+    tail -n 5 "$dir/$name.log" >&2
+    return 1
+  fi
+  _addr "$name" 'listening on' >"$dir/$name.listen"
 }
 
 run_up() {
@@ -46,11 +106,13 @@ run_up() {
       --planners) planners="$2"; shift 2 ;; --planners=*) planners="${1#*=}"; shift ;;
       --kubeconfig) kubeconfig="$2"; shift 2 ;; --kubeconfig=*) kubeconfig="${1#*=}"; shift ;;
       --no-agents) agents=0; shift ;;
-      *) echo "up: unknown option $1" >&2; return 2 ;;
+      -h|--help) _up_usage; return 0 ;;
+      *) echo "up: unknown option $1" >&2; _up_usage >&2; return 2 ;;
     esac
   done
   local dir bin; dir="$(_run_dir)"; bin="$BUILD_DIR/bin"
   mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"  # absolute: the data dir and CRI socket paths are handed to processes (unix:// URIs)
   local b
   for b in cloneset-devcluster cloneset-planner cloneset-executor; do
     if [ ! -x "$bin/$b" ]; then cmd_build --target cloneset-devcluster cloneset-planner cloneset-executor; break; fi
@@ -61,10 +123,13 @@ run_up() {
   if [ -z "$kubeconfig" ]; then
     kubeconfig="$dir/kubeconfig"
     if ! _alive devcluster; then rm -f "$kubeconfig"; fi
-    _start devcluster "$bin/cloneset-devcluster" --listen=127.0.0.1:0 --data-dir="$dir/devcluster" \
+    _start_server devcluster 30 "$bin/cloneset-devcluster" --data-dir="$dir/devcluster" \
       --kubeconfig="$kubeconfig" --nodes="$nodes"
     _wait_for 30 "the embedded cluster" kubectl --kubeconfig "$kubeconfig" get --raw /healthz
   fi
+  # Part of the executors' and agents' signatures: a cluster that moved to another port restarts them.
+  local server="server=$kubeconfig"
+  [ -z "$kubeconfig_given" ] && server="server=$(_addr devcluster 'listening on')"
   local kc=(kubectl --kubeconfig "$kubeconfig")
   local crd="$ROOT/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"
   [ -f "$crd" ] || crd="$ROOT/tests/executor/data/crd.yaml"
@@ -76,14 +141,14 @@ run_up() {
 
   local i targets=()
   for ((i = 0; i < planners; i++)); do
-    _start "planner-$i" "$bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0
-    _wait_for 20 "planner-$i" _has_addr "planner-$i" 'listening on'
+    _start_server "planner-$i" 20 "$bin/cloneset-planner" --metrics_listen=127.0.0.1:0
     targets+=("$(_addr "planner-$i" 'listening on')")
   done
   local planner_target; planner_target="ipv4:$(IFS=,; echo "${targets[*]}")"
   for ((i = 0; i < executors; i++)); do
-    _start "executor-$i" "$bin/cloneset-executor" --kubeconfig="$kubeconfig" --planner_address="$planner_target" \
-      --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
+    local exe=("$bin/cloneset-executor" --kubeconfig="$kubeconfig" --planner_address="$planner_target"
+      --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0)
+    START_SIG="$server ${exe[*]}" _start "executor-$i" "${exe[@]}"
   done
   for ((i = 0; i < executors; i++)); do
     _wait_for 30 "executor-$i health endpoint" _has_addr "executor-$i" 'listening on'
@@ -99,8 +164,9 @@ run_up() {
     for ((i = 0; i < nodes; i++)); do
       local sock="$dir/devcluster/nodes/devcluster-node-$i/cri.sock"
       _wait_for 20 "the CRI socket of devcluster-node-$i" test -S "$sock"
-      _start "agent-$i" "$bin/cloneset-agent" --node_name="devcluster-node-$i" --cri_socket="unix://$sock" \
-        --kubeconfig="$kubeconfig" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
+      local agent=("$bin/cloneset-agent" --node_name="devcluster-node-$i" --cri_socket="unix://$sock"
+        --kubeconfig="$kubeconfig" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0)
+      START_SIG="$server ${agent[*]}" _start "agent-$i" "${agent[@]}"
     done
     for ((i = 0; i < nodes; i++)); do
       _wait_for 20 "agent-$i health endpoint" _has_addr "agent-$i" 'listening on'
