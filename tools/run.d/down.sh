@@ -39,6 +39,10 @@ run_down() {
     [ -f "$pidf" ] || continue
     _stop "$(basename "$pidf" .pid)"
   done
+  # The real-cluster backend (./run up --cluster real), after its clients.
+  # shellcheck source=/dev/null
+  source "$ROOT/tools/run.d/real_cluster.sh"
+  real_cluster_down "$dir" "$purge"
   if [ "$purge" = 1 ]; then
     # Only what ./run up writes: RUN_DIR may be a directory of the user's with other files in it.
     rm -rf "$dir/devcluster" "$dir/kubecache"

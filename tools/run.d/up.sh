@@ -1,4 +1,6 @@
-# ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents]
+# ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents] [--cluster embedded|real]
+# --cluster real: a real Kubernetes control plane with kwok nodes instead of the embedded cluster
+# (tools/run.d/real_cluster.sh); no agents there, the kwok nodes have no CRI socket.
 # Starts the local stack in the background (embedded cluster unless --kubeconfig, CRD, planner(s), executor(s)),
 # waits until everything is ready and prints the kubeconfig path. Idempotent: running components are kept, and a
 # component that died (crash, kill -9) is started again.
@@ -16,7 +18,7 @@ _run_dir() { echo "${RUN_DIR:-$ROOT/.run}"; }
 
 _up_usage() {
   cat <<'USAGE'
-usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents]
+usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents] [--cluster real]
   Starts (or restarts what died of) the local stack in the background and prints the kubeconfig path:
   the embedded cluster (unless --kubeconfig), the CRDs, N planners, N executors (sharded) and one
   image pre-download agent per simulated node. State and logs: $RUN_DIR (default .run/).
@@ -25,6 +27,8 @@ usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [
   --planners N     planner replicas (default 1)
   --kubeconfig P   use this cluster instead of the embedded one (no agents)
   --no-agents      do not start the agents
+  --cluster real   a real Kubernetes control plane (etcd, kube-apiserver, controller manager, scheduler,
+                   kwok nodes, a volume provisioner; tools/run.d/real_cluster.sh) instead; no agents
 USAGE
 }
 
@@ -98,7 +102,7 @@ _start_server() {
 }
 
 run_up() {
-  local nodes=3 executors=1 planners=1 kubeconfig="" agents=1
+  local nodes=3 executors=1 planners=1 kubeconfig="" agents=1 cluster=embedded
   while [ $# -gt 0 ]; do
     case "$1" in
       --nodes) nodes="$2"; shift 2 ;; --nodes=*) nodes="${1#*=}"; shift ;;
@@ -106,6 +110,7 @@ run_up() {
       --planners) planners="$2"; shift 2 ;; --planners=*) planners="${1#*=}"; shift ;;
       --kubeconfig) kubeconfig="$2"; shift 2 ;; --kubeconfig=*) kubeconfig="${1#*=}"; shift ;;
       --no-agents) agents=0; shift ;;
+      --cluster) cluster="$2"; shift 2 ;; --cluster=*) cluster="${1#*=}"; shift ;;
       -h|--help) _up_usage; return 0 ;;
       *) echo "up: unknown option $1" >&2; _up_usage >&2; return 2 ;;
     esac
@@ -119,6 +124,13 @@ run_up() {
   done
   export KUBECACHEDIR="$dir/kubecache"
 
+  case "$cluster" in
+    embedded) ;;
+    real) [ -z "$kubeconfig" ] || { echo "up: --cluster real and --kubeconfig exclude each other" >&2; return 2; }
+      source "$ROOT/tools/run.d/real_cluster.sh"
+      kubeconfig=$(real_cluster_up "$nodes") || return 1 ;;
+    *) echo "up: --cluster must be embedded or real, got '$cluster'" >&2; return 2 ;;
+  esac
   local kubeconfig_given="$kubeconfig"  # agents need the embedded cluster's CRI sockets
   if [ -z "$kubeconfig" ]; then
     kubeconfig="$dir/kubeconfig"

@@ -1,0 +1,193 @@
+# The real-cluster backend of `./run up --cluster real`: a Kubernetes 1.34 control plane built from the pinned Go
+# modules under tools/go/ (etcd, kube-apiserver, kube-controller-manager, kube-scheduler), kwok playing the kubelet
+# of N fake nodes, and our test volume provisioner. Everything listens on 127.0.0.1 on free ports and lives under
+# $RUN_DIR/real/ (data, certificates); logs and pid files sit beside the other components' in $RUN_DIR.
+# Sourced by up.sh/down.sh (uses their _start, _stop, _alive, _wait_for and ./run's go_tool and log).
+#
+# real_cluster_up NODES   starts what is not running, waits for /readyz, Ready nodes and the default service
+#                         account, and prints the admin kubeconfig path ($RUN_DIR/kubeconfig).
+# real_cluster_down DIR [1]  stops it, the node side first and etcd last; with 1 (--purge) also discards its
+#                         data (etcd, certificates, ports), so the next start is a new cluster.
+
+# Components in start order; real_cluster_down stops them in reverse.
+REAL_CLUSTER_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok provisioner)
+# Service addresses: written into Services only, never routed.
+REAL_SERVICE_CIDR=10.96.0.0/16
+REAL_SERVICE_IP=10.96.0.1
+
+# _real_free_port: a TCP port on 127.0.0.1 that nothing answers on, below the kernel's ephemeral range (32768+)
+# so an outgoing connection cannot take it between this check and the listener's bind.
+_real_free_port() {
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 12000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  echo "real cluster: no free port found on 127.0.0.1" >&2
+  return 1
+}
+
+# _real_pki DIR: CA, API server serving certificate (127.0.0.1, localhost, the kubernetes Service names and IP),
+# service-account signing key pair, admin token. Kept across restarts so that issued tokens stay valid.
+_real_pki() {
+  local pki="$1/pki"
+  [ -f "$pki/done" ] && return 0
+  mkdir -p "$pki"
+  command -v openssl >/dev/null || { echo "real cluster: openssl is required (./run deps installs it)" >&2; return 1; }
+  (
+    set -e
+    cd "$pki"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.crt \
+      -days 3650 -subj "/CN=cloneset-real-cluster-ca" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout apiserver.key -out apiserver.csr \
+      -subj "/CN=kube-apiserver" 2>/dev/null
+    printf '%s\n' "subjectAltName=IP:127.0.0.1,IP:$REAL_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" >apiserver.ext
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out apiserver.crt -days 3650 \
+      -extfile apiserver.ext 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    # token,user,uid,"groups": the admin of this private cluster (system:masters bypasses RBAC).
+    printf '%s,cloneset-admin,cloneset-admin,"system:masters"\n' "$(openssl rand -hex 24)" >tokens.csv
+    chmod 600 ./*.key tokens.csv
+    touch done
+  ) || { echo "real cluster: creating certificates in $pki failed" >&2; return 1; }
+}
+
+# _real_kubeconfig DIR PORT OUT: admin kubeconfig with the CA embedded and the admin bearer token.
+_real_kubeconfig() {
+  local pki="$1/pki" port="$2" out="$3" token
+  token=$(cut -d, -f1 "$pki/tokens.csv")
+  cat >"$out.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: real
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
+users:
+- name: cloneset-admin
+  user:
+    token: $token
+contexts:
+- name: real
+  context: {cluster: real, user: cloneset-admin}
+current-context: real
+EOF
+  chmod 600 "$out.tmp"
+  mv "$out.tmp" "$out"
+}
+
+# _real_nodes N: the fake nodes, Node objects kwok manages (annotation kwok.x-k8s.io/node=fake). Capacity is
+# large enough for the seeds' pods (1 CPU, 2Gi each) at the replica counts the tests use.
+_real_nodes() {
+  local n="$1" i
+  for ((i = 0; i < n; i++)); do
+    cat <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+---
+EOF
+  done
+}
+
+# The default StorageClass for claims that name none; WaitForFirstConsumer as on most real clusters, so the
+# scheduler's volume binding is exercised too. The seeds' classes (kubernetes.io/aws-ebs) are served as well.
+_REAL_DEFAULT_CLASS='apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: cloneset.test/hostpath-provisioner
+reclaimPolicy: Delete
+volumeBindingMode: WaitForFirstConsumer'
+
+real_cluster_up() {
+  local nodes="${1:-3}" dir real
+  dir="$(_run_dir)"; real="$dir/real"
+  [[ "$nodes" =~ ^[0-9]+$ ]] && [ "$nodes" -ge 1 ] && [ "$nodes" -le 100 ] ||
+    { echo "up: --nodes must be a number from 1 to 100 for the real cluster, got '$nodes'" >&2; return 2; }
+  mkdir -p "$real"
+  # shellcheck source=/dev/null
+  source "$ROOT/tools/run.d/toolchain.sh"
+  local etcd apiserver cm scheduler kwok provisioner
+  etcd=$(toolchain_path etcd) || return 1
+  apiserver=$(toolchain_path kube-apiserver) || return 1
+  cm=$(toolchain_path kube-controller-manager) || return 1
+  scheduler=$(toolchain_path kube-scheduler) || return 1
+  provisioner=$(toolchain_path cloneset-test-provisioner) || return 1
+  kwok=$(toolchain_path kwok) || return 1
+  _real_pki "$real" || return 1
+  local pki="$real/pki" kubeconfig="$dir/kubeconfig"
+
+  # Ports are chosen once per run directory and reused on restart, so clients keep a working kubeconfig.
+  if [ ! -f "$real/ports" ] || ! { _alive etcd || _alive kube-apiserver; }; then
+    printf 'ETCD_CLIENT=%s\nETCD_PEER=%s\nAPISERVER=%s\n' "$(_real_free_port)" "$(_real_free_port)" \
+      "$(_real_free_port)" >"$real/ports"
+  fi
+  # shellcheck source=/dev/null
+  source "$real/ports"
+  _real_kubeconfig "$real" "$APISERVER" "$kubeconfig"
+
+  # --unsafe-no-fsync: test data only; fsync on a busy 2-core machine makes etcd's 100 ms heartbeats miss.
+  _start etcd "$etcd" --name=real --data-dir="$real/etcd" \
+    --listen-client-urls="http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls="http://127.0.0.1:$ETCD_CLIENT" \
+    --listen-peer-urls="http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER" \
+    --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn
+  _wait_for 60 "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" || return 1
+
+  # --etcd-compaction-interval=1m: watches of clients that fall behind meet compacted revisions ("410 Gone")
+  # within a test's lifetime, as on a long-running cluster. --endpoint-reconciler-type=none: the only address is
+  # loopback, which Endpoints may not hold.
+  _start kube-apiserver "$apiserver" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+    --secure-port="$APISERVER" --cert-dir="$real/apiserver-certs" \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
+    --token-auth-file="$pki/tokens.csv" --authorization-mode=Node,RBAC --anonymous-auth=false \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
+    --etcd-compaction-interval=1m --endpoint-reconciler-type=none --allow-privileged=true --profiling=false
+  local kc=(kubectl --kubeconfig "$kubeconfig")
+  _wait_for 180 "kube-apiserver /readyz" "${kc[@]}" get --raw /readyz || return 1
+
+  _start kube-controller-manager "$cm" --kubeconfig="$kubeconfig" --secure-port=0 --leader-elect=false \
+    --use-service-account-credentials=true --root-ca-file="$pki/ca.crt" \
+    --service-account-private-key-file="$pki/sa.key" --cluster-signing-cert-file="$pki/ca.crt" \
+    --cluster-signing-key-file="$pki/ca.key" --controllers='*' --profiling=false
+  _start kube-scheduler "$scheduler" --kubeconfig="$kubeconfig" --secure-port=0 --leader-elect=false \
+    --profiling=false
+  _start kwok "$kwok" --kubeconfig="$kubeconfig" --config="$ROOT/tools/go/kwok/pod-stages.yaml" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --node-lease-duration-seconds=40 --cidr=10.244.0.1/16 --node-ip=10.255.0.1
+  _start provisioner "$provisioner" --kubeconfig="$kubeconfig" --root="$real/volumes"
+
+  _real_nodes "$nodes" | "${kc[@]}" apply -f - >/dev/null || { echo "up: creating the kwok nodes failed" >&2; return 1; }
+  printf '%s\n' "$_REAL_DEFAULT_CLASS" | "${kc[@]}" apply -f - >/dev/null ||
+    { echo "up: creating the default StorageClass failed" >&2; return 1; }
+  _wait_for 120 "$nodes kwok nodes Ready" "${kc[@]}" wait --for=condition=Ready node -l type=kwok --timeout=2s ||
+    return 1
+  # The service-account controller (kube-controller-manager) creates `default` in every namespace; pods are
+  # refused until it exists, so this is also the controller manager's liveness check.
+  _wait_for 120 "kube-controller-manager (the default service account)" "${kc[@]}" get serviceaccount default ||
+    return 1
+  echo "$kubeconfig"
+}
+
+real_cluster_down() {
+  local dir="$1" purge="${2:-0}" i
+  for ((i = ${#REAL_CLUSTER_COMPONENTS[@]} - 1; i >= 0; i--)); do
+    _stop "${REAL_CLUSTER_COMPONENTS[$i]}"
+  done
+  if [ "$purge" = 1 ] && [ -d "$dir/real" ]; then
+    rm -rf "$dir/real"
+    log "down: discarded the real cluster's data in $dir/real"
+  fi
+}
