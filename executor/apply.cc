@@ -1,6 +1,7 @@
 // Applying a plan: the imperative half of Reconciler (see reconciler.h for the rules).
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -147,6 +148,9 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
   absl::Status stop;
   bool batch_failed = false;
   bool lost_shard = false;
+  // The refused write of the lowest action index (the same plan reports the same write however writes overlap).
+  int refused_index = plan.actions_size();
+  std::optional<pb::Condition> refused;
   std::atomic<bool> halt{false};  // no further action starts
   const auto run = [&](int i) {
     const pb::Action& action = plan.actions(i);
@@ -160,17 +164,26 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
     CountAction(ActionType(action), s);
     if (s.ok()) return;
     absl::MutexLock l(&mu);
-    if (const std::string pod = PodOfAction(action); !pod.empty()) {
+    const std::string pod = PodOfAction(action);
+    if (!pod.empty()) {
       absl::MutexLock sl(&st.mu);
       st.failed_pods.insert(pod);
     }
+    if (WriteRefused(s) && i < refused_index) {
+      refused_index = i;
+      refused = ApplyFailedCondition(ActionType(action), pod, s);
+    }
+    // Only a failure the API server answered is an event: a transport error is retried (reconciler.h).
+    const bool answered = kube::HttpCode(s).has_value();
     if (action.has_create_pod()) {
-      d_.events->Event(cs, "Warning", "FailedCreate", absl::StrCat("failed to create pod: ", s.message()));
+      if (answered) {
+        d_.events->Event(cs, "Warning", "FailedCreate", absl::StrCat("failed to create pod: ", s.message()));
+      }
       batch_failed = true;  // finish this batch, then stop
       if (r.error.ok()) r.error = s;
       return;
     }
-    if (action.has_delete_pod()) {
+    if (action.has_delete_pod() && answered) {
       d_.events->Event(cs, "Warning", "FailedDelete",
                        absl::StrCat("failed to delete pod ", action.delete_pod().name(), ": ", s.message()));
     }
@@ -191,15 +204,43 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
     if (!stop.ok() || batch_failed) break;  // slow start: nothing after the batch with a failure runs
   }
   if (!stop.ok()) r.error = stop;
+  // ApplyFailed (reconciler.h): set when a write was refused, removed once a plan's writes all went through, left
+  // as it is after transport errors only. `report`: the condition is new or says something new.
+  const pb::Condition* had = FindCondition(cs.status(), kApplyFailedConditionType);
+  const pb::Condition* want = refused ? &*refused : nullptr;
+  const bool clear = !refused && r.error.ok() && had != nullptr;
+  bool report = false;
+  if (refused) {
+    pb::CloneSetStatus probe = cs.status();
+    report = SetOwnCondition(probe, kApplyFailedConditionType, want, d_.clock->Now());
+  }
+  bool condition_written = false;
   // Remaining plan parts are skipped after a stop; status and events describe only what happened.
   if (stop.ok() && !batch_failed && plan.write_status() && Owns(key)) {
-    const auto sreq = snapshot::CloneSetStatusRequest(st.ns, cs.metadata().name(), cs.api_version(), plan.status());
+    pb::CloneSetStatus status = plan.status();  // the planner carries the CloneSet's conditions over
+    if (report || clear) SetOwnCondition(status, kApplyFailedConditionType, want, d_.clock->Now());
+    const auto sreq = snapshot::CloneSetStatusRequest(st.ns, cs.metadata().name(), cs.api_version(), status);
     auto resp = d_.client->Patch(sreq.path, kube::PatchType::kMerge, sreq.body);
     CountAction("WriteStatus", resp.status());
     if (resp.ok()) {
       ExpectFromResponse(key, ObjectKind::kCloneSet, cs.metadata().name(), Want::kAtLeastVersion, *resp);
-    } else if (r.error.ok()) {
-      r.error = resp.status();
+      condition_written = true;
+    } else {
+      if (r.error.ok()) r.error = resp.status();
+      if (WriteRefused(resp.status()) && !refused) {
+        // The status write itself was refused: another status write would be too, so only the event reports it.
+        refused = ApplyFailedCondition("WriteStatus", "", resp.status());
+        pb::CloneSetStatus probe = cs.status();
+        report = SetOwnCondition(probe, kApplyFailedConditionType, &*refused, d_.clock->Now());
+        condition_written = true;
+      }
+    }
+  }
+  if (report) d_.events->Event(cs, "Warning", kApplyFailedConditionType, refused->message());
+  if ((report || clear) && !condition_written && Owns(key)) {
+    if (absl::Status s = WriteOwnCondition(key, cs, kApplyFailedConditionType, refused ? &*refused : nullptr);
+        !s.ok() && r.error.ok()) {
+      r.error = s;
     }
   }
   absl::MutexLock sl(&st.mu);

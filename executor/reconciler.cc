@@ -1,6 +1,7 @@
 #include "executor/reconciler.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -40,13 +41,6 @@ bool DeadlineExceeded(const pb::CloneSet& cs) {
     if (c.type() == "Progressing" && c.reason() == "ProgressDeadlineExceeded") return true;
   }
   return false;
-}
-
-const pb::Condition* FindCondition(const pb::CloneSetStatus& st, std::string_view type) {
-  for (const auto& c : st.conditions()) {
-    if (c.type() == type) return &c;
-  }
-  return nullptr;
 }
 
 // A stable, per-state seed: the same snapshot always gets the same instance ids, a changed one new ids.
@@ -253,24 +247,80 @@ ReconcileResult Reconciler::HandleInvalid(const std::string& key, const pb::Clon
   return {};
 }
 
+const pb::Condition* FindCondition(const pb::CloneSetStatus& st, std::string_view type) {
+  for (const auto& c : st.conditions()) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+bool WriteRefused(const absl::Status& s) {
+  const std::optional<int> code = kube::HttpCode(s);
+  return code.has_value() && *code >= 400 && *code < 500 && *code != 404 && *code != 409 && *code != 429;
+}
+
+pb::Condition ApplyFailedCondition(std::string_view action, std::string_view object, const absl::Status& refused) {
+  const int code = kube::HttpCode(refused).value_or(0);
+  std::string reason = kube::K8sReason(refused);
+  if (reason.empty()) {
+    switch (code) {
+      case 400: reason = "BadRequest"; break;
+      case 401: reason = "Unauthorized"; break;
+      case 403: reason = "Forbidden"; break;
+      case 405: reason = "MethodNotAllowed"; break;
+      case 413: reason = "RequestEntityTooLarge"; break;
+      case 415: reason = "UnsupportedMediaType"; break;
+      case 422: reason = "Invalid"; break;
+      default: reason = "WriteRefused"; break;
+    }
+  }
+  pb::Condition c;
+  c.set_type(kApplyFailedConditionType);
+  c.set_status("True");
+  c.set_reason(reason);
+  c.set_message(absl::StrCat(std::string(action), object.empty() ? "" : " ", std::string(object), ": ",
+                             refused.message(), " (HTTP ", code, ")"));
+  return c;
+}
+
+bool SetOwnCondition(pb::CloneSetStatus& status, std::string_view type, const pb::Condition* condition,
+                     absl::Time now) {
+  auto* conds = status.mutable_conditions();
+  std::optional<pb::Condition> old;
+  for (int i = conds->size() - 1; i >= 0; --i) {
+    if (conds->Get(i).type() != type) continue;
+    if (!old.has_value()) old = conds->Get(i);
+    conds->DeleteSubrange(i, 1);
+  }
+  if (condition == nullptr) return old.has_value();
+  pb::Condition* c = status.add_conditions();
+  *c = *condition;
+  c->set_type(std::string(type));
+  const int64_t seconds = absl::ToUnixSeconds(now);
+  c->mutable_last_update_time()->set_seconds(seconds);
+  const bool same_status = old.has_value() && old->status() == c->status();
+  if (same_status && old->has_last_transition_time()) {
+    *c->mutable_last_transition_time() = old->last_transition_time();
+  } else {
+    c->mutable_last_transition_time()->set_seconds(seconds);
+  }
+  return !same_status || old->reason() != c->reason() || old->message() != c->message();
+}
+
 absl::Status Reconciler::WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs,
                                                const std::string* message) {
+  pb::Condition c;
+  c.set_status("True");
+  c.set_reason(kInvalidReason);
+  if (message != nullptr) c.set_message(*message);
+  return WriteOwnCondition(key, cs, kInvalidConditionType, message != nullptr ? &c : nullptr);
+}
+
+absl::Status Reconciler::WriteOwnCondition(const std::string& key, const pb::CloneSet& cs, std::string_view type,
+                                           const pb::Condition* condition) {
   if (!Owns(key)) return absl::OkStatus();
   pb::CloneSetStatus status = cs.status();
-  auto* conds = status.mutable_conditions();
-  for (int i = conds->size() - 1; i >= 0; --i) {
-    if (conds->Get(i).type() == kInvalidConditionType) conds->DeleteSubrange(i, 1);
-  }
-  if (message != nullptr) {
-    pb::Condition* c = status.add_conditions();
-    c->set_type(kInvalidConditionType);
-    c->set_status("True");
-    c->set_reason(kInvalidReason);
-    c->set_message(*message);
-    const int64_t now = absl::ToUnixSeconds(d_.clock->Now());
-    c->mutable_last_transition_time()->set_seconds(now);
-    c->mutable_last_update_time()->set_seconds(now);
-  }
+  SetOwnCondition(status, type, condition, d_.clock->Now());
   const auto req = snapshot::CloneSetStatusRequest(cs.metadata().namespace_(), cs.metadata().name(),
                                                    cs.api_version(), status);
   auto resp = d_.client->Patch(req.path, kube::PatchType::kMerge, req.body);

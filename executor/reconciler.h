@@ -18,7 +18,15 @@
 //    such a write returns is used for the pod's spec patch only when metadata and spec are still the snapshot's;
 //  * an invalid CloneSet gets a Warning event `InvalidSpec` and a status condition type `Invalid`
 //    (status True, reason `InvalidSpec`, message "<field>: <message>; ...") and no pod is touched; the
-//    condition is removed again once the spec is valid.
+//    condition is removed again once the spec is valid;
+//  * a write the API server refuses (an HTTP 4xx a retry of the same write cannot change: 403, 413, 422, ...;
+//    not 404, 409 or 429, which the reconcile handles) is reported on the CloneSet: a status condition type
+//    `ApplyFailed` (status True, reason the API server's reason, e.g. `Forbidden`, `RequestEntityTooLarge`,
+//    message "<action> <object>: <the API server's message> (HTTP <code>)" of the plan's first refused write) and
+//    one Warning event `ApplyFailed` when the condition appears or its message changes, not one per attempt.
+//    The condition goes once a plan applies without a failed write. A write that failed without an answer (a
+//    transport error: connection reset, timeout) is retried with back-off and is no Warning event; FailedCreate
+//    and FailedDelete events are for answered failures only.
 #pragma once
 
 #include <atomic>
@@ -42,6 +50,23 @@ namespace cloneset::executor {
 
 inline constexpr char kInvalidConditionType[] = "Invalid";
 inline constexpr char kInvalidReason[] = "InvalidSpec";
+inline constexpr char kApplyFailedConditionType[] = "ApplyFailed";
+
+// The condition of `type` in `status` (null: none).
+const pb::Condition* FindCondition(const pb::CloneSetStatus& status, std::string_view type);
+
+// Whether the API server refused a write in a way a retry of the same write cannot change (see above).
+bool WriteRefused(const absl::Status& s);
+
+// The condition reporting a refused write: reason from the API server's Status (or the HTTP code's name), message
+// "<action> <object>: <message> (HTTP <code>)". `object` may be empty.
+pb::Condition ApplyFailedCondition(std::string_view action, std::string_view object, const absl::Status& refused);
+
+// Sets (`condition` non-null) or removes (null) the condition of `condition->type()` / `type` in `status`, keeping
+// lastTransitionTime when the condition was already there with the same status; `now` stamps the rest. Returns
+// whether `status` changed other than in its timestamps.
+bool SetOwnCondition(pb::CloneSetStatus& status, std::string_view type, const pb::Condition* condition,
+                     absl::Time now);
 
 struct ReconcileResult {
   absl::Status error;                                    // non-OK: retry with back-off
@@ -104,6 +129,9 @@ class Reconciler {
   absl::StatusOr<pb::PlanResponse> CallPlanner(const pb::PlanRequest& request);
   ReconcileResult HandleInvalid(const std::string& key, const pb::CloneSet& cs, const std::string& message);
   absl::Status WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs, const std::string* message);
+  // Patches the CloneSet status with `condition` of `type` set (non-null) or removed (null).
+  absl::Status WriteOwnCondition(const std::string& key, const pb::CloneSet& cs, std::string_view type,
+                                 const pb::Condition* condition);
   ReconcileResult Apply(const std::string& key, const pb::CloneSet& cs, const PlanSnapshot& snapshot,
                         const pb::PlanResponse& plan);
   absl::Status ApplyAction(ApplyState& st, const pb::Action& action);

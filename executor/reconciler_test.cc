@@ -40,6 +40,12 @@ absl::Status Conflict() {
                                    R"("code":409,"message":"the object has been modified"})");
 }
 
+// An answer of the API server that failed the write (an etcd timeout): an event, but no ApplyFailed condition.
+absl::Status EtcdTimeout() {
+  return kube::StatusFromHttp(500, R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+                                   R"("reason":"InternalError","code":500,"message":"etcd timeout"})");
+}
+
 constexpr char kCloneSetPath[] = "/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs";
 std::string CloneSetObj(const std::string& uid) {
   return R"({"metadata":{"name":"cs","namespace":"ns","uid":")" + uid + R"(","resourceVersion":"100"}})";
@@ -135,7 +141,7 @@ TEST_F(ReconcilerTest, SlowStartStopsAfterTheFailingBatch) {
     EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
-        .WillOnce(Return(absl::UnavailableError("etcd timeout")));
+        .WillOnce(Return(EtcdTimeout()));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-c", 0))).WillOnce(Return(Obj("cs-c", 6)));
   }
   EXPECT_CALL(events_, Event(_, "Warning", "FailedCreate", HasSubstr("etcd timeout")));
@@ -161,7 +167,7 @@ TEST_F(ReconcilerTest, ConcurrentSlowStartFinishesTheFailingBatchOnly) {
       EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
   EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
       .After(first)
-      .WillOnce(Return(absl::UnavailableError("etcd timeout")));
+      .WillOnce(Return(EtcdTimeout()));
   EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-c", 0)))
       .After(first)
       .WillOnce(Return(Obj("cs-c", 6)));
