@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <algorithm>
 #include <functional>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "kube/config.h"
+#include "nlohmann/json.hpp"
 #include "planner/context.h"
 #include "planner/predicates.h"
 
@@ -78,6 +81,51 @@ constexpr char kImage2[] = "my-registry/video-transcoder:v1.2.1";
 
 std::string Quote(const std::string& s) { return "'" + absl::StrReplaceAll(s, {{"'", "'\\''"}}) + "'"; }
 
+// Characters no POSIX shell treats specially in a word (no quoting, globbing, brace or tilde expansion).
+bool ShellSafe(const std::string& word) {
+  return !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) || (c != 0 && std::strchr("-_./:=@%+,", c) != nullptr);
+  }) && word[0] != '=';
+}
+
+std::vector<std::string> PatchArgs(const std::string& type, const std::string& body) {
+  return {"patch", "cloneset", kName, "--type=" + type, "-p", body};
+}
+
+}  // namespace
+
+std::string ShellCommand(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  words.reserve(argv.size());
+  for (const std::string& a : argv) words.push_back(ShellSafe(a) ? a : Quote(a));
+  return absl::StrJoin(words, " ");
+}
+
+std::vector<std::string> DemoApplyArgs(const std::string& manifest_path) { return {"apply", "-f", manifest_path}; }
+
+std::vector<std::string> DemoReplicasArgs(int replicas) {
+  return PatchArgs("merge", absl::StrCat(R"({"spec":{"replicas":)", replicas, "}}"));
+}
+
+std::vector<std::string> DemoCanaryArgs(int partition, const std::string& image) {
+  return PatchArgs("json", absl::StrCat(R"([{"op":"replace","path":"/spec/updateStrategy/partition","value":)",
+                                        partition, "},",
+                                        R"({"op":"replace","path":"/spec/template/spec/containers/0/image","value":")",
+                                        image, R"("}])"));
+}
+
+std::vector<std::string> DemoPartitionArgs(int partition) {
+  return PatchArgs("json",
+                   absl::StrCat(R"([{"op":"replace","path":"/spec/updateStrategy/partition","value":)", partition, "}]"));
+}
+
+std::vector<std::string> DemoPodsToDeleteArgs(int replicas, const std::string& pod) {
+  return PatchArgs("merge", absl::StrCat(R"({"spec":{"replicas":)", replicas, R"(,"scaleStrategy":{"podsToDelete":[")",
+                                         pod, R"("]}}})"));
+}
+
+namespace {
+
 struct StepReport {
   std::string title;
   absl::Duration took;
@@ -96,7 +144,12 @@ class Demo {
   bool Kubectl(const std::vector<std::string>& args, std::string* output = nullptr, bool echo = true) {
     std::string cmd = "kubectl --kubeconfig " + Quote(o_.kubeconfig);
     for (const std::string& a : args) absl::StrAppend(&cmd, " ", Quote(a));
-    if (echo) std::cout << "  $ kubectl " << absl::StrJoin(args, " ") << "\n" << std::flush;
+    if (echo) {
+      // Pasteable: the JSON bodies are quoted, or a shell would strip their quotes and brace-expand them.
+      std::vector<std::string> argv = {"kubectl"};
+      argv.insert(argv.end(), args.begin(), args.end());
+      std::cout << "  $ " << ShellCommand(argv) << "\n" << std::flush;
+    }
     FILE* p = popen((cmd + " 2>&1").c_str(), "r");
     if (p == nullptr) return false;
     std::string out;
@@ -107,6 +160,31 @@ class Demo {
     if (output != nullptr) *output = out;
     if (rc != 0) std::cout << "  kubectl failed:\n" << out;
     return rc == 0;
+  }
+
+  // The demo's CloneSet and PVCs that exist before it starts, e.g. "CloneSet video-transcoder, 3 PVCs" ("" = none).
+  std::string LeftoverObjects() {
+    std::vector<std::string> found;
+    if (client_->Get(absl::StrCat("/apis/apps.kruise.io/v1alpha1/namespaces/", o_.namespace_, "/clonesets/", kName))
+            .ok()) {
+      found.push_back(absl::StrCat("CloneSet ", kName));
+    }
+    auto pvcs = client_->Get(absl::StrCat("/api/v1/namespaces/", o_.namespace_, "/persistentvolumeclaims"));
+    if (pvcs.ok()) {
+      const nlohmann::json list = nlohmann::json::parse(*pvcs, nullptr, /*allow_exceptions=*/false);
+      int kept = 0;
+      if (list.is_object() && list.contains("items") && list["items"].is_array()) {
+        for (const auto& item : list["items"]) {
+          if (!item.is_object() || !item.contains("metadata") || !item["metadata"].is_object()) continue;
+          const auto& name = item["metadata"].value("name", nlohmann::json());
+          if (name.is_string() && name.get<std::string>().rfind(absl::StrCat("workspace-", kName, "-"), 0) == 0) {
+            ++kept;
+          }
+        }
+      }
+      if (kept > 0) found.push_back(absl::StrCat(kept, " PVCs workspace-", kName, "-*"));
+    }
+    return absl::StrJoin(found, ", ");
   }
 
   absl::StatusOr<LiveCloneSet> Fetch() { return FetchCloneSet(*client_, server_, o_.namespace_, kName); }
@@ -236,6 +314,13 @@ int Demo::Run() {
   }
   client_ = *std::move(client);
   server_ = config->server;
+  // The story's checks (a fresh PVC per new pod, exact pod counts) hold only on a cluster without the objects of an
+  // earlier run; ./run demo starts from a purged cluster, anyone else gets told how to get one.
+  if (std::string leftover = LeftoverObjects(); !leftover.empty()) {
+    std::cout << "DEMO FAILED: the cluster still has " << leftover
+              << " from an earlier run; start from a clean cluster (./run down --purge, then ./run demo)\n";
+    return 1;
+  }
   std::map<std::string, PodFacts> three, five, canary, all, four;
   auto facts_now = [&]() -> std::map<std::string, PodFacts> {
     auto live = Fetch();
@@ -259,7 +344,7 @@ int Demo::Run() {
            "StorageClass, ConfigMap, Service and the CloneSet with a per-pod PVC template, exactly as written.",
            [&] {
              for (const char* f : {"storageclass.yaml", "configmap.yaml", "service.yaml", "cloneset.yaml"}) {
-               if (!Kubectl({"apply", "-f", o_.manifests_dir + "/" + f})) return false;
+               if (!Kubectl(DemoApplyArgs(o_.manifests_dir + "/" + f))) return false;
              }
              if (!WaitFor("3 pods ready", [](const LiveCloneSet& l) { return Settled(l, 3, 3); })) return false;
              three = facts_now();
@@ -274,7 +359,7 @@ int Demo::Run() {
   reports_.back().pods_touched = 3;
 
   if (Step(2, "scale to 5", "Two more pods, each with a fresh PVC; the first three are untouched.", [&] {
-        if (!Kubectl({"patch", "cloneset", kName, "--type=merge", "-p", R"({"spec":{"replicas":5}})"})) return false;
+        if (!Kubectl(DemoReplicasArgs(5))) return false;
         if (!WaitFor("5 pods ready", [](const LiveCloneSet& l) { return Settled(l, 5, 5); })) return false;
         five = facts_now();
         Check(five.size() == 5, "5 pods");
@@ -292,10 +377,7 @@ int Demo::Run() {
            "A JSON patch changes only the image, so pods are upgraded in place: the container restarts, the pod, "
            "its IP and its PVC stay. partition 3 keeps 3 pods on the old version.",
            [&] {
-             const std::string patch = absl::StrCat(
-                 R"([{"op":"replace","path":"/spec/updateStrategy/partition","value":3},)",
-                 R"({"op":"replace","path":"/spec/template/spec/containers/0/image","value":")", kImage2, R"("}])");
-             if (!Kubectl({"patch", "cloneset", kName, "--type=json", "-p", patch})) return false;
+             if (!Kubectl(DemoCanaryArgs(3, kImage2))) return false;
              if (!WaitFor("2 of 5 pods upgraded and ready", [](const LiveCloneSet& l) { return Settled(l, 5, 2); })) {
                return false;
              }
@@ -320,10 +402,7 @@ int Demo::Run() {
 
   if (Step(4, "finish the rollout (partition 0)", "The remaining 3 pods are upgraded in place, one at a time "
            "(maxUnavailable 1).", [&] {
-             if (!Kubectl({"patch", "cloneset", kName, "--type=json", "-p",
-                           R"([{"op":"replace","path":"/spec/updateStrategy/partition","value":0}])"})) {
-               return false;
-             }
+             if (!Kubectl(DemoPartitionArgs(0))) return false;
              if (!WaitFor("5 of 5 pods upgraded and ready", [](const LiveCloneSet& l) { return Settled(l, 5, 5); })) {
                return false;
              }
@@ -345,11 +424,7 @@ int Demo::Run() {
            "Unlike a Deployment, you pick which pod goes away.", [&] {
              chosen = all.rbegin()->first;
              std::cout << "  chosen pod: " << chosen << "\n";
-             if (!Kubectl({"patch", "cloneset", kName, "--type=merge", "-p",
-                           absl::StrCat(R"({"spec":{"replicas":4,"scaleStrategy":{"podsToDelete":[")", chosen,
-                                        R"("]}}})")})) {
-               return false;
-             }
+             if (!Kubectl(DemoPodsToDeleteArgs(4, chosen))) return false;
              if (!WaitFor("4 pods ready", [](const LiveCloneSet& l) { return Settled(l, 4, 4); })) return false;
              four = facts_now();
              Check(!four.count(chosen), absl::StrCat(chosen, " is gone"));
@@ -367,7 +442,7 @@ int Demo::Run() {
   reports_.back().pods_touched = 1;
 
   if (Step(6, "scale to 2", "Scale-in removes pods; their PVCs are kept for debugging (Retain).", [&] {
-        if (!Kubectl({"patch", "cloneset", kName, "--type=merge", "-p", R"({"spec":{"replicas":2}})"})) return false;
+        if (!Kubectl(DemoReplicasArgs(2))) return false;
         if (!WaitFor("2 pods ready", [](const LiveCloneSet& l) { return Settled(l, 2, 2); })) return false;
         const auto two = facts_now();
         bool subset = two.size() == 2;

@@ -33,6 +33,17 @@ struct PodFacts {
 };
 std::map<std::string, PodFacts> FactsOf(const LiveCloneSet& live);
 
+// The command line a user can paste into a POSIX shell to run `argv`: each word as it is when it has no character a
+// shell treats specially, else in single quotes (a quote inside as '\''), so JSON bodies reach kubectl unchanged.
+std::string ShellCommand(const std::vector<std::string>& argv);
+
+// The kubectl arguments (after "kubectl") of the demo's steps, as run and as printed.
+std::vector<std::string> DemoApplyArgs(const std::string& manifest_path);
+std::vector<std::string> DemoReplicasArgs(int replicas);                          // merge patch of spec.replicas
+std::vector<std::string> DemoCanaryArgs(int partition, const std::string& image);  // JSON patch: partition + image
+std::vector<std::string> DemoPartitionArgs(int partition);                         // JSON patch: partition
+std::vector<std::string> DemoPodsToDeleteArgs(int replicas, const std::string& pod);  // merge patch
+
 // Sum of apiserver_request_total for write verbs (POST, PUT, PATCH, DELETE) whose user_agent starts with one of
 // `agents`, from a Prometheus text exposition. Leases and events are not counted.
 double WritesFrom(const std::string& metrics_text, const std::vector<std::string>& agents);
