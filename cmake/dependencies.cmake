@@ -11,6 +11,7 @@ find_package(benchmark CONFIG REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)  # CRD schema patterns and CEL matches() (devcluster/schema.h)
 # The planner service's allocator: a plan of thousands of actions allocates and frees tens of thousands of small
 # strings, where glibc malloc costs 2.4x the whole plan (docs/performance.md "The pod table").
 pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)

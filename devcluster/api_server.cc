@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "devcluster/codec.h"
 #include "devcluster/discovery.h"
+#include "devcluster/events_v1.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/patch.h"
 #include "devcluster/table.h"
@@ -35,6 +36,19 @@ ApiResponse Raw(int status, std::string body) {
 }
 
 bool WantsTable(const ApiRequest& req) { return absl::StrContains(req.Header("accept"), "as=Table"); }
+
+}  // namespace
+
+bool QueryBool(const ApiRequest& req, const std::string& name) {
+  // kube-apiserver decodes boolean query parameters with apimachinery's Convert_Slice_string_To_bool: absent is
+  // false, "0" and any case of "false" are false, every other value (also "True", "TRUE", "t", "1", "") is true.
+  // Clients differ (Go sends "true", the Python client "True"), so "true" alone is not enough.
+  auto it = req.query.find(name);
+  if (it == req.query.end()) return false;
+  return !(it->second == "0" || absl::EqualsIgnoreCase(it->second, "false"));
+}
+
+namespace {
 
 Clock::TimePoint Now(Store* s) { return s->clock()->Now(); }
 
@@ -103,13 +117,20 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
     case absl::StatusCode::kAborted: return StatusError(409, "Conflict", msg, details);
     case absl::StatusCode::kOutOfRange: return StatusError(410, "Expired", msg, details);
     case absl::StatusCode::kFailedPrecondition: return StatusError(400, "BadRequest", msg);
+    case absl::StatusCode::kResourceExhausted: return StatusError(413, "RequestEntityTooLarge", msg);
     case absl::StatusCode::kInvalidArgument: {
+      std::string kind = type ? (type->group.empty() ? type->kind : type->kind + "." + type->group) : "Object";
+      if (auto causes = status.GetPayload(kFieldCausesPayload)) {
+        // Several field errors (schema validation): kube-apiserver lists them in brackets.
+        if (type) details["kind"] = type->kind;
+        details["causes"] = json::parse(std::string(*causes), nullptr, false);
+        return StatusError(422, "Invalid", absl::StrCat(kind, " \"", name, "\" is invalid: ", msg), details);
+      }
       std::string field, detail = msg;
       if (size_t p = msg.find(": "); p != std::string::npos) {
         field = msg.substr(0, p);
         detail = msg.substr(p + 2);
       }
-      std::string kind = type ? (type->group.empty() ? type->kind : type->kind + "." + type->group) : "Object";
       if (type) details["kind"] = type->kind;
       details["causes"] = {{{"reason", "FieldValueInvalid"}, {"message", detail}, {"field", field}}};
       return StatusError(422, "Invalid", absl::StrCat(kind, " \"", name, "\" is invalid: ", msg), details);
@@ -121,13 +142,100 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
 
 ApiServer::ApiServer(Store* store, ApiServerOptions options) : store_(store), options_(std::move(options)) {}
 
+namespace {
+
+// kubectl auth can-i: the embedded cluster has no RBAC (any holder of its token may do anything), so every review
+// is allowed, and says why. A JSON body's spec is echoed; a protobuf body (kubectl 1.32+) is answered without it.
+ApiResponse SelfSubjectReview(const ApiRequest& req, bool access) {
+  json spec = json::object();
+  if (!absl::StrContains(req.Header("content-type"), "protobuf")) {
+    auto body = ParseJson(req.body);
+    if (body.ok() && body->is_object() && body->contains("spec")) spec = (*body)["spec"];
+  }
+  json review = {{"kind", access ? "SelfSubjectAccessReview" : "SelfSubjectRulesReview"},
+                 {"apiVersion", "authorization.k8s.io/v1"},
+                 {"metadata", {{"creationTimestamp", nullptr}}},
+                 {"spec", spec}};
+  if (access) {
+    review["status"] = {{"allowed", true}, {"reason", "the embedded cluster has no RBAC: every request is allowed"}};
+  } else {
+    review["status"] = {{"resourceRules", {{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}}}},
+                        {"nonResourceRules", {{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}}},
+                        {"incomplete", false}};
+  }
+  ApiResponse r = Json(201, review);
+  r.verb = "create";
+  r.resource = access ? "selfsubjectaccessreviews.authorization.k8s.io" : "selfsubjectrulesreviews.authorization.k8s.io";
+  return r;
+}
+
+}  // namespace
+
+std::vector<ResourceType> ApiServer::DiscoveryTypes() const {
+  std::vector<ResourceType> types = store_->Types();
+  if (auto core = store_->FindType(kEvents)) {
+    ResourceType ev = *core;
+    ev.group = kEventsGroup;
+    types.push_back(ev);
+  }
+  for (const char* kind : {"SelfSubjectAccessReview", "SelfSubjectRulesReview"}) {
+    ResourceType t;
+    t.group = "authorization.k8s.io";
+    t.version = "v1";
+    t.kind = kind;
+    t.resource = absl::AsciiStrToLower(kind) + "s";
+    t.namespaced = false;
+    t.verbs = {"create"};
+    types.push_back(t);
+  }
+  return types;
+}
+
+ApiResponse ApiServer::HandleEventsV1(const ApiRequest& req) {
+  ApiRequest core = req;
+  core.path = "/api/v1/" + req.path.substr(std::string("/apis/events.k8s.io/v1/").size());
+  std::vector<std::string> seg = absl::StrSplit(core.path, '/', absl::SkipEmpty());
+  const size_t resource_at = seg.size() >= 5 && seg[2] == "namespaces" ? 4 : 2;
+  if (seg.size() <= resource_at || seg[resource_at] != "events" || seg.size() > resource_at + 2)
+    return StatusError(404, "NotFound", "the server could not find the requested resource");
+  if (!req.body.empty() && (req.method == "POST" || req.method == "PUT" || req.method == "PATCH")) {
+    std::string media = absl::AsciiStrToLower(req.Header("content-type"));
+    if (absl::StrContains(media, "protobuf"))
+      return StatusError(415, "UnsupportedMediaType",
+                         "events.k8s.io/v1 bodies are accepted as JSON or YAML by the embedded cluster");
+    const bool yaml = absl::StrContains(media, "yaml");
+    auto body = yaml ? ParseYaml(req.body) : ParseJson(req.body);
+    if (!body.ok()) return StatusError(400, "BadRequest", std::string(body.status().message()));
+    if (req.method == "PATCH") {
+      core.body = EventsV1PatchToCore(*body).dump();
+    } else {
+      if (!body->is_object()) return StatusError(400, "BadRequest", "the request body must be a JSON or YAML object");
+      if (body->contains("apiVersion") && (*body)["apiVersion"] != std::string(kEventsGroup) + "/v1")
+        return StatusError(400, "BadRequest", "the API version in the data does not match the expected API version "
+                                              "(events.k8s.io/v1)");
+      core.body = EventsV1ToCoreEvent(*body).dump();
+      core.headers["content-type"] = "application/json";
+    }
+  }
+  ApiResponse r = Dispatch(core);
+  r.resource = "events.events.k8s.io";
+  if (r.watch) {
+    r.watch->events_v1 = true;
+    return r;
+  }
+  if (r.content_type != "application/json" || r.body.empty()) return r;
+  auto parsed = ParseJson(r.body);
+  if (parsed.ok()) r.body = CoreResponseToEventsV1(*parsed).dump();
+  return r;
+}
+
 ApiResponse ApiServer::Handle(const ApiRequest& req) {
   try {
+    // The message of kube-apiserver's limitedReadBody (NewRequestEntityTooLargeError).
     if (req.body.size() > options_.max_body_bytes)
       return StatusError(413, "RequestEntityTooLarge",
-                         absl::StrCat("the request body is too large: ", req.body.size(), " bytes, limit ",
-                                      options_.max_body_bytes));
-    static const char* kPublic[] = {"/version", "/healthz", "/readyz", "/livez"};
+                         absl::StrCat("Request entity too large: limit is ", options_.max_body_bytes));
+    static const char* kPublic[] = {"/version", "/version/", "/healthz", "/readyz", "/livez"};
     bool is_public = std::any_of(std::begin(kPublic), std::end(kPublic), [&](const char* p) { return req.path == p; });
     if (!options_.token.empty() && !is_public && req.Header("authorization") != "Bearer " + options_.token)
       return StatusError(401, "Unauthorized", "Unauthorized");
@@ -140,7 +248,7 @@ ApiResponse ApiServer::Handle(const ApiRequest& req) {
 
 ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
   const std::string& path = req.path;
-  if (path == "/version") {
+  if (path == "/version" || path == "/version/") {
     ApiResponse r = Json(200, {{"major", "1"},
                                {"minor", options_.version_minor},
                                {"gitVersion", absl::StrCat("v1.", options_.version_minor, ".0")},
@@ -163,7 +271,7 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
   auto types = [&] { return store_->Types(); };
   if (req.method == "GET") {
     if (path == "/api") return Json(200, ApiVersions(options_.server_address));
-    if (path == "/apis") return Json(200, ApiGroupList(types()));
+    if (path == "/apis") return Json(200, ApiGroupList(DiscoveryTypes()));
     if (path == "/openapi/v3") return Json(200, OpenApiV3Root(types(), std::to_string(store_->TypesGeneration())));
     if (seg.size() >= 3 && seg[0] == "openapi" && seg[1] == "v3") {
       std::string gv = path.substr(std::string("/openapi/v3/").size());
@@ -178,6 +286,12 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
       r.content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
       return r;
     }
+  }
+  if (absl::StartsWith(path, "/apis/events.k8s.io/v1/")) return HandleEventsV1(req);
+  if (path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" ||
+      path == "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews") {
+    if (req.method != "POST") return StatusError(405, "MethodNotAllowed", "method not allowed");
+    return SelfSubjectReview(req, absl::EndsWith(path, "accessreviews"));
   }
   Route route;
   size_t rest = 0;
@@ -194,7 +308,7 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
   std::vector<std::string> r(seg.begin() + rest, seg.end());
   if (r.empty()) {
     if (req.method != "GET") return StatusError(405, "MethodNotAllowed", "method not allowed");
-    auto list = ApiResourceList(types(), route.group, route.version);
+    auto list = ApiResourceList(DiscoveryTypes(), route.group, route.version);
     if (!list) return StatusError(404, "NotFound", "the server could not find the requested resource");
     return Json(200, *list);
   }
@@ -231,8 +345,7 @@ ApiResponse ApiServer::HandleResource(const ApiRequest& req, Route& route) {
   ApiResponse resp;
   if (route.name.empty()) {
     if (m == "GET") {
-      std::string w = req.Query("watch");
-      bool watch = w == "true" || w == "1";
+      bool watch = QueryBool(req, "watch");
       resp = watch ? Watch(req, route) : List(req, route);
       resp.verb = watch ? "watch" : "list";
     } else if (m == "POST") {
@@ -295,7 +408,7 @@ ApiResponse ApiServer::Watch(const ApiRequest& req, const Route& route) {
   o.ns = route.ns;
   o.label_selector = req.Query("labelSelector");
   o.field_selector = req.Query("fieldSelector");
-  o.allow_bookmarks = req.Query("allowWatchBookmarks") == "true";
+  o.allow_bookmarks = QueryBool(req, "allowWatchBookmarks");
   if (std::string rv = req.Query("resourceVersion"); !rv.empty() && rv != "0") {
     auto v = ParseInt(rv, "resourceVersion");
     if (!v.ok()) return FromStatus(v.status(), &route.type, "");
@@ -358,7 +471,7 @@ ApiServer::StreamStep ApiServer::FormatWatchEvent(WatchStream& s, const WatchEve
     return StreamStep::kData;
   }
   if (ev.type == EventType::kBookmark) {
-    json obj = {{"kind", s.type.kind}, {"apiVersion", s.type.ApiVersion()},
+    json obj = {{"kind", s.type.kind}, {"apiVersion", s.events_v1 ? "events.k8s.io/v1" : s.type.ApiVersion()},
                 {"metadata", {{"resourceVersion", std::to_string(ev.resource_version)}}}};
     *out = json{{"type", "BOOKMARK"}, {"object", obj}}.dump() + "\n";
     return StreamStep::kData;
@@ -368,6 +481,8 @@ ApiServer::StreamStep ApiServer::FormatWatchEvent(WatchStream& s, const WatchEve
                             false, !s.sent_columns);
     s.sent_columns = true;
     *out = json{{"type", type}, {"object", table}}.dump() + "\n";
+  } else if (s.events_v1) {
+    *out = json{{"type", type}, {"object", CoreEventToEventsV1(ev.object->Parse())}}.dump() + "\n";
   } else {
     *out = absl::StrCat(R"({"type":")", type, R"(","object":)", ev.object->json, "}\n");
   }

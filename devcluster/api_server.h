@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "devcluster/resources.h"
 #include "devcluster/store.h"
@@ -34,6 +35,7 @@ struct WatchStream {
   std::unique_ptr<Watcher> watcher;
   ResourceType type;
   bool table = false;
+  bool events_v1 = false;  // core events watched through events.k8s.io/v1: re-expressed per event
   bool sent_columns = false;
   bool ended = false;
   std::chrono::steady_clock::time_point deadline;
@@ -45,6 +47,7 @@ struct ApiResponse {
   std::string content_type = "application/json";
   std::string body;
   std::unique_ptr<WatchStream> watch;  // watch requests: stream this instead of body
+  std::vector<std::string> warnings;   // sent as "Warning: 299 - ..." headers (unknown fields, unevaluated rules)
   // For metrics and logs.
   std::string verb;      // get, list, watch, create, update, patch, delete, deletecollection, or ""
   std::string resource;  // resource id ("pods", "clonesets.apps.kruise.io"), or the path class
@@ -82,6 +85,11 @@ class ApiServer {
 
  private:
   ApiResponse Dispatch(const ApiRequest& request);
+  // events.k8s.io/v1 events: the core events through the other group's shape (events_v1.h).
+  ApiResponse HandleEventsV1(const ApiRequest& request);
+  // What discovery lists: the store's types plus the views and virtual kinds served here (events.k8s.io/v1 Event,
+  // authorization.k8s.io/v1 SelfSubjectAccessReview and SelfSubjectRulesReview).
+  std::vector<ResourceType> DiscoveryTypes() const;
   ApiResponse HandleResource(const ApiRequest& request, Route& route);
   ApiResponse List(const ApiRequest& request, const Route& route);
   ApiResponse Watch(const ApiRequest& request, const Route& route);
@@ -99,6 +107,9 @@ class ApiServer {
   ApiServerOptions options_;
 };
 
+// A boolean query parameter as kube-apiserver reads it: absent, "0" or "false" (any case) is false, anything else
+// true ("True" from the Python client, "1", "t").
+bool QueryBool(const ApiRequest& request, const std::string& name);
 // A Status error object (kubectl-compat §10).
 ApiResponse StatusError(int code, const std::string& reason, const std::string& message,
                         const nlohmann::json& details = nullptr);

@@ -42,6 +42,29 @@ std::string MediaType(const std::string& content_type) {
 
 bool DryRun(const ApiRequest& req) { return req.Query("dryRun") == "All"; }
 
+// The write options of a create/update/patch: dry run, and fieldValidation (Ignore, Warn, Strict; Warn when
+// absent, as kube-apiserver) whose warnings go to the response. Nullopt when fieldValidation is not one of those.
+std::optional<WriteOptions> WriteOptionsFor(const ApiRequest& req, ApiResponse* response) {
+  WriteOptions wo{.dry_run = DryRun(req)};
+  std::string v = req.Query("fieldValidation");
+  if (!v.empty() && v != "Ignore" && v != "Warn" && v != "Strict") return std::nullopt;
+  if (!v.empty()) wo.field_validation = v;
+  wo.warnings = &response->warnings;
+  return wo;
+}
+
+ApiResponse BadFieldValidation(const ApiRequest& req) {
+  return StatusError(400, "BadRequest",
+                     absl::StrCat("fieldValidation: Unsupported value: \"", req.Query("fieldValidation"),
+                                  "\": supported values: \"Ignore\", \"Strict\", \"Warn\""));
+}
+
+// Moves the warnings gathered while writing onto the final response.
+ApiResponse WithWarnings(ApiResponse r, std::vector<std::string>& warnings) {
+  r.warnings = std::move(warnings);
+  return r;
+}
+
 ApiResponse Unsupported(const std::string& media, const std::string& accepted) {
   return StatusError(415, "UnsupportedMediaType",
                      absl::StrCat("the body of the request was in an unknown format - accepted media types include: ",
@@ -123,16 +146,23 @@ ApiResponse ApiServer::Create(const ApiRequest& req, const Route& route) {
   if (auto e = FillNamespace(*obj, route.type, route.ns)) return std::move(*e);
   std::string name = NameOf(*obj);
   ObjectPtr stored;
-  auto created = store_->Create(route.type.Id(), std::move(*obj), WriteOptions{.dry_run = DryRun(req), .stored = &stored});
+  ApiResponse collect;
+  auto wo = WriteOptionsFor(req, &collect);
+  if (!wo) return BadFieldValidation(req);
+  wo->stored = &stored;
+  auto created = store_->Create(route.type.Id(), std::move(*obj), *wo);
   if (!created.ok()) return FromStatus(created.status(), &route.type, name);
-  return Written(201, *created, stored);
+  return WithWarnings(Written(201, *created, stored), collect.warnings);
 }
 
 ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
   ApiResponse error;
   auto obj = DecodeBody(req, &error);
   if (!obj) return error;
-  WriteOptions wo{.dry_run = DryRun(req)};
+  ApiResponse collect;
+  auto wo_or = WriteOptionsFor(req, &collect);
+  if (!wo_or) return BadFieldValidation(req);
+  WriteOptions wo = *wo_or;
   if (route.subresource == "scale") {
     json scale = std::move(*obj);
     std::string rv = LookupPath(scale, ".metadata.resourceVersion") && scale["metadata"]["resourceVersion"].is_string()
@@ -160,7 +190,7 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
   auto r = route.subresource == "status" ? store_->UpdateStatus(route.type.Id(), std::move(*obj), wo)
                                          : store_->Update(route.type.Id(), std::move(*obj), wo);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-  return Written(200, *r, stored);
+  return WithWarnings(Written(200, *r, stored), collect.warnings);
 }
 
 ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
@@ -181,7 +211,10 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
   if (!patch.ok()) return StatusError(400, "BadRequest", std::string(patch.status().message()));
   if (kind != Kind::kJson && !patch->is_object())
     return StatusError(400, "BadRequest", "the patch must be a JSON object");
-  WriteOptions wo{.dry_run = DryRun(req)};
+  ApiResponse collect;
+  auto wo_or = WriteOptionsFor(req, &collect);
+  if (!wo_or) return BadFieldValidation(req);
+  WriteOptions wo = *wo_or;
   auto apply = [&](const json& target) -> absl::StatusOr<json> {
     switch (kind) {
       case Kind::kMerge:
@@ -199,7 +232,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
     if (NameOf(obj).empty()) obj["metadata"]["name"] = route.name;
     auto created = store_->Create(route.type.Id(), std::move(obj), wo);
     if (!created.ok()) return FromStatus(created.status(), &route.type, route.name);
-    return Json(201, *created);
+    return WithWarnings(Json(201, *created), collect.warnings);
   }
   bool status_only = route.subresource == "status";
   ObjectPtr stored;
@@ -222,8 +255,8 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
       },
       wo);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-  if (route.subresource == "scale") return Json(200, ScaleOf(route.type, *r));
-  return Written(200, *r, stored);
+  if (route.subresource == "scale") return WithWarnings(Json(200, ScaleOf(route.type, *r)), collect.warnings);
+  return WithWarnings(Written(200, *r, stored), collect.warnings);
 }
 
 ApiResponse ApiServer::Delete(const ApiRequest& req, const Route& route) {

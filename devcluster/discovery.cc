@@ -1,5 +1,6 @@
 #include "devcluster/discovery.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -8,6 +9,8 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace cloneset::devcluster {
 namespace {
@@ -64,7 +67,7 @@ std::optional<json> ApiResourceList(const std::vector<ResourceType>& types, cons
   for (const auto& t : types) {
     if (!SameGv(t, group, version)) continue;
     json r = {{"name", t.resource}, {"singularName", t.singular}, {"namespaced", t.namespaced},
-              {"kind", t.kind},     {"verbs", kVerbs}};
+              {"kind", t.kind},     {"verbs", t.verbs.empty() ? kVerbs : json(t.verbs)}};
     if (!t.short_names.empty()) r["shortNames"] = t.short_names;
     if (!t.categories.empty()) r["categories"] = t.categories;
     resources.push_back(r);
@@ -97,8 +100,17 @@ json OpenApiV3Root(const std::vector<ResourceType>& types, const std::string& ha
 
 std::optional<json> OpenApiV3Document(const std::vector<ResourceType>& types, const std::string& gv_path) {
   json paths = json::object();
+  json schemas = json::object();
   for (const auto& t : types) {
     if (GvPath(t) != gv_path) continue;
+    if (t.schema) {
+      // kubectl explain finds a kind's schema by this extension; the name is the reversed group as upstream's.
+      std::vector<std::string> parts = absl::StrSplit(t.group, '.');
+      std::reverse(parts.begin(), parts.end());
+      json schema = t.schema->root;
+      schema["x-kubernetes-group-version-kind"] = {{{"group", t.group}, {"version", t.version}, {"kind", t.kind}}};
+      schemas[absl::StrCat(absl::StrJoin(parts, "."), ".", t.version, ".", t.kind)] = std::move(schema);
+    }
     json gvk = {{"group", t.group}, {"version", t.version}, {"kind", t.kind}};
     json params = json::array({{{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
                                {{"name", "dryRun"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
@@ -108,7 +120,9 @@ std::optional<json> OpenApiV3Document(const std::vector<ResourceType>& types, co
                    {"responses", {{"200", {{"description", "OK"}}}}}}}};
   }
   if (paths.empty()) return std::nullopt;
-  return json{{"openapi", "3.0.0"}, {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}}, {"paths", paths}};
+  json doc = {{"openapi", "3.0.0"}, {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}}, {"paths", paths}};
+  if (!schemas.empty()) doc["components"] = {{"schemas", schemas}};
+  return doc;
 }
 
 std::string OpenApiV2Protobuf(const std::vector<ResourceType>& types, const std::string& version) {

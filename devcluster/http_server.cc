@@ -120,6 +120,8 @@ struct HttpServer::Impl {
     }
     Record(r, req, start);
     res.status = r.status;
+    // RFC 7234 warn-code 299 as kube-apiserver sends them; clients (kubectl, client-go, Python) print the text.
+    for (const auto& w : r.warnings) res.headers.emplace("Warning", absl::StrCat("299 - ", nlohmann::json(w).dump()));
     // httplib gzips exactly "application/json" when the client accepts it (Go clients always do); a
     // compressor buffers watch events, and compressing on loopback only costs CPU, so add a parameter.
     if (r.content_type == "application/json") r.content_type = "application/json;charset=utf-8";

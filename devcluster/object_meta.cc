@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -171,6 +172,45 @@ void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
   if (resource == "persistentvolumeclaims" && object.contains("spec") && object["spec"].is_object()) {
     if (!object["spec"].contains("volumeMode")) object["spec"]["volumeMode"] = "Filesystem";
   }
+}
+
+absl::Status MergeSecretStringData(nlohmann::json& secret) {
+  auto it = secret.find("stringData");
+  if (it == secret.end()) return absl::OkStatus();
+  if (it->is_null()) {
+    secret.erase(it);
+    return absl::OkStatus();
+  }
+  if (!it->is_object()) return absl::InvalidArgumentError("stringData: Invalid value: must be a map of strings");
+  for (const auto& [k, v] : it->items())
+    if (!v.is_string())
+      return absl::InvalidArgumentError(
+          absl::StrCat("stringData[", k, "]: Invalid value: ", v.dump(), ": must be a string"));
+  auto& data = secret["data"];
+  if (!data.is_object()) data = nlohmann::json::object();
+  // stringData wins over data for the same key, as documented for the Secret type.
+  for (const auto& [k, v] : it->items()) data[k] = absl::Base64Escape(v.get<std::string>());
+  secret.erase("stringData");
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ClaimsOf(const nlohmann::json& pod) {
+  std::vector<std::string> claims;
+  const nlohmann::json* volumes = LookupPath(pod, ".spec.volumes");
+  if (!volumes || !volumes->is_array()) return claims;
+  const std::string pod_name = StringAt(pod, {"metadata", "name"});
+  for (const auto& v : *volumes) {
+    if (!v.is_object()) continue;
+    if (std::string c = StringAt(v, {"persistentVolumeClaim", "claimName"}); !c.empty()) claims.push_back(c);
+    else if (v.contains("ephemeral") && v["ephemeral"].is_object() && !StringAt(v, {"name"}).empty())
+      claims.push_back(pod_name + "-" + StringAt(v, {"name"}));
+  }
+  return claims;
+}
+
+bool PodHoldsClaims(const nlohmann::json& pod) {
+  const std::string phase = StringAt(pod, {"status", "phase"});
+  return phase != "Succeeded" && phase != "Failed";
 }
 
 void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/random/random.h"
+#include "absl/status/status.h"
 #include "devcluster/clock.h"
 #include "devcluster/resources.h"
 #include "devcluster/store.h"
@@ -29,6 +30,26 @@ absl::Status CheckFieldSelector(const Selector& selector, std::string_view resou
 
 // Applies API defaults (pod container port protocol, grace period, service type...). Idempotent.
 void ApplyDefaults(std::string_view resource, nlohmann::json& object);
+// Secrets: merges the write-only stringData into data (base64) and drops it, as kube-apiserver's conversion does
+// on every write. InvalidArgument names a stringData entry that is not a string.
+absl::Status MergeSecretStringData(nlohmann::json& secret);
+// metadata.annotations in total (keys plus values) may hold at most this many bytes (apimachinery's
+// TotalAnnotationSizeLimitB).
+inline constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
+// The largest serialized object the store keeps: etcd's default --max-request-bytes (1.5 MiB), past which
+// kube-apiserver's write fails with etcd's "request is too large".
+inline constexpr size_t kMaxStoredObjectBytes = 1536 * 1024;
+
+// The finalizer the StorageObjectInUseProtection admission plugin puts on every new PVC; the pvc-protection
+// controller removes it from a deleted PVC once no pod uses the claim.
+inline constexpr char kPvcProtectionFinalizer[] = "kubernetes.io/pvc-protection";
+// The claims a pod uses: spec.volumes[].persistentVolumeClaim.claimName, and <pod>-<volume> for generic
+// ephemeral volumes.
+std::vector<std::string> ClaimsOf(const nlohmann::json& pod);
+// Whether a pod keeps its claims in use: any pod that has not terminated (phase Succeeded or Failed), also while it
+// is being deleted, as the pvc-protection controller counts them.
+bool PodHoldsClaims(const nlohmann::json& pod);
+
 // The status a newly created object starts with (nullopt = keep/drop per type, see store.cc).
 void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object);
 

@@ -160,6 +160,13 @@ absl::StatusOr<ResourceType> ResourceTypeFromCrd(const nlohmann::json& crd) {
       t.scale_selector_path = sc.value("labelSelectorPath", "");
     }
   }
+  if (const nlohmann::json* schema = chosen->contains("schema") && (*chosen)["schema"].is_object() &&
+                               (*chosen)["schema"].contains("openAPIV3Schema")
+                           ? &(*chosen)["schema"]["openAPIV3Schema"]
+                           : nullptr) {
+    if (!schema->is_object()) return field("spec.versions[].schema.openAPIV3Schema", "Invalid value: must be an object");
+    t.schema = CompileSchema(*schema);
+  }
   if (chosen->contains("additionalPrinterColumns") && (*chosen)["additionalPrinterColumns"].is_array()) {
     for (const auto& c : (*chosen)["additionalPrinterColumns"]) {
       if (!c.is_object()) continue;

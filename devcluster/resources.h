@@ -1,6 +1,7 @@
 // Resource types served by the embedded cluster: built-ins and the ones CRDs register.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "devcluster/schema.h"
 
 namespace cloneset::devcluster {
 
@@ -35,6 +37,9 @@ struct ResourceType {
   std::vector<std::string> categories;
   std::vector<PrinterColumn> printer_columns;  // CRDs only; built-ins are printed by table.cc
   bool custom = false;                         // defined by a CRD (no strategic merge patch)
+  std::vector<std::string> verbs;              // discovery verbs; empty = the full set of a stored kind
+  // CRDs: the served version's openAPIV3Schema, enforced on every write (schema.h); null = no schema.
+  std::shared_ptr<const StructuralSchema> schema;
 
   // "pods" / "clonesets.apps.kruise.io"
   std::string Id() const { return group.empty() ? resource : resource + "." + group; }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "devcluster/garbage_collector.h"
 #include "devcluster/object_meta.h"
 
@@ -101,6 +102,10 @@ struct Store::State {
   void CollectIfGarbageLocked(TypeState& ts, const std::string& key, const std::string& gone_uid, int depth,
                               const nlohmann::json* parsed = nullptr);
   void CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth);
+  // The pvc-protection controller: removes kPvcProtectionFinalizer from the deleted claim ns/claim once no pod
+  // (other than the one at `leaving_pod_key`, which is going away) holds it; the claim then goes.
+  void ReleaseClaimIfUnusedLocked(const std::string& ns, const std::string& claim, const std::string& leaving_pod_key,
+                                  int depth);
   absl::StatusOr<nlohmann::json> DeleteLocked(TypeState& ts, const std::string& key, const DeleteOptions& opts,
                                               int depth);
   // prev_parsed: the stored object already parsed by the caller (saves a parse), or null.
@@ -259,6 +264,11 @@ absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann:
   int64_t rv = ++this->rv;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
   ObjectPtr obj = MakeStoredObject(object, id);
+  // etcd refuses larger requests; nothing is committed (kube-apiserver answers 413).
+  if (obj->json.size() > kMaxStoredObjectBytes) {
+    --this->rv;
+    return absl::ResourceExhaustedError("Request entity too large: etcdserver: request is too large");
+  }
   if (stored) *stored = obj;
   const std::string key = Key(obj->ns, obj->name);
   ObjectPtr old;
@@ -308,6 +318,8 @@ void Store::State::RemoveLocked(TypeState& ts, const std::string key, int depth)
   nlohmann::json j = last->Parse();
   if (!CommitLocked(ts, EventType::kDeleted, j).ok()) return;
   if (depth > 64) return;  // ownership cycles: stop cascading
+  if (ts.type.Id() == kPods)
+    for (const std::string& claim : ClaimsOf(j)) ReleaseClaimIfUnusedLocked(last->ns, claim, key, depth + 1);
   CheckForegroundOwnersLocked(last, depth + 1);
   CollectDependentsLocked(last->uid, depth + 1);
 }
@@ -391,6 +403,36 @@ void Store::State::CollectIfGarbageLocked(TypeState& ts, const std::string& key,
   }
 }
 
+void Store::State::ReleaseClaimIfUnusedLocked(const std::string& ns, const std::string& claim,
+                                               const std::string& leaving_pod_key, int depth) {
+  auto pvcs = FindLocked(kPersistentVolumeClaims);
+  if (!pvcs) return;
+  const std::string pvc_key = Key(ns, claim);
+  auto pit = pvcs->objects.find(pvc_key);
+  if (pit == pvcs->objects.end() || !pit->second->deleting) return;
+  const auto& fins = pit->second->finalizers;
+  if (std::find(fins.begin(), fins.end(), kPvcProtectionFinalizer) == fins.end()) return;
+  // Only a deleted, protected claim gets here, so scanning its namespace's pods stays off the common path.
+  if (auto pods = FindLocked(kPods)) {
+    const std::string prefix = ns + "/";
+    for (auto it = pods->objects.lower_bound(prefix);
+         it != pods->objects.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      if (it->first == leaving_pod_key) continue;
+      nlohmann::json pod = it->second->Parse();
+      if (!PodHoldsClaims(pod)) continue;
+      const std::vector<std::string> claims = ClaimsOf(pod);
+      if (std::find(claims.begin(), claims.end(), claim) != claims.end()) return;  // still in use
+    }
+  }
+  nlohmann::json j = pit->second->Parse();
+  auto& f = j["metadata"]["finalizers"];
+  f.erase(std::remove(f.begin(), f.end(), nlohmann::json(kPvcProtectionFinalizer)), f.end());
+  const bool last_finalizer = f.empty();
+  if (last_finalizer) j["metadata"].erase("finalizers");  // `f` dangles from here on
+  if (!CommitLocked(*pvcs, EventType::kModified, j).ok()) return;
+  if (last_finalizer) RemoveLocked(*pvcs, pvc_key, depth);
+}
+
 // Foreground deletion: an owner waiting with the foregroundDeletion finalizer goes once its last
 // dependent is gone.
 void Store::State::CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth) {
@@ -432,6 +474,32 @@ bool SameOwnerReferences(const nlohmann::json& a, const nlohmann::json& b) {
   return ra && rb ? *ra == *rb : ra == rb;
 }
 
+// Admission of a custom resource against its CRD schema (schema.h): prune unknown fields (per fieldValidation),
+// default, validate. `old` is the stored object on an update.
+absl::Status AdmitCustomResource(const ResourceType& type, nlohmann::json& object, const nlohmann::json* old,
+                                 const WriteOptions& options) {
+  if (!type.schema) return absl::OkStatus();
+  std::vector<std::string> unknown = PruneAndDefault(*type.schema, object);
+  if (!unknown.empty() && options.field_validation == "Strict") {
+    std::vector<std::string> parts;
+    for (const auto& f : unknown) parts.push_back(absl::StrCat("unknown field \"", f, "\""));
+    return absl::FailedPreconditionError(absl::StrCat(type.kind, " in version \"", type.version,
+                                                      "\" cannot be handled as a ", type.kind,
+                                                      ": strict decoding error: ", absl::StrJoin(parts, ", ")));
+  }
+  if (options.field_validation == "Warn" && options.warnings)
+    for (const auto& f : unknown) options.warnings->push_back(absl::StrCat("unknown field \"", f, "\""));
+  return FieldErrorsStatus(ValidateAgainstSchema(*type.schema, object, old));
+}
+
+// A CRD rule outside the CEL subset the cluster evaluates (cel.h) is said so on the CRD write, not silently skipped.
+void WarnAboutUnevaluatedRules(const ResourceType& type, const WriteOptions& options) {
+  if (!type.schema || !options.warnings) return;
+  for (const auto& [rule, why] : type.schema->not_evaluated)
+    options.warnings->push_back(absl::StrCat("x-kubernetes-validations rule not evaluated by the embedded cluster: ",
+                                             rule, " (", why, ")"));
+}
+
 absl::Status ValidateMeta(const nlohmann::json& meta) {
   for (const char* field : {"labels", "annotations"}) {
     auto it = meta.find(field);
@@ -445,6 +513,13 @@ absl::Status ValidateMeta(const nlohmann::json& meta) {
       if (k.empty() || k.size() > 317)
         return absl::InvalidArgumentError(absl::StrCat("metadata.", field, ": Invalid value: \"", k, "\": invalid key"));
     }
+  }
+  if (auto it = meta.find("annotations"); it != meta.end() && it->is_object()) {
+    size_t total = 0;
+    for (const auto& [k, v] : it->items()) total += k.size() + v.get_ref<const std::string&>().size();
+    if (total > kTotalAnnotationSizeLimit)
+      return absl::InvalidArgumentError(
+          absl::StrCat("metadata.annotations: Too long: must have at most ", kTotalAnnotationSizeLimit, " bytes"));
   }
   for (const char* field : {"finalizers", "ownerReferences"}) {
     auto it = meta.find(field);
@@ -503,6 +578,8 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
     // Fields the API server owns once set.
     for (const char* path : {".spec.clusterIP", ".spec.nodeName", ".spec.volumeName"})
       if (const auto* v = LookupPath(prev, path); v && !LookupPath(next, path)) SetPath(next, path, *v);
+    if (ts.type.Id() == kSecrets)
+      if (absl::Status s = MergeSecretStringData(next); !s.ok()) return s;
     ApplyDefaults(ts.type.Id(), next);
     next["metadata"]["generation"] =
         prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(ts.type.Id(), prev, next) ? 1 : 0);
@@ -511,8 +588,11 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
   next["kind"] = ts.type.kind;
   if (next["metadata"].contains("finalizers") && next["metadata"]["finalizers"].empty())
     next["metadata"].erase("finalizers");
+  if (absl::Status s = AdmitCustomResource(ts.type, next, &prev, options); !s.ok()) return s;
   if (ts.type.Id() == kCustomResourceDefinitions) {
-    if (auto t = ResourceTypeFromCrd(next); !t.ok()) return t.status();
+    auto t = ResourceTypeFromCrd(next);
+    if (!t.ok()) return t.status();
+    WarnAboutUnevaluatedRules(*t, options);
   }
   if (next == prev) {  // no-op: no new resourceVersion, no event
     if (options.stored) *options.stored = old;
@@ -525,6 +605,8 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
   if (absl::Status s = CommitLocked(ts, EventType::kModified, next, options.stored); !s.ok()) return s;
   if (finalize) RemoveLocked(ts, key, 0);
   else if (owners_changed) CollectIfGarbageLocked(ts, key, "", 0, &next);
+  if (ts.type.Id() == kPods && !finalize && PodHoldsClaims(prev) && !PodHoldsClaims(next))  // terminated
+    for (const std::string& claim : ClaimsOf(next)) ReleaseClaimIfUnusedLocked(ns, claim, key, 1);
   return next;
 }
 
@@ -601,6 +683,11 @@ absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const s
       j["metadata"]["deletionTimestamp"] = FormatTimestamp(now);
       j["metadata"]["deletionGracePeriodSeconds"] = 0;
       if (absl::Status s = CommitLocked(ts, EventType::kModified, j); !s.ok()) return s;
+    }
+    if (id == kPersistentVolumeClaims) {
+      ReleaseClaimIfUnusedLocked(old->ns, old->name, "", depth + 1);
+      auto now_it = ts.objects.find(key);
+      return now_it == ts.objects.end() ? j : now_it->second->Parse();
     }
     return j;
   }
@@ -703,6 +790,7 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   if (type.Id() == kCustomResourceDefinitions) {
     auto t = ResourceTypeFromCrd(object);
     if (!t.ok()) return t.status();
+    WarnAboutUnevaluatedRules(*t, options);
     if (name != t->resource + "." + t->group)
       return absl::InvalidArgumentError(absl::StrCat("metadata.name: Invalid value: \"", name,
                                                      "\": must be spec.names.plural+\".\"+spec.group"));
@@ -717,7 +805,16 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   for (const char* f : {"deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"}) meta.erase(f);
   if (meta.contains("finalizers") && meta["finalizers"].empty()) meta.erase("finalizers");
   ResetStatusOnCreate(type, object);
+  if (type.Id() == kSecrets)
+    if (absl::Status s = MergeSecretStringData(object); !s.ok()) return s;
   ApplyDefaults(type.Id(), object);
+  if (type.Id() == kPersistentVolumeClaims) {  // the StorageObjectInUseProtection admission plugin
+    auto& f = meta["finalizers"];
+    if (!f.is_array()) f = nlohmann::json::array();
+    if (std::find(f.begin(), f.end(), nlohmann::json(kPvcProtectionFinalizer)) == f.end())
+      f.push_back(kPvcProtectionFinalizer);
+  }
+  if (absl::Status s = AdmitCustomResource(type, object, nullptr, options); !s.ok()) return s;
   if (options.dry_run) return object;
   if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object, options.stored); !s.ok()) return s;
   if (HasOwnerReferences(object)) state_->CollectIfGarbageLocked(ts, Key(ns, name), "", 0, &object);

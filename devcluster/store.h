@@ -90,6 +90,11 @@ struct WriteOptions {
   // When set, receives the stored version after a successful write (the unchanged one for a no-op, untouched for
   // a dry run), so the API server answers with its serialized form instead of serializing the object again.
   ObjectPtr* stored = nullptr;
+  // Custom resources: what to do with fields their schema does not declare (the fieldValidation query parameter):
+  // "Ignore" prunes them silently, "Warn" (kube-apiserver's default) prunes them and adds a warning per field to
+  // `warnings`, "Strict" refuses the write (FailedPrecondition naming the fields).
+  std::string field_validation = "Warn";
+  std::vector<std::string>* warnings = nullptr;
 };
 
 enum class Propagation { kBackground, kForeground, kOrphan };

@@ -1,0 +1,212 @@
+// The embedded cluster answers as a real kube-apiserver where clients can tell the difference: boolean query
+// parameters, size limits, CRD schema admission, Secrets' stringData, PVC protection, events.k8s.io, version,
+// OpenAPI schemas for kubectl explain, and SelfSubjectAccessReview.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "devcluster/api_server.h"
+#include "devcluster/codec.h"
+
+namespace cloneset::devcluster {
+namespace {
+
+using nlohmann::json;
+
+class FidelityTest : public ::testing::Test {
+ protected:
+  ApiResponse Call(const std::string& method, const std::string& path, const std::string& body = "",
+                   std::map<std::string, std::string> query = {},
+                   const std::string& content_type = "application/json") {
+    ApiRequest r;
+    r.method = method;
+    r.path = path;
+    r.body = body;
+    r.query = std::move(query);
+    r.headers["content-type"] = content_type;
+    r.headers["accept"] = "application/json";
+    return api_.Handle(r);
+  }
+  static json Body(const ApiResponse& r) { return json::parse(r.body); }
+  void InstallChartCrd() {
+    std::ifstream in(CLONESET_CHART_CRD);
+    std::stringstream text;
+    text << in.rdbuf();
+    ApiResponse r = Call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", text.str(), {},
+                         "application/yaml");
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  static json CloneSet(const std::string& name) {
+    return json::parse(R"({"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","metadata":{"name":")" + name +
+                       R"("},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"x"}},
+      "template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"main","image":"nginx:1"}]}}}})");
+  }
+
+  FakeClock clock_;
+  Store store_{&clock_};
+  ApiServer api_{&store_, ApiServerOptions{.token = "", .server_address = "127.0.0.1:1"}};
+};
+
+const char kCloneSets[] = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets";
+const char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
+
+TEST_F(FidelityTest, BooleanQueryParametersReadAsTheApiServerReadsThem) {
+  struct Case {
+    std::optional<std::string> value;
+    bool want;
+  };
+  const std::vector<Case> cases = {{std::nullopt, false}, {"true", true}, {"True", true}, {"TRUE", true},
+                                   {"1", true},           {"t", true},    {"false", false}, {"False", false},
+                                   {"0", false}};
+  for (const auto& c : cases) {
+    ApiRequest r;
+    if (c.value) r.query["watch"] = *c.value;
+    EXPECT_EQ(QueryBool(r, "watch"), c.want) << c.value.value_or("(absent)");
+  }
+  // The Python client's spelling starts a watch stream, with bookmarks.
+  ApiResponse w = Call("GET", kConfigMaps, "", {{"watch", "True"}, {"allowWatchBookmarks", "True"}});
+  ASSERT_EQ(w.status, 200);
+  ASSERT_TRUE(w.watch) << w.body;
+  EXPECT_EQ(w.verb, "watch");
+  ASSERT_EQ(Call("POST", kConfigMaps, R"({"metadata":{"name":"a"}})").status, 201);
+  std::string chunk;
+  ASSERT_EQ(api_.NextWatchChunk(*w.watch, &chunk, std::chrono::milliseconds(1000)), ApiServer::StreamStep::kData);
+  EXPECT_EQ(json::parse(chunk)["type"], "ADDED");
+  // Nothing more: the watcher offers a bookmark (allowWatchBookmarks=True was understood).
+  ASSERT_EQ(api_.PollWatchChunk(*w.watch, &chunk, true), ApiServer::StreamStep::kData);
+  EXPECT_EQ(json::parse(chunk)["type"], "BOOKMARK");
+}
+
+TEST_F(FidelityTest, SizeLimits) {
+  // Annotations: 256 KiB in total.
+  json cm = {{"metadata", {{"name", "big"}, {"annotations", {{"a", std::string(2 * 1024 * 1024, 'x')}}}}}};
+  ApiResponse r = Call("POST", kConfigMaps, cm.dump());
+  EXPECT_EQ(r.status, 422) << r.body.substr(0, 300);
+  EXPECT_EQ(Body(r)["message"],
+            "ConfigMap \"big\" is invalid: metadata.annotations: Too long: must have at most 262144 bytes");
+  cm["metadata"]["annotations"]["a"] = std::string(256 * 1024 - 1, 'x');
+  EXPECT_EQ(Call("POST", kConfigMaps, cm.dump()).status, 201);
+  // Bodies over 3 MiB.
+  json huge = {{"metadata", {{"name", "huge"}}}, {"data", {{"a", std::string(3 * 1024 * 1024, 'x')}}}};
+  r = Call("POST", kConfigMaps, huge.dump());
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(Body(r)["message"], "Request entity too large: limit is 3145728");
+  // Objects over etcd's 1.5 MiB request limit: nothing is stored.
+  json large = {{"metadata", {{"name", "large"}}}, {"data", {{"a", std::string(2 * 1024 * 1024, 'x')}}}};
+  r = Call("POST", kConfigMaps, large.dump());
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(Body(r)["reason"], "RequestEntityTooLarge");
+  EXPECT_NE(Body(r)["message"].get<std::string>().find("etcdserver: request is too large"), std::string::npos);
+  EXPECT_EQ(Call("GET", std::string(kConfigMaps) + "/large").status, 404);
+  const int64_t rv = store_.CurrentResourceVersion();
+  ASSERT_EQ(Call("POST", kConfigMaps, R"({"metadata":{"name":"after"}})").status, 201);
+  EXPECT_EQ(store_.CurrentResourceVersion(), rv + 1);  // the refused write used no resourceVersion
+}
+
+TEST_F(FidelityTest, CloneSetSchemaIsEnforcedAtAdmission) {
+  InstallChartCrd();
+  json bad = CloneSet("x");
+  bad["spec"]["replicas"] = -1;
+  ApiResponse r = Call("POST", kCloneSets, bad.dump());
+  ASSERT_EQ(r.status, 422) << r.body;
+  json b = Body(r);
+  EXPECT_EQ(b["reason"], "Invalid");
+  EXPECT_EQ(b["message"], "CloneSet.apps.kruise.io \"x\" is invalid: spec.replicas: Invalid value: -1: "
+                          "spec.replicas in body should be greater than or equal to 0");
+  EXPECT_EQ(b["details"]["causes"][0]["field"], "spec.replicas");
+  EXPECT_EQ(b["details"]["kind"], "CloneSet");
+  // Two errors at once are both reported.
+  bad = CloneSet("y");
+  bad["spec"]["updateStrategy"] = {{"type", "Rolling"}, {"partition", "abc"}};
+  r = Call("POST", kCloneSets, bad.dump());
+  ASSERT_EQ(r.status, 422) << r.body;
+  std::set<std::string> fields;
+  const json invalid = Body(r);
+  for (const auto& c : invalid["details"]["causes"]) fields.insert(c["field"].get<std::string>());
+  // The unsupported type blocks the CEL rules, which kube-apiserver notes as a third cause.
+  EXPECT_EQ(fields, (std::set<std::string>{"spec.updateStrategy.type", "spec.updateStrategy.partition", "<nil>"}))
+      << r.body;
+  EXPECT_EQ(Call("GET", std::string(kCloneSets) + "/y").status, 404);
+  // Unknown fields: Strict refuses, the default (Warn) prunes and warns.
+  json typo = CloneSet("z");
+  typo["spec"]["replicaz"] = 3;
+  r = Call("POST", kCloneSets, typo.dump(), {{"fieldValidation", "Strict"}});
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Body(r)["message"], "CloneSet in version \"v1alpha1\" cannot be handled as a CloneSet: strict decoding "
+                                "error: unknown field \"spec.replicaz\"");
+  r = Call("POST", kCloneSets, typo.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.warnings, std::vector<std::string>{"unknown field \"spec.replicaz\""});
+  json stored = Body(r);
+  EXPECT_FALSE(stored["spec"].contains("replicaz"));
+  EXPECT_EQ(stored["spec"]["updateStrategy"]["maxUnavailable"], "20%");  // schema default
+  EXPECT_EQ(stored["spec"]["revisionHistoryLimit"], 10);
+  // Updates are validated too, including the transition rule on the selector and via the scale subresource.
+  r = Call("PATCH", std::string(kCloneSets) + "/z", R"({"spec":{"selector":{"matchLabels":{"app":"x","b":"c"}}}})",
+           {}, "application/merge-patch+json");
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_NE(r.body.find("selector is immutable"), std::string::npos) << r.body;
+  r = Call("PATCH", std::string(kCloneSets) + "/z/scale", R"({"spec":{"replicas":-3}})", {},
+           "application/merge-patch+json");
+  EXPECT_EQ(r.status, 422) << r.body;
+  // Status writes are pruned to the schema.
+  r = Call("PUT", std::string(kCloneSets) + "/z/status",
+           json{{"metadata", {{"name", "z"}}}, {"status", {{"replicas", 2}, {"made_up", 1}}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["status"], json({{"replicas", 2}}));
+}
+
+TEST_F(FidelityTest, SecretStringDataIsMergedIntoData) {
+  ApiResponse r = Call("POST", "/api/v1/namespaces/default/secrets",
+                       R"({"metadata":{"name":"s"},"data":{"a":"eA==","b":"eA=="},"stringData":{"b":"hello","c":"c"}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  json s = Body(r);
+  EXPECT_FALSE(s.contains("stringData"));
+  EXPECT_EQ(s["data"], json({{"a", "eA=="}, {"b", "aGVsbG8="}, {"c", "Yw=="}}));
+  r = Call("PATCH", "/api/v1/namespaces/default/secrets/s", R"({"stringData":{"a":"new"}})", {},
+           "application/merge-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["data"]["a"], "bmV3");
+  EXPECT_FALSE(Body(r).contains("stringData"));
+  r = Call("POST", "/api/v1/namespaces/default/secrets", R"({"metadata":{"name":"t"},"stringData":{"n":1}})");
+  EXPECT_EQ(r.status, 422) << r.body;
+}
+
+TEST_F(FidelityTest, PvcInUseIsProtectedUntilItsPodIsGone) {
+  const std::string pvcs = "/api/v1/namespaces/default/persistentvolumeclaims";
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  ApiResponse r = Call("POST", pvcs, R"({"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"]}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["metadata"]["finalizers"], json::array({"kubernetes.io/pvc-protection"}));
+  ASSERT_EQ(Call("POST", pods, R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}],
+      "volumes":[{"name":"v","persistentVolumeClaim":{"claimName":"data"}}]}})").status, 201);
+  r = Call("DELETE", pvcs + "/data");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(Body(r)["metadata"].contains("deletionTimestamp"));
+  ASSERT_EQ(Call("GET", pvcs + "/data").status, 200);  // kept while the pod exists
+  ASSERT_EQ(Call("DELETE", pods + "/p").status, 200);  // unscheduled: goes at once
+  EXPECT_EQ(Call("GET", pvcs + "/data").status, 404);
+  // An unused claim goes at once; one whose pod terminated (Succeeded) too.
+  ASSERT_EQ(Call("POST", pvcs, R"({"metadata":{"name":"free"}})").status, 201);
+  EXPECT_EQ(Call("DELETE", pvcs + "/free").status, 200);
+  EXPECT_EQ(Call("GET", pvcs + "/free").status, 404);
+  ASSERT_EQ(Call("POST", pvcs, R"({"metadata":{"name":"job"}})").status, 201);
+  ASSERT_EQ(Call("POST", pods, R"({"metadata":{"name":"j"},"spec":{"containers":[{"name":"c","image":"i"}],
+      "volumes":[{"name":"v","persistentVolumeClaim":{"claimName":"job"}}]}})").status, 201);
+  ASSERT_EQ(Call("DELETE", pvcs + "/job").status, 200);
+  ASSERT_EQ(Call("GET", pvcs + "/job").status, 200);
+  ASSERT_EQ(Call("PATCH", pods + "/j/status", R"({"status":{"phase":"Succeeded"}})", {},
+                 "application/merge-patch+json").status, 200);
+  EXPECT_EQ(Call("GET", pvcs + "/job").status, 404);
+}
+
+TEST_F(FidelityTest, VersionWithTrailingSlash) {
+  ApiResponse r = Call("GET", "/version/");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["major"], "1");
+}
+
+}  // namespace
+}  // namespace cloneset::devcluster
