@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "planner/plan_limits.h"
 #include "planner/pod_facts.h"
 
 namespace cloneset::planner {
@@ -115,6 +116,13 @@ struct PlanContext {
   bool rollout_in_place = false;
 
   pb::FeatureGates gates;
+
+  // Whether to abandon the plan (plan_limits.h); null or empty: never. Long loops ask it through Cancelled().
+  const CancelCheck* cancelled = nullptr;
 };
+
+inline bool Cancelled(const PlanContext& ctx) {
+  return ctx.cancelled != nullptr && *ctx.cancelled && (*ctx.cancelled)();
+}
 
 }  // namespace cloneset::planner

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "planner/delete_order.h"
+#include "planner/instance_ids.h"
 #include "planner/lifecycle.h"
 #include "planner/pod_factory.h"
 #include "planner/pod_source.h"
@@ -17,33 +18,6 @@
 
 namespace cloneset::planner {
 namespace {
-
-constexpr char kIdAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // 27 letters, as upstream
-constexpr int kIdLength = 5;
-
-// splitmix64: a tiny, well-mixed PRNG; seeded from the request so plans are reproducible.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
- private:
-  uint64_t state_;
-};
-
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 14695981039346656037ull;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 bool PvcHandlingKeepsPvcs(const PlanContext& ctx) { return ctx.spec.retain_pvcs; }
 bool ReusesIds(const PlanContext& ctx) { return ctx.spec.pvc_reuse || ctx.spec.retain_pvcs; }
@@ -110,12 +84,14 @@ std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n,
       if (waiting != nullptr) waiting->emplace_back(id);
     }
   }
-  SplitMix64 rng(ctx.request->random_seed() ^ Fnv1a64(ctx.clone_set->metadata().uid()));
-  while (static_cast<int32_t>(result.size()) < n) {
-    std::string id;
-    for (int i = 0; i < kIdLength; ++i) id += kIdAlphabet[rng.Next() % 27];
-    if (pod_ids.contains(id) || pvc_ids.contains(id) || result.contains(id)) continue;
-    result.insert(id);
+  const int64_t fresh = static_cast<int64_t>(n) - static_cast<int64_t>(result.size());
+  for (std::string& id : FreshInstanceIds(
+           InstanceIdSeed(ctx.request->random_seed(), ctx.clone_set->metadata().uid()), fresh,
+           [&](std::string_view id) {
+             return pod_ids.contains(id) || pvc_ids.contains(id) || result.contains(std::string(id));
+           },
+           ctx.cancelled)) {
+    result.insert(std::move(id));
   }
   return {result.begin(), result.end()};
 }
@@ -195,10 +171,17 @@ std::vector<const pb::Pod*> WithinReadyBudget(const PlanContext& ctx, const std:
 
 ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuilder& plan) {
   ScaleOutcome outcome;
-  const int32_t creations = diff.scale_up_limit;
+  // Bounded per plan (plan_limits.h); the rest follows in the next plans.
+  const int32_t creations = std::min(diff.scale_up_limit, kMaxCreationsPerPlan);
   const int32_t current_creations = diff.scale_up_num_old;
   std::vector<std::string> waiting;
   const std::vector<std::string> ids = AvailableInstanceIds(ctx, creations, &waiting);
+  if (ids.size() + waiting.size() < static_cast<size_t>(creations) && !Cancelled(ctx)) {
+    outcome.error = absl::ResourceExhaustedError(absl::StrCat(
+        "no free instance id for ", static_cast<size_t>(creations) - ids.size() - waiting.size(), " of ", creations,
+        " new pods: all ", kInstanceIdSpace, " ids are held by pods or PVCs of this CloneSet"));
+    plan.AddEvent(pb::WARNING, "FailedCreate", std::string(outcome.error.message()));
+  }
   for (const std::string& id : waiting) {
     plan.summary()->add_blocked_reasons(absl::StrCat("instance ", id,
                                                      " waits for its terminating pod to reuse its retained PVCs"));
@@ -207,7 +190,10 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
   // One factory per revision, made when its first pod is built.
   std::optional<absl::StatusOr<PodFactory>> current_factory, update_factory;
   int32_t batch = 1, in_batch = 0, batch_size = 1;
+  int64_t bytes = 0;
+  size_t created = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
+    if (i % 256 == 255 && Cancelled(ctx)) break;
     const bool current = static_cast<int32_t>(i) < current_creations;
     const std::string& revision = current ? ctx.current_revision : ctx.update_revision;
     const std::string& template_json = current ? ctx.current_template_json : ctx.update_template_json;
@@ -218,6 +204,11 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
       break;
     }
     NewPod pod = (*factory)->Build(ids[i]);
+    int64_t size = static_cast<int64_t>(pod.pod_json.size());
+    for (const std::string& pvc : pod.pvc_jsons) size += static_cast<int64_t>(pvc.size());
+    if (created > 0 && bytes + size > kMaxCreationBytesPerPlan) break;
+    bytes += size;
+    ++created;
     pb::Action* action = plan.AddAction();
     action->set_stop_on_error(true);
     pb::CreatePod* create = action->mutable_create_pod();
@@ -235,7 +226,12 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
       batch_size *= 2;
     }
   }
-  plan.summary()->set_scale_up(static_cast<int32_t>(ids.size()));
+  plan.summary()->set_scale_up(static_cast<int32_t>(created));
+  if ((created < ids.size() || creations < diff.scale_up_limit) && outcome.error.ok()) {
+    // Cut by the per-plan bounds, not by a budget: say so, and come back for the rest.
+    plan.summary()->set_scale_up_limited_to(static_cast<int32_t>(created));
+    plan.PushRequeue(absl::Seconds(kScaleOutRequeueSeconds));
+  }
   return outcome;
 }
 
