@@ -31,13 +31,15 @@ int32_t Clamp32(int64_t v) {
 }
 
 // The surge a paused rollout keeps: upstream forces maxSurge to 0 while paused, which makes the next reconcile
-// delete the surge pods it just created; we keep up to the configured surge (docs/compatibility.md "Scale").
-int64_t PausedSurgeAllowance(const PlanContext& ctx) {
-  if (!ctx.spec.paused || !ctx.spec.rolling_update || ctx.clone_set == nullptr) return 0;
+// delete the surge pods it just created; we keep up to the configured surge, but only as many as the paused
+// update still has pods to replace (`replacing`): with no update in flight a paused CloneSet scales in like any
+// other (docs/compatibility.md "Scale").
+int64_t PausedSurgeAllowance(const PlanContext& ctx, int64_t replacing) {
+  if (!ctx.spec.paused || !ctx.spec.rolling_update || ctx.clone_set == nullptr || replacing <= 0) return 0;
   absl::StatusOr<int32_t> surge = ResolveScaled(ctx.clone_set->spec().update_strategy().max_surge(),
                                                 ctx.spec.replicas, /*round_up=*/true, 0,
                                                 "spec.updateStrategy.maxSurge");
-  return surge.ok() ? std::max<int32_t>(*surge, 0) : 0;
+  return surge.ok() ? std::min<int64_t>(std::max<int32_t>(*surge, 0), replacing) : 0;
 }
 
 }  // namespace
@@ -77,6 +79,14 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
     new_diff = std::min<int64_t>(new_diff, 0);
   }
 
+  // Pods the update still replaces with new ones (surge covers them). An in-place rollout replaces no pod, so
+  // surge pods would only be created and deleted again (kruise#2369). Upstream takes min(|oldDiff|, |newDiff|),
+  // which counts unready replacements as done and shrinks the surge before the end (kruise#1741, #1442); this
+  // never creates more than the partition allows either, because R + min(S, oldDiff) - old <= R - P new pods
+  // (docs/compatibility.md "Update").
+  const bool opposite = (old_diff > 0 && new_diff < 0) || (old_diff < 0 && new_diff > 0);
+  const int64_t replacing = opposite && !ctx.rollout_in_place ? (old_diff > 0 ? old_diff : new_diff) : 0;
+
   ScaleDiff d;
   int64_t use_surge = 0, use_surge_old = 0;
   if (surge > 0) {
@@ -86,22 +96,9 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
       scale_surge = std::min(std::max<int64_t>(total_unavailable + to_delete - max_unavailable, 0), to_delete);
       if (scale_surge > fresh.to_delete) scale_surge_old = scale_surge - fresh.to_delete;
     }
-    int64_t update_surge = 0, update_surge_old = 0;
-    // An in-place rollout replaces no pod, so surge pods would only be created and deleted again (kruise#2369).
-    // Surge for specified-delete replacements (scale_surge) still applies.
-    const bool opposite = (old_diff > 0 && new_diff < 0) || (old_diff < 0 && new_diff > 0);
-    if (opposite && !ctx.rollout_in_place) {
-      // The surge covers the pods still to be replaced: old pods moving forward, new pods rolling back. Upstream
-      // takes min(|oldDiff|, |newDiff|), which counts unready replacements as done and shrinks the surge before
-      // the end (kruise#1741, #1442); this never creates more than the partition allows either, because
-      // R + min(S, oldDiff) - old <= R - P new pods (docs/compatibility.md "Update").
-      if (old_diff > 0) {
-        update_surge = old_diff;
-      } else {
-        update_surge = new_diff;
-        update_surge_old = update_surge;
-      }
-    }
+    // Surge for specified-delete replacements (scale_surge) applies to in-place rollouts too.
+    const int64_t update_surge = replacing;
+    const int64_t update_surge_old = old_diff > 0 ? 0 : replacing;
     if (scale_surge >= update_surge) {
       use_surge = std::min(surge, scale_surge);
       use_surge_old = std::min(use_surge, scale_surge_old);
@@ -129,7 +126,7 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
         Clamp32(std::min<int64_t>(d.scale_up_num, std::max<int64_t>(scale_max_unavailable - total_unavailable, 0)));
   }
   const int64_t surplus = cur_total - old.to_delete - fresh.to_delete - exp_total;
-  const int64_t kept_while_paused = std::min(PausedSurgeAllowance(ctx), std::max<int64_t>(surplus, 0));
+  const int64_t kept_while_paused = std::min(PausedSurgeAllowance(ctx, replacing), std::max<int64_t>(surplus, 0));
   if (surplus - kept_while_paused > 0) {
     d.scale_down_num = Clamp32(surplus - kept_while_paused);
     d.scale_down_num_old = Clamp32(std::max<int64_t>(cur_old - old.to_delete - exp_old, 0));

@@ -230,6 +230,23 @@ INSTANTIATE_TEST_SUITE_P(
                c.paused = true;
                c.configured_surge = 1;
              }),
+        // Paused with nothing rolling out (issue 14 defect 3): no surge pod to keep, so replicas 10 -> 7 deletes 3;
+        // deleteReadyLimit 1 + 10 - 7 - 0 = 4.
+        With(DiffCase{"PausedNothingRollingOutScalesIn", 7, 0, 3, 1,
+                      {"nr", "nr", "nr", "nr", "nr", "nr", "nr", "nr", "nr", "nr"}, Want(0, 0, 0, 3, 0, 4, 0, 0),
+                      INT32_MAX, true},
+             [](DiffCase& c) {
+               c.paused = true;
+               c.configured_surge = 3;
+             }),
+        // Paused in-place rollout: it replaces no pod, so no pod counts as surge: 5 pods for 4 replicas, one goes.
+        With(DiffCase{"PausedInPlaceKeepsNoSurge", 4, 0, 1, 0, {"or", "or", "or", "or", "nr"},
+                      Want(0, 0, 0, 1, 4, 1, 3, 1)},
+             [](DiffCase& c) {
+               c.paused = true;
+               c.configured_surge = 1;
+               c.in_place = true;
+             }),
         // In-place rollout (kruise#2369): no surge pod; maxUnavailable 0 so maxSurge is the batch size:
         // updateMaxUnavailable 1 + 4 - 4 = 1 (SurgeStart above creates a pod and has budget 0).
         With(DiffCase{"InPlaceNoSurgePod", 4, 0, 1, 0, {"or", "or", "or", "or"}, Want(0, 0, 0, 0, 0, 0, 4, 1)},
