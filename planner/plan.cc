@@ -91,7 +91,19 @@ auto WithoutExceptions(Fn fn) -> decltype(fn()) {
   }
 }
 
-absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) {
+absl::Status Abandoned() {
+  return absl::CancelledError("plan abandoned: the call was cancelled, its deadline passed or the planner is stopping");
+}
+
+// summary.phase when no stage named one: what the plan does besides the stages (docs/planner-api.md).
+std::string_view FallbackPhase(const pb::PlanResponse& response, bool write_status) {
+  if (!response.actions().empty()) return "housekeeping";
+  if (write_status) return "status";
+  if (!response.summary().blocked_reasons().empty()) return "blocked";
+  return "idle";
+}
+
+absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out, const CancelCheck* cancelled) {
   out->Clear();
   // The per-pod checks are made by BuildContext in its single pass over the pods.
   if (absl::Status s = ValidatePlanRequestExceptPods(request); !s.ok()) return s;
@@ -99,7 +111,9 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) 
   plan.set_in_place_batches(request.accept_in_place_batches());
   absl::StatusOr<PlanContext> ctx_or = BuildContext(request, plan);
   if (!ctx_or.ok()) return ctx_or.status();
+  ctx_or->cancelled = cancelled;
   const PlanContext& ctx = *ctx_or;
+  if (Cancelled(ctx)) return Abandoned();
   const pb::CloneSet& cs = request.clone_set();
 
   if (ctx.selector_defaulted) {
@@ -107,7 +121,11 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) 
   } else if (absl::Status s = CheckTemplateMatchesSelector(ctx); !s.ok()) {
     return s;
   }
+  // Never act on a CloneSet that the Validate call rejects: the same rules decide both. (After the selector check,
+  // whose message says more than the admission rule's.)
+  if (absl::Status s = CheckCloneSetForPlan(request.clone_set()); !s.ok()) return s;
 
+  PlanUnusableRevisionEvents(ctx, plan);
   PlanPvcCleanupAndRelease(ctx, plan);
   PlanImagePreDownload(ctx, plan);
 
@@ -116,12 +134,21 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) 
   bool scaling = false;
   // A CloneSet being deleted is neither scaled nor updated (§0.5 step 11); garbage collection removes its pods.
   if (!IsSet(cs.metadata().deletion_timestamp())) {
+    const int before_refresh = plan.response()->actions_size();
     const bool modified = PlanRefresh(ctx, plan, &update_error);
+    if (plan.response()->actions_size() > before_refresh) plan.summary()->set_phase("refresh");
     ScaleOutcome scale = PlanScale(ctx, plan);
+    if (Cancelled(ctx)) return Abandoned();
     scaling = scale.scaling;
     scale_error = scale.error;
     // A reconcile never both scales and updates, and a refresh write means the pod changed under us.
-    if (!scaling && !modified && update_error.ok()) update_error = PlanUpdate(ctx, plan);
+    if (!scaling && !modified && update_error.ok()) {
+      const int before_update = plan.response()->actions_size();
+      update_error = PlanUpdate(ctx, plan);
+      if (plan.response()->actions_size() > before_update) plan.summary()->set_phase("update");
+      if (Cancelled(ctx)) return Abandoned();
+    }
+    DropUnneededInPlaceReadyWrites(scaling, plan);
   }
 
   pb::CloneSetStatus status = ComputeStatus(ctx, scale_error, update_error, plan);
@@ -131,7 +158,7 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out) 
 
   pb::PlanSummary* summary = plan.summary();
   summary->set_scaling(scaling);
-  if (summary->phase().empty() && plan.response()->actions().empty()) summary->set_phase("idle");
+  if (summary->phase().empty()) summary->set_phase(std::string(FallbackPhase(*plan.response(), write)));
   pb::PlanResponse* response = plan.response();
   response->set_pods_read(PodsInRequest(request));
   response->set_current_revision(status.current_revision());
@@ -196,10 +223,14 @@ absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevisionChecked(const v1::Com
 
 }  // namespace
 
-absl::Status PlanInto(const v1::PlanRequest& request, v1::PlanResponse* response) {
-  absl::Status status = WithoutExceptions([&] { return PlanChecked(request, response); });
+absl::Status PlanInto(const v1::PlanRequest& request, v1::PlanResponse* response, const CancelCheck& cancelled) {
+  absl::Status status = WithoutExceptions([&] { return PlanChecked(request, response, &cancelled); });
   if (!status.ok()) response->Clear();
   return status;
+}
+
+absl::Status PlanInto(const v1::PlanRequest& request, v1::PlanResponse* response) {
+  return PlanInto(request, response, CancelCheck());
 }
 
 absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) {

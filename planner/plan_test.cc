@@ -7,6 +7,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "gtest/gtest.h"
 #include "planner/context.h"
+#include "planner/plan_limits.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
 #include "planner/testing/both_encodings.h"
@@ -244,6 +245,302 @@ TEST(PlanTest, ProgressingStatusWrittenOnNewRollout) {
   EXPECT_EQ(resp->status().conditions(0).reason(), "CloneSetUpdated");
   EXPECT_EQ(ToTime(resp->status().conditions(0).last_update_time()), kNow);
   EXPECT_EQ(Count(*resp, pb::Action::kCreateRevision), 1);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bounded plans (issue 14 defect 2): one CloneSet cannot make a plan of unbounded size or work.
+
+TEST(PlanBoundsTest, HugeReplicasCreateABoundedBatchAndRequeue) {
+  for (const int32_t replicas : {3000000, 2147483647}) {
+    SCOPED_TRACE(replicas);
+    absl::StatusOr<pb::PlanResponse> resp = Plan(Request(replicas));
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    EXPECT_EQ(Count(*resp, pb::Action::kCreatePod), kMaxCreationsPerPlan);
+    EXPECT_EQ(resp->summary().scale_up(), kMaxCreationsPerPlan);
+    EXPECT_EQ(resp->summary().scale_up_limited_to(), kMaxCreationsPerPlan);
+    EXPECT_EQ(resp->summary().phase(), "scale-out");
+    EXPECT_EQ(resp->requeue_after().seconds(), kScaleOutRequeueSeconds);
+    EXPECT_LT(resp->ByteSizeLong(), size_t{256} << 20);
+  }
+}
+
+TEST(PlanBoundsTest, BelowTheBoundsNothingIsCut) {
+  absl::StatusOr<pb::PlanResponse> resp = Plan(Request(500));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(Count(*resp, pb::Action::kCreatePod), 500);
+  EXPECT_EQ(resp->summary().scale_up_limited_to(), 0);
+  EXPECT_FALSE(resp->has_requeue_after());
+}
+
+TEST(PlanBoundsTest, LargeTemplatesAreCutByTheByteBudget) {
+  // A 1 MiB annotation in the template: the creations stop at kMaxCreationBytesPerPlan of documents.
+  pb::PlanRequest req = Request(1000);
+  req.mutable_clone_set()->mutable_spec()->set_template_json(
+      R"({"metadata":{"labels":{"app":"demo"},"annotations":{"big":")" + std::string(1 << 20, 'x') +
+      R"("}},"spec":{"containers":[{"name":"main","image":"nginx:1.25"}]}})");
+  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  const int created = Count(*resp, pb::Action::kCreatePod);
+  EXPECT_GT(created, 0);
+  EXPECT_LE(created, kMaxCreationBytesPerPlan / (1 << 20));
+  EXPECT_EQ(resp->summary().scale_up(), created);
+  EXPECT_EQ(resp->summary().scale_up_limited_to(), created);
+  EXPECT_EQ(resp->requeue_after().seconds(), kScaleOutRequeueSeconds);
+  int64_t bytes = 0;
+  for (const pb::Action& a : resp->actions()) bytes += a.has_create_pod() ? a.create_pod().pod_json().size() : 0;
+  EXPECT_LE(bytes, kMaxCreationBytesPerPlan);
+}
+
+// The predicate is the core's only view of the call's deadline: asked between stages and inside the creation
+// loop, and a true answer abandons the plan with CANCELLED and an empty response.
+TEST(PlanBoundsTest, CancelCheckAbandonsThePlan) {
+  struct Case {
+    std::string name;
+    int answer_true_from;  // the call of the predicate that first answers true
+  };
+  for (const Case& c : {Case{"at_once", 1}, Case{"inside_the_creation_loop", 3}}) {
+    SCOPED_TRACE(c.name);
+    int asked = 0;
+    const CancelCheck cancelled = [&] { return ++asked >= c.answer_true_from; };
+    pb::PlanResponse response;
+    const absl::Status s = PlanInto(Request(kMaxCreationsPerPlan), &response, cancelled);
+    EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+    // It stopped at once: a plan that ran on would ask about 40 times (every 256 creations).
+    EXPECT_GE(asked, c.answer_true_from);
+    EXPECT_LE(asked, c.answer_true_from + 1);
+    EXPECT_EQ(response.actions_size(), 0);
+    EXPECT_FALSE(response.has_summary());
+  }
+  // Never true: the whole plan, and the predicate was asked along the way.
+  int asked = 0;
+  pb::PlanResponse response;
+  ASSERT_TRUE(PlanInto(Request(kMaxCreationsPerPlan), &response, [&] { return ++asked < 0; }).ok());
+  EXPECT_EQ(Count(response, pb::Action::kCreatePod), kMaxCreationsPerPlan);
+  EXPECT_GE(asked, kMaxCreationsPerPlan / 256);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Defect 3: paused keeps only the surge pods of an update in flight; with nothing rolling out it scales in.
+
+TEST(PlanTest, PausedScalesInWhenNothingRollsOut) {
+  pb::PlanRequest req = Request(7);
+  Settle(req, 10);
+  pb::UpdateStrategy* us = req.mutable_clone_set()->mutable_spec()->mutable_update_strategy();
+  us->set_paused(true);
+  us->mutable_max_surge()->set_int_value(3);
+  absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(Count(*resp, pb::Action::kDeletePod), 3) << resp->DebugString();
+  EXPECT_EQ(resp->summary().scale_down(), 3);
+  EXPECT_EQ(resp->summary().phase(), "scale-in");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Defect 4: an unused old revision with unreadable data is skipped with a Warning event and deleted.
+
+pb::ControllerRevision* AddRevision(pb::PlanRequest& req, const std::string& name, int64_t number,
+                                    const std::string& data) {
+  pb::ControllerRevision* r = req.add_revisions();
+  r->mutable_metadata()->set_name(name);
+  r->mutable_metadata()->add_owner_references()->set_uid("uid-1");
+  r->mutable_metadata()->mutable_owner_references(0)->set_controller(true);
+  r->set_revision(number);
+  r->set_data_json(data);
+  return r;
+}
+
+TEST(PlanTest, CorruptOldRevisionIsSkippedAndDeleted) {
+  struct Case {
+    std::string name;
+    std::string data;
+    std::string problem;
+  };
+  for (const Case& c : {Case{"not_json", "{not json", "revision data: not valid JSON"},
+                        Case{"not_an_object", "[1,2]", "revision data: must be a JSON object"},
+                        Case{"no_template", R"({"spec":{}})", "revision data: no spec.template"},
+                        Case{"too_deep", std::string(200, '[') + std::string(200, ']'),
+                             "revision data: is nested deeper than 64 levels"}}) {
+    SCOPED_TRACE(c.name);
+    pb::PlanRequest req = Request(2);
+    const std::string live = Settle(req, 2);
+    req.mutable_clone_set()->mutable_spec()->set_revision_history_limit(5);
+    AddRevision(req, "demo-corrupt", 0, c.data);
+    absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    EXPECT_EQ(resp->update_revision(), live);
+    ASSERT_EQ(resp->events_size(), 1) << resp->DebugString();
+    EXPECT_EQ(resp->events(0).type(), pb::WARNING);
+    EXPECT_EQ(resp->events(0).reason(), "InvalidRevision");
+    EXPECT_EQ(resp->events(0).message(), "controller revision demo-corrupt is skipped: " + c.problem +
+                                             "; it is deleted unless a pod still carries its label");
+    ASSERT_EQ(resp->actions_size(), 1) << resp->DebugString();
+    EXPECT_EQ(resp->actions(0).delete_revision().name(), "demo-corrupt");
+  }
+}
+
+TEST(PlanTest, CorruptRevisionStillCarriedByAPodIsKept) {
+  pb::PlanRequest req = Request(2);
+  Settle(req, 2);
+  AddRevision(req, "demo-corrupt", 0, "{not json");
+  (*req.mutable_pods(0)->mutable_metadata()->mutable_labels())[kRevisionLabel] = "demo-corrupt";
+  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(Count(*resp, pb::Action::kDeleteRevision), 0);
+  ASSERT_GE(resp->events_size(), 1);
+  EXPECT_EQ(resp->events(0).reason(), "InvalidRevision");
+}
+
+TEST(PlanTest, CorruptCurrentRevisionStillFails) {
+  pb::PlanRequest req = Request(2);
+  Settle(req, 2);
+  req.mutable_clone_set()->mutable_spec()->set_template_json(
+      R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"nginx:1.26"}]}})");
+  AddRevision(req, "demo-corrupt", 0, "{not json");
+  req.mutable_clone_set()->mutable_status()->set_current_revision("demo-corrupt");
+  absl::StatusOr<pb::PlanResponse> resp = Plan(req);
+  EXPECT_EQ(resp.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(resp.status().message(), "revisions[demo-corrupt].data_json: ")) << resp.status();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Defect 5: Plan never acts on a CloneSet that Validate rejects (one set of rules).
+
+TEST(PlanTest, PlanRejectsWhatValidateRejects) {
+  struct Case {
+    std::string name;
+    std::string template_json;           // empty: kTemplate
+    void (*edit)(pb::CloneSet*) = nullptr;
+    std::string field;                   // Validate's first error and the start of Plan's message
+  };
+  const std::vector<Case> cases = {
+      {"containers_not_a_list", R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":7}})", nullptr,
+       "spec.template.spec.containers"},
+      {"no_containers", R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[]}})", nullptr,
+       "spec.template.spec.containers"},
+      {"no_spec", R"({"metadata":{"labels":{"app":"demo"}}})", nullptr, "spec.template.spec"},
+      {"container_without_image", R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"m"}]}})",
+       nullptr, "spec.template.spec.containers[0].image"},
+      {"restart_policy_never",
+       R"({"metadata":{"labels":{"app":"demo"}},"spec":{"restartPolicy":"Never","containers":[{"name":"m","image":"x"}]}})",
+       nullptr, "spec.template.spec.restartPolicy"},
+      {"negative_min_ready_seconds", "", [](pb::CloneSet* cs) { cs->mutable_spec()->set_min_ready_seconds(-1); },
+       "spec.minReadySeconds"},
+      {"surge_with_in_place_only", "",
+       [](pb::CloneSet* cs) {
+         cs->mutable_spec()->mutable_update_strategy()->set_type("InPlaceOnly");
+         cs->mutable_spec()->mutable_update_strategy()->mutable_max_surge()->set_int_value(1);
+       },
+       "spec.updateStrategy.maxSurge"},
+      {"duplicate_pods_to_delete", "",
+       [](pb::CloneSet* cs) {
+         cs->mutable_spec()->mutable_scale_strategy()->add_pods_to_delete("demo-id00a");
+         cs->mutable_spec()->mutable_scale_strategy()->add_pods_to_delete("demo-id00a");
+       },
+       "spec.scaleStrategy.podsToDelete"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    pb::PlanRequest req = Request(2);
+    Settle(req, 2);
+    if (!c.template_json.empty()) req.mutable_clone_set()->mutable_spec()->set_template_json(c.template_json);
+    if (c.edit != nullptr) c.edit(req.mutable_clone_set());
+    pb::ValidateRequest vreq;
+    *vreq.mutable_clone_set() = req.clone_set();
+    *vreq.mutable_pods() = req.pods();
+    absl::StatusOr<pb::ValidateResponse> validated = Validate(vreq);
+    ASSERT_TRUE(validated.ok()) << validated.status();
+    ASSERT_GE(validated->errors_size(), 1);
+    EXPECT_EQ(validated->errors(0).field(), c.field);
+    absl::StatusOr<pb::PlanResponse> plan = PlanBothEncodings(req);
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << (plan.ok() ? plan->DebugString() : "");
+    EXPECT_TRUE(absl::StartsWith(plan.status().message(), validated->errors(0).field() + ": ")) << plan.status();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Defect 6: summary.phase says what the plan does.
+
+TEST(PlanTest, PhaseNamesWhatThePlanDoes) {
+  struct Case {
+    std::string name;
+    int32_t replicas;
+    int pods;
+    void (*edit)(pb::PlanRequest&);
+    std::string phase;
+  };
+  const std::vector<Case> cases = {
+      {"idle", 2, 2, [](pb::PlanRequest&) {}, "idle"},
+      {"status_only", 2, 2, [](pb::PlanRequest& r) { r.mutable_clone_set()->mutable_status()->set_ready_replicas(0); },
+       "status"},
+      {"blocked_by_pause", 2, 2,
+       [](pb::PlanRequest& r) { r.mutable_clone_set()->mutable_spec()->mutable_update_strategy()->set_paused(true); },
+       "blocked"},
+      {"scale_out", 3, 2, [](pb::PlanRequest&) {}, "scale-out"},
+      {"scale_in", 1, 2, [](pb::PlanRequest&) {}, "scale-in"},
+      {"update", 2, 2,
+       [](pb::PlanRequest& r) {
+         r.mutable_clone_set()->mutable_spec()->set_template_json(
+             R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"nginx:1.26"}]}})");
+       },
+       "update"},
+      {"refresh", 2, 2,
+       [](pb::PlanRequest& r) { r.mutable_pods(0)->mutable_metadata()->mutable_labels()->erase(kPodTemplateHashLabel); },
+       "refresh"},
+      {"housekeeping", 2, 2,
+       [](pb::PlanRequest& r) {
+         r.mutable_clone_set()->mutable_spec()->set_revision_history_limit(0);
+         AddRevision(r, "demo-older", 0, r.revisions(0).data_json() + " ");
+       },
+       "housekeeping"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    pb::PlanRequest req = Request(c.replicas);
+    Settle(req, c.pods);
+    c.edit(req);
+    absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    EXPECT_EQ(resp->summary().phase(), c.phase) << resp->DebugString();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Defect 7: InPlaceUpdateReady=True only where needed: not in a plan that scales, never for a pod it deletes.
+
+TEST(PlanTest, InPlaceReadyWrittenOnlyForPodsThatStay) {
+  struct Case {
+    std::string name;
+    int32_t replicas;
+    bool recreate = false;  // a new template: the ReCreate update deletes a pod
+    bool want_write;
+  };
+  for (const Case& c : {Case{"steady", 3, false, true}, Case{"scale_in_deletes_it", 2, false, false},
+                        Case{"scale_out", 4, false, false}, Case{"recreate_deletes_it", 3, true, false}}) {
+    SCOPED_TRACE(c.name);
+    pb::PlanRequest req = Request(c.replicas);
+    Settle(req, 3);
+    // demo-id00c is fresh: no InPlaceUpdateReady condition yet, so not ready.
+    pb::Pod* fresh = req.mutable_pods(2);
+    fresh->clear_conditions();
+    pb::Condition* ready = fresh->add_conditions();
+    ready->set_type("Ready");
+    ready->set_status("False");
+    SetTimestamp(kNow - absl::Minutes(1), ready->mutable_last_transition_time());
+    if (c.recreate) {
+      req.mutable_clone_set()->mutable_spec()->set_template_json(
+          R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"nginx:1.26"}]}})");
+    }
+    absl::StatusOr<pb::PlanResponse> resp = PlanBothEncodings(req);
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    int writes = 0;
+    bool deleted = false;
+    for (const pb::Action& a : resp->actions()) {
+      if (a.has_patch_pod_status() && a.patch_pod_status().purpose() == "in-place-update-ready") ++writes;
+      if (a.has_delete_pod() && a.delete_pod().name() == "demo-id00c") deleted = true;
+    }
+    EXPECT_EQ(writes, c.want_write ? 1 : 0) << resp->DebugString();
+    EXPECT_EQ(deleted, !c.want_write && c.replicas <= 3) << resp->DebugString();
+  }
 }
 
 TEST(ValidateRpcTest, DefaultsThenValidates) {

@@ -259,7 +259,11 @@ INSTANTIATE_TEST_SUITE_P(
             VariantCase{"mid_rollout", [](pb::PlanRequest&) {}},
             VariantCase{"recreate", [](pb::PlanRequest& r) { Spec(r).mutable_update_strategy()->set_type("ReCreate"); }},
             VariantCase{"in_place_only",
-                        [](pb::PlanRequest& r) { Spec(r).mutable_update_strategy()->set_type("InPlaceOnly"); }},
+                        [](pb::PlanRequest& r) {
+                          // InPlaceOnly admits no maxSurge (Plan applies Validate's rules).
+                          Spec(r).mutable_update_strategy()->set_type("InPlaceOnly");
+                          Spec(r).mutable_update_strategy()->clear_max_surge();
+                        }},
             VariantCase{"paused", [](pb::PlanRequest& r) { Spec(r).mutable_update_strategy()->set_paused(true); }},
             VariantCase{"partition_zero",
                         [](pb::PlanRequest& r) {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "planner/context_builder.h"
 #include "planner/pod_facts.h"
 
 namespace cloneset::planner {
@@ -142,7 +143,21 @@ absl::StatusOr<std::string> RevisionData(std::string_view template_json) {
   return out;
 }
 
+absl::Status CheckRevisionData(std::string_view data_json) {
+  if (absl::Status s = CheckJsonDepth(data_json, "revision data"); !s.ok()) return s;
+  absl::StatusOr<Json> data = ParseObject(data_json, "revision data");
+  if (!data.ok()) return data.status();
+  auto spec = data->find("spec");
+  if (spec == data->end() || !spec->is_object()) return absl::InvalidArgumentError("revision data: no spec");
+  auto tmpl = spec->find("template");
+  if (tmpl == spec->end() || !tmpl->is_object()) {
+    return absl::InvalidArgumentError("revision data: no spec.template");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json) {
+  if (absl::Status s = CheckJsonDepth(data_json, "revision data"); !s.ok()) return s;
   absl::StatusOr<Json> data = ParseObject(data_json, "revision data");
   if (!data.ok()) return data.status();
   auto spec = data->find("spec");
@@ -346,14 +361,34 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
   return choice;
 }
 
+std::vector<const pb::ControllerRevision*> UnusableRevisions(const PlanContext& ctx) {
+  std::vector<const pb::ControllerRevision*> out;
+  for (const auto* rev : ctx.revisions) {
+    const std::string& name = rev->metadata().name();
+    if (name == ctx.current_revision || name == ctx.update_revision) continue;
+    if (!CheckRevisionData(rev->data_json()).ok()) out.push_back(rev);
+  }
+  return out;
+}
+
+void PlanUnusableRevisionEvents(const PlanContext& ctx, PlanBuilder& plan) {
+  for (const auto* rev : UnusableRevisions(ctx)) {
+    plan.AddEvent(pb::WARNING, "InvalidRevision",
+                  absl::StrCat("controller revision ", rev->metadata().name(), " is skipped: ",
+                               CheckRevisionData(rev->data_json()).message(),
+                               "; it is deleted unless a pod still carries its label"));
+  }
+}
+
 void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
   const int64_t limit = std::max<int64_t>(ctx.spec.revision_history_limit, 0);
-  // Only revisions other than current and update can go; with no more of them than the limit, none does, and
-  // the scan of every pod's label below is not needed.
+  const std::vector<const pb::ControllerRevision*> unusable = UnusableRevisions(ctx);
+  // Only revisions other than current and update can go; with no more of them than the limit and none unusable,
+  // none does, and the scan of every pod's label below is not needed.
   const int64_t others = std::count_if(ctx.revisions.begin(), ctx.revisions.end(), [&](const auto* rev) {
     return rev->metadata().name() != ctx.current_revision && rev->metadata().name() != ctx.update_revision;
   });
-  if (others <= limit) return;
+  if (others <= limit && unusable.empty()) return;
   const auto short_of = [](std::string_view s) {
     const size_t dash = s.rfind('-');
     return dash == std::string_view::npos ? s : s.substr(dash + 1);
@@ -373,7 +408,13 @@ void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
     if (pod_labels.contains(name) || pod_short_hashes.contains(short_of(name))) continue;
     dead.push_back(rev);
   }
-  const int64_t excess = static_cast<int64_t>(dead.size()) - limit;
+  // Unusable revisions go first and always; then the oldest beyond the limit.
+  const auto is_unusable = [&](const pb::ControllerRevision* rev) {
+    return std::find(unusable.begin(), unusable.end(), rev) != unusable.end();
+  };
+  std::stable_partition(dead.begin(), dead.end(), is_unusable);
+  const int64_t unusable_dead = std::count_if(dead.begin(), dead.end(), is_unusable);
+  const int64_t excess = std::max(static_cast<int64_t>(dead.size()) - limit, unusable_dead);
   for (int64_t i = 0; i < excess; ++i) {
     plan.AddAction()->mutable_delete_revision()->set_name(dead[i]->metadata().name());
   }

@@ -18,6 +18,10 @@ absl::StatusOr<std::string> RevisionData(std::string_view template_json);
 // The PodTemplateSpec JSON inside revision data (drops "$patch").
 absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json);
 
+// OK when `data_json` holds what TemplateFromRevisionData reads (a JSON object with an object spec.template, no
+// deeper than kMaxJsonDepth); INVALID_ARGUMENT saying what is wrong otherwise. No serialization.
+absl::Status CheckRevisionData(std::string_view data_json);
+
 uint32_t Fnv1Hash32(std::string_view data, uint32_t seed = 2166136261u);
 // Hash of revision data plus the decimal collision count, SafeEncodeString'd.
 std::string RevisionHash(std::string_view data_json, int32_t collision_count);
@@ -40,7 +44,15 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
                                                const std::vector<const pb::ControllerRevision*>& sorted,
                                                PlanBuilder& plan);
 
-// §3.6: deletes the oldest non-live revisions beyond revisionHistoryLimit.
+// Revisions other than the current and update revision whose data CheckRevisionData rejects: nothing can use
+// them (a rollback matches a revision by its data), so they are skipped with a Warning event InvalidRevision, and
+// PlanHistoryTruncation deletes them, whatever the history limit, unless a pod still carries their label.
+// Upstream fails every reconcile of the CloneSet on such a revision (docs/compatibility.md "Revisions").
+std::vector<const pb::ControllerRevision*> UnusableRevisions(const PlanContext& ctx);
+void PlanUnusableRevisionEvents(const PlanContext& ctx, PlanBuilder& plan);
+
+// §3.6: deletes the oldest non-live revisions beyond revisionHistoryLimit, and every unusable one that is not
+// live.
 void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan);
 
 }  // namespace cloneset::planner

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -92,8 +93,10 @@ void SetInPlaceReadyCondition(const PlanContext& ctx, bool ready, pb::Condition*
   SetTimestamp(ctx.now, condition->mutable_last_transition_time());
 }
 
+constexpr char kInPlaceReadyPurpose[] = "in-place-update-ready";
+
 void MarkInPlaceReady(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& plan) {
-  SetInPlaceReadyCondition(ctx, true, AddPodStatusPatch(pod, "in-place-update-ready", plan)->add_set_conditions());
+  SetInPlaceReadyCondition(ctx, true, AddPodStatusPatch(pod, kInPlaceReadyPurpose, plan)->add_set_conditions());
 }
 
 // A pending update whose target is no longer the update revision (a rollback or a newer template arrived during
@@ -553,6 +556,28 @@ absl::Status UpdatePod(const PlanContext& ctx, const PodFacts& facts, const std:
 }
 
 }  // namespace
+
+void DropUnneededInPlaceReadyWrites(bool scaling, PlanBuilder& plan) {
+  auto* actions = plan.response()->mutable_actions();
+  const auto is_ready_write = [](const pb::Action& a) {
+    return a.has_patch_pod_status() && a.patch_pod_status().purpose() == kInPlaceReadyPurpose;
+  };
+  absl::flat_hash_set<std::string_view> deleted;
+  bool any = false;
+  for (const pb::Action& a : *actions) {
+    if (a.has_delete_pod()) deleted.insert(a.delete_pod().name());
+    any = any || is_ready_write(a);
+  }
+  if (!any || (!scaling && deleted.empty())) return;
+  int kept = 0;
+  for (int i = 0; i < actions->size(); ++i) {
+    const pb::Action& a = actions->Get(i);
+    if (is_ready_write(a) && (scaling || deleted.contains(a.patch_pod_status().name()))) continue;
+    if (kept != i) actions->SwapElements(kept, i);
+    ++kept;
+  }
+  actions->DeleteSubrange(kept, actions->size() - kept);
+}
 
 bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error) {
   if (error != nullptr) *error = absl::OkStatus();

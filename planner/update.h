@@ -12,6 +12,12 @@ namespace cloneset::planner {
 // updated in this plan).
 bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error);
 
+// The InPlaceUpdateReady=True writes of PlanRefresh are needed only for pods that stay: those of pods the plan
+// deletes are dropped, and a plan that scales drops them all, as upstream, whose refresh belongs to the update
+// phase (a scaling reconcile never reaches it; the pods it creates or deletes bring the next reconcile, which
+// writes the condition of the pods that remain). Runs once every stage has written its actions.
+void DropUnneededInPlaceReadyWrites(bool scaling, PlanBuilder& plan);
+
 // Steps 2-6 of §5 (only when Scale did not act and refresh modified nothing). The error sets FailedUpdate.
 absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan);
 

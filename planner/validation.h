@@ -15,6 +15,11 @@ void ApplyDefaults(pb::CloneSet* clone_set);
 std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& clone_set, const pb::CloneSet* old,
                                              const std::vector<const pb::Pod*>& pods);
 
+// What Plan() requires of the CloneSet it acts on: ValidateCloneSet, the rules the Validate call applies, of the
+// defaulted CloneSet as an update that changes nothing (so podsToDelete names that are no longer pods pass: Plan
+// drops them from the spec, §4.10). INVALID_ARGUMENT "field: message" with the first error, OK otherwise.
+absl::Status CheckCloneSetForPlan(const pb::CloneSet& clone_set);
+
 // INVALID_ARGUMENT naming the first bad field of a Plan request outside its pods, OK otherwise. The per-pod checks
 // are made by BuildContext (ClassifyPods) in its one pass over the pods, with PodLooksValid and PodError below, so
 // a plan reads each pod once; Plan() runs both.

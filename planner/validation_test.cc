@@ -468,13 +468,6 @@ INSTANTIATE_TEST_SUITE_P(
                     },
                     "pods[0].metadata.deletionTimestamp: not a valid timestamp"},
         RequestCase{"pvc_without_name", [](pb::PlanRequest& r) { r.add_pvcs(); }, "pvcs[0].metadata.name: required"},
-        RequestCase{"revision_bad_data",
-                    [](pb::PlanRequest& r) {
-                      auto* rev = r.add_revisions();
-                      rev->mutable_metadata()->set_name("demo-1");
-                      rev->set_data_json("nope");
-                    },
-                    "revisions[0].data: is not valid JSON"},
         RequestCase{"vct_not_object",
                     [](pb::PlanRequest& r) { r.mutable_clone_set()->mutable_spec()->add_volume_claim_templates_json("1"); },
                     "spec.volumeClaimTemplates[0]: must be a JSON object"},
