@@ -138,6 +138,9 @@ int Run() {
   while (service.in_flight() > 0 && std::chrono::steady_clock::now() < grace) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  // Plans still running stop at their next check (within milliseconds): Wait() below returns only once every
+  // handler has, so without this a long plan would hold the process past its grace period.
+  service.CancelInFlight();
   running->server->Shutdown(std::chrono::system_clock::now());
   running->server->Wait();
   const double grpc_seconds =

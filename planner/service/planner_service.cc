@@ -5,7 +5,12 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "grpcpp/support/proto_buffer_reader.h"
+#include "grpcpp/support/proto_buffer_writer.h"
 #include "planner/pod_table.h"
+#include "planner/service/arena_allocator.h"
 
 namespace cloneset::planner::service {
 namespace {
@@ -24,6 +29,44 @@ auto CallGuarded(const Fn& fn, const Request& request) -> decltype(fn(request)) 
 }
 
 std::string Peer(grpc::CallbackServerContext* context) { return context->peer(); }
+
+// The request as `message`; false when the bytes are not one.
+bool Parse(const grpc::ByteBuffer& bytes, google::protobuf::MessageLite* message) {
+  grpc::ByteBuffer copy(bytes);  // shares the slices; the reader needs a mutable buffer
+  grpc::ProtoBufferReader reader(&copy);
+  return reader.status().ok() && message->ParseFromZeroCopyStream(&reader);
+}
+
+absl::Status Unparsable(absl::string_view type) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("request could not be parsed: the bytes are not a cloneset.planner.v1.", type, " message"));
+}
+
+constexpr size_t kSmallResponseBytes = 8 << 10;
+
+// `message` into `bytes`, unless it is bigger than `max_bytes` (RESOURCE_EXHAUSTED saying so).
+absl::Status Serialize(const google::protobuf::MessageLite& message, int64_t max_bytes, absl::string_view what,
+                       grpc::ByteBuffer* bytes) {
+  const size_t size = message.ByteSizeLong();
+  if (static_cast<int64_t>(size) > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(what, " is ", size, " bytes, more than the ", max_bytes,
+                                                     " bytes a response may have"));
+  }
+  if (size <= kSmallResponseBytes) {
+    // As gRPC's own serializer does: one slice (the stream writer cannot be made for an empty message).
+    grpc::Slice slice(size);
+    message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(slice.begin()));
+    grpc::ByteBuffer one(&slice, 1);
+    bytes->Swap(&one);
+    return absl::OkStatus();
+  }
+  grpc::ProtoBufferWriter writer(bytes, grpc::kProtoBufferWriterMaxBufferLength, static_cast<int>(size));
+  google::protobuf::io::CodedOutputStream out(&writer);
+  message.SerializeWithCachedSizes(&out);
+  out.Trim();
+  if (out.HadError()) return absl::InternalError(absl::StrCat(what, ": serialization failed"));
+  return absl::OkStatus();
+}
 
 class InFlight {
  public:
@@ -44,25 +87,44 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-PlannerService::PlannerService(PlannerFunctions functions, ServiceMetrics* metrics, JsonLogger* log)
-    : functions_(std::move(functions)), metrics_(metrics), log_(log) {
-  SetMessageAllocatorFor_Plan(&plan_allocator_);
-}
+PlannerService::PlannerService(PlannerFunctions functions, ServiceMetrics* metrics, JsonLogger* log,
+                               int64_t max_response_bytes)
+    : max_response_bytes_(max_response_bytes), functions_(std::move(functions)), metrics_(metrics), log_(log) {}
 
-grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
-                                               v1::PlanResponse* response) {
+grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* context,
+                                               const grpc::ByteBuffer* request_bytes,
+                                               grpc::ByteBuffer* response_bytes) {
   InFlight in_flight(in_flight_, calls_started_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const auto start = std::chrono::steady_clock::now();
+  google::protobuf::Arena arena(CallArenaOptions());
+  auto* request = google::protobuf::Arena::CreateMessage<v1::PlanRequest>(&arena);
+  auto* response = google::protobuf::Arena::CreateMessage<v1::PlanResponse>(&arena);
+  const auto deadline = context->deadline();
+  const auto deadline_passed = [&] { return std::chrono::system_clock::now() >= deadline; };
+  const CancelCheck cancelled = [&] { return stopping_.load() || context->IsCancelled() || deadline_passed(); };
   absl::Status status;
-  if (functions_.plan_into) {
-    status = CallGuarded([&](const v1::PlanRequest& r) { return functions_.plan_into(r, response); }, *request);
-    if (!status.ok()) response->Clear();
+  if (!Parse(*request_bytes, request)) {
+    status = Unparsable("PlanRequest");
+    request->Clear();
+  } else if (functions_.plan_into) {
+    status = CallGuarded([&](const v1::PlanRequest& r) { return functions_.plan_into(r, response, cancelled); },
+                         *request);
   } else {
     absl::StatusOr<v1::PlanResponse> result = CallGuarded(functions_.plan, *request);
     if (result.ok()) *response = *std::move(result);
     status = result.status();
   }
+  if (absl::IsCancelled(status)) {
+    // Say why: the client's deadline, or this server stopping (another replica can answer).
+    if (deadline_passed()) {
+      status = absl::DeadlineExceededError(absl::StrCat("plan abandoned at the call's deadline: ", status.message()));
+    } else if (stopping_.load()) {
+      status = absl::UnavailableError("plan abandoned: the planner is stopping; retry on another replica");
+    }
+  }
+  if (status.ok()) status = Serialize(*response, max_response_bytes_, "the plan", response_bytes);
+  if (!status.ok()) response->Clear();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_->ObservePlan(seconds, ServiceMetrics::ResultLabel(static_cast<int>(status.code())), *request,
                         status.ok() ? response : nullptr);
@@ -85,39 +147,44 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* cont
 }
 
 grpc::ServerUnaryReactor* PlannerService::Validate(grpc::CallbackServerContext* context,
-                                                   const v1::ValidateRequest* request,
-                                                   v1::ValidateResponse* response) {
+                                                   const grpc::ByteBuffer* request_bytes,
+                                                   grpc::ByteBuffer* response_bytes) {
   InFlight in_flight(in_flight_, calls_started_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::StatusOr<v1::ValidateResponse> result = CallGuarded(functions_.validate, *request);
-  if (result.ok()) {
-    *response = *std::move(result);
-    metrics_->ObserveValidate(response->errors().empty() ? "valid" : "invalid");
+  v1::ValidateRequest request;
+  absl::StatusOr<v1::ValidateResponse> result = Unparsable("ValidateRequest");
+  if (Parse(*request_bytes, &request)) result = CallGuarded(functions_.validate, request);
+  absl::Status status = result.status();
+  if (status.ok()) status = Serialize(*result, max_response_bytes_, "the validation result", response_bytes);
+  if (status.ok()) {
+    metrics_->ObserveValidate(result->errors().empty() ? "valid" : "invalid");
   } else {
     metrics_->ObserveValidate("error");
-    log_->Warn("validate failed", {{"code", absl::StatusCodeToString(result.status().code())},
-                                   {"error", std::string(result.status().message())},
+    log_->Warn("validate failed", {{"code", absl::StatusCodeToString(status.code())},
+                                   {"error", std::string(status.message())},
                                    {"peer", Peer(context)}});
   }
-  reactor->Finish(ToGrpcStatus(result.status()));
+  reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* PlannerService::ComputeRevision(grpc::CallbackServerContext* context,
-                                                          const v1::ComputeRevisionRequest* request,
-                                                          v1::ComputeRevisionResponse* response) {
+                                                          const grpc::ByteBuffer* request_bytes,
+                                                          grpc::ByteBuffer* response_bytes) {
   InFlight in_flight(in_flight_, calls_started_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::StatusOr<v1::ComputeRevisionResponse> result = CallGuarded(functions_.compute_revision, *request);
-  metrics_->ObserveComputeRevision(ServiceMetrics::ResultLabel(static_cast<int>(result.status().code())));
-  if (result.ok()) {
-    *response = *std::move(result);
-  } else {
-    log_->Warn("compute revision failed", {{"code", absl::StatusCodeToString(result.status().code())},
-                                           {"error", std::string(result.status().message())},
+  v1::ComputeRevisionRequest request;
+  absl::StatusOr<v1::ComputeRevisionResponse> result = Unparsable("ComputeRevisionRequest");
+  if (Parse(*request_bytes, &request)) result = CallGuarded(functions_.compute_revision, request);
+  absl::Status status = result.status();
+  if (status.ok()) status = Serialize(*result, max_response_bytes_, "the revision", response_bytes);
+  metrics_->ObserveComputeRevision(ServiceMetrics::ResultLabel(static_cast<int>(status.code())));
+  if (!status.ok()) {
+    log_->Warn("compute revision failed", {{"code", absl::StatusCodeToString(status.code())},
+                                           {"error", std::string(status.message())},
                                            {"peer", Peer(context)}});
   }
-  reactor->Finish(ToGrpcStatus(result.status()));
+  reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
 

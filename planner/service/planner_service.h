@@ -2,11 +2,12 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 
 #include "absl/status/statusor.h"
 #include "cloneset/planner/v1/planner.grpc.pb.h"
-#include "planner/service/arena_allocator.h"
+#include "planner/plan_limits.h"
 #include "planner/service/json_log.h"
 #include "planner/service/metrics.h"
 
@@ -16,34 +17,48 @@ namespace cloneset::planner::service {
 // pass fakes.
 struct PlannerFunctions {
   std::function<absl::StatusOr<v1::PlanResponse>(const v1::PlanRequest&)> plan;
-  // Optional: plans straight into the call's arena-allocated response (planner::PlanInto). Used instead of
+  // Optional: plans straight into the call's arena-allocated response (planner::PlanInto), and stops when the
+  // CancelCheck says so (the call was cancelled, its deadline passed, or the server is stopping). Used instead of
   // `plan` when set.
-  std::function<absl::Status(const v1::PlanRequest&, v1::PlanResponse*)> plan_into;
+  std::function<absl::Status(const v1::PlanRequest&, v1::PlanResponse*, const CancelCheck&)> plan_into;
   std::function<absl::StatusOr<v1::ValidateResponse>(const v1::ValidateRequest&)> validate;
   std::function<absl::StatusOr<v1::ComputeRevisionResponse>(const v1::ComputeRevisionRequest&)> compute_revision;
 };
 
-class PlannerService final : public v1::Planner::CallbackService {
+// The largest plan the service sends: what the executor accepts (executor/planner_client.cc). A bigger plan fails
+// with RESOURCE_EXHAUSTED instead of reaching a client that cannot read it (or, beyond 2 GiB, a serializer that
+// aborts). The planner's own per-plan bounds (planner/plan_limits.h) keep real plans far below it.
+inline constexpr int64_t kDefaultMaxResponseBytes = int64_t{256} << 20;
+
+// The methods take raw bytes and parse them here: a request that does not parse gets INVALID_ARGUMENT saying so
+// (gRPC's generated handler answers UNIMPLEMENTED with no message), and the plan's size is checked before it is
+// serialized.
+class PlannerService final
+    : public v1::Planner::WithRawCallbackMethod_Plan<v1::Planner::WithRawCallbackMethod_Validate<
+          v1::Planner::WithRawCallbackMethod_ComputeRevision<v1::Planner::Service>>> {
  public:
   // `metrics` and `log` must outlive the service.
-  PlannerService(PlannerFunctions functions, ServiceMetrics* metrics, JsonLogger* log);
+  PlannerService(PlannerFunctions functions, ServiceMetrics* metrics, JsonLogger* log,
+                 int64_t max_response_bytes = kDefaultMaxResponseBytes);
 
-  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
-                                 v1::PlanResponse* response) override;
-  grpc::ServerUnaryReactor* Validate(grpc::CallbackServerContext* context, const v1::ValidateRequest* request,
-                                     v1::ValidateResponse* response) override;
-  grpc::ServerUnaryReactor* ComputeRevision(grpc::CallbackServerContext* context,
-                                            const v1::ComputeRevisionRequest* request,
-                                            v1::ComputeRevisionResponse* response) override;
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* Validate(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ComputeRevision(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) override;
 
   // Calls currently inside a handler (for draining on shutdown).
   int in_flight() const { return in_flight_.load(); }
   // Calls that have entered a handler since start (for IdleMemoryRelease).
   int64_t calls_started() const { return calls_started_.load(); }
+  // The shutdown grace period is over: plans in flight stop at their next check and fail with UNAVAILABLE, so
+  // the server can stop at once.
+  void CancelInFlight() { stopping_.store(true); }
 
  private:
-  // Plan requests and responses live on a per-call arena.
-  ArenaMessageAllocator<v1::PlanRequest, v1::PlanResponse> plan_allocator_;
+  const int64_t max_response_bytes_;
+  std::atomic<bool> stopping_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<int64_t> calls_started_{0};
   PlannerFunctions functions_;

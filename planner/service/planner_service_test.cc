@@ -1,11 +1,17 @@
 // The service with fake planning functions, in-process on 127.0.0.1 port 0: status mapping, metrics, logs.
 #include "planner/service/planner_service.h"
 
+#include <atomic>
+#include <chrono>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/impl/codegen/client_unary_call.h"
 #include "gtest/gtest.h"
 #include "planner/service/server.h"
 #include "prometheus/text_serializer.h"
@@ -26,8 +32,8 @@ double Series(const prometheus::Registry& registry, const std::string& series) {
 
 class ServiceTest : public ::testing::Test {
  protected:
-  void Start(PlannerFunctions functions) {
-    service_ = std::make_unique<PlannerService>(std::move(functions), &metrics_, &log_);
+  void Start(PlannerFunctions functions, int64_t max_response_bytes = kDefaultMaxResponseBytes) {
+    service_ = std::make_unique<PlannerService>(std::move(functions), &metrics_, &log_, max_response_bytes);
     ServerOptions options;
     options.listen = "127.0.0.1:0";
     auto running = StartServer(options, service_.get());
@@ -77,7 +83,7 @@ TEST_F(ServiceTest, PlanResponseAndActionMetrics) {
 // The production wiring: the plan is built straight into the call's (arena-allocated) response, and a partial
 // response is never sent with an error.
 TEST_F(ServiceTest, PlanIntoFillsTheArenaResponseAndClearsItOnError) {
-  Start({.plan_into = [](const pb::PlanRequest& req, pb::PlanResponse* resp) -> absl::Status {
+  Start({.plan_into = [](const pb::PlanRequest& req, pb::PlanResponse* resp, const CancelCheck&) -> absl::Status {
     resp->set_update_revision("cs-2");
     for (int i = 0; i < req.pods_size(); ++i) resp->add_actions()->mutable_delete_pod()->set_name("p");
     if (req.clone_set().metadata().name() == "bad") return absl::InvalidArgumentError("metadata.name: bad");
@@ -181,6 +187,164 @@ TEST_F(ServiceTest, ValidateAndComputeRevisionMetrics) {
   EXPECT_EQ(Series(registry_, R"(cloneset_planner_validate_total{result="invalid"})"), 1);
   EXPECT_EQ(Series(registry_, R"(cloneset_planner_validate_total{result="error"})"), 0);
   EXPECT_EQ(Series(registry_, R"(cloneset_planner_compute_revision_total{result="invalid_argument"})"), 1);
+}
+
+// Bytes that are not a protobuf message, sent to each method: INVALID_ARGUMENT saying the request could not be
+// parsed (gRPC's generated handlers answered UNIMPLEMENTED with an empty message), and nothing is planned.
+TEST_F(ServiceTest, UnparsableRequestIsInvalidArgument) {
+  std::atomic<int> calls{0};
+  Start({.plan_into = [&](const pb::PlanRequest&, pb::PlanResponse*, const CancelCheck&) -> absl::Status {
+           ++calls;
+           return absl::OkStatus();
+         },
+         .validate = [&](const pb::ValidateRequest&) -> absl::StatusOr<pb::ValidateResponse> {
+           ++calls;
+           return pb::ValidateResponse();
+         },
+         .compute_revision = [&](const pb::ComputeRevisionRequest&) -> absl::StatusOr<pb::ComputeRevisionResponse> {
+           ++calls;
+           return pb::ComputeRevisionResponse();
+         }});
+  auto channel = grpc::CreateChannel(running_.address, grpc::InsecureChannelCredentials());
+  struct Case {
+    const char* method;
+    const char* type;
+  };
+  // A length-delimited field 1 longer than the message; a field with wire type 7 (there is none); random bytes.
+  const std::vector<std::string> garbage = {std::string("\x0a\xff\xff\xff\x0f", 5), std::string("\x0f\x01", 2),
+                                            std::string("\x93\x2c\xd7\x7f\xff\xee\x01\x00\x9a\x03", 10)};
+  for (const Case& c : {Case{"/cloneset.planner.v1.Planner/Plan", "PlanRequest"},
+                        Case{"/cloneset.planner.v1.Planner/Validate", "ValidateRequest"},
+                        Case{"/cloneset.planner.v1.Planner/ComputeRevision", "ComputeRevisionRequest"}}) {
+    for (const std::string& bytes : garbage) {
+      SCOPED_TRACE(std::string(c.method) + " with " + std::to_string(bytes.size()) + " bytes");
+      grpc::Slice slice(bytes);
+      grpc::ByteBuffer request(&slice, 1), response;
+      grpc::ClientContext ctx;
+      const grpc::internal::RpcMethod method(c.method, grpc::internal::RpcMethod::NORMAL_RPC, channel);
+      const grpc::Status st =
+          grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(channel.get(), method, &ctx, request,
+                                                                                &response);
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_EQ(st.error_message(), std::string("request could not be parsed: the bytes are not a "
+                                                "cloneset.planner.v1.") + c.type + " message");
+    }
+  }
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(Series(registry_, R"(cloneset_planner_plans_total{result="invalid_argument"})"), 3);
+  EXPECT_EQ(Series(registry_, R"(cloneset_planner_validate_total{result="error"})"), 3);
+  EXPECT_EQ(Series(registry_, R"(cloneset_planner_compute_revision_total{result="invalid_argument"})"), 3);
+}
+
+// A plan bigger than the response limit is never serialized: RESOURCE_EXHAUSTED naming both sizes.
+TEST_F(ServiceTest, PlanOverTheResponseLimitIsResourceExhausted) {
+  Start({.plan_into =
+             [](const pb::PlanRequest& req, pb::PlanResponse* resp, const CancelCheck&) -> absl::Status {
+               for (int i = 0; i < req.pods_size(); ++i) {
+                 resp->add_actions()->mutable_create_pod()->set_pod_json(std::string(100, 'x'));
+               }
+               return absl::OkStatus();
+             }},
+        /*max_response_bytes=*/2000);
+  pb::PlanRequest small, big;
+  for (int i = 0; i < 5; ++i) small.add_pods();
+  for (int i = 0; i < 50; ++i) big.add_pods();
+  pb::PlanResponse resp;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->Plan(&ctx, small, &resp).ok());
+    EXPECT_EQ(resp.actions_size(), 5);
+  }
+  grpc::ClientContext ctx;
+  const grpc::Status st = stub_->Plan(&ctx, big, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(absl::StartsWith(st.error_message(), "the plan is 5")) << st.error_message();
+  EXPECT_TRUE(absl::EndsWith(st.error_message(), "more than the 2000 bytes a response may have"))
+      << st.error_message();
+  EXPECT_EQ(Series(registry_, R"(cloneset_planner_plans_total{result="resource_exhausted"})"), 1);
+  EXPECT_EQ(Series(registry_, R"(cloneset_planner_actions_total{type="create_pod"})"), 5);
+}
+
+// A planning function that would run forever unless told to stop: it polls the CancelCheck the service gives it
+// and reports what it saw.
+PlannerFunctions UntilCancelled(std::atomic<bool>* entered) {
+  return {.plan_into = [entered](const pb::PlanRequest&, pb::PlanResponse* resp, const CancelCheck& cancelled)
+              -> absl::Status {
+    entered->store(true);
+    resp->set_update_revision("partial");
+    while (!cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return absl::CancelledError("stopped");
+  }};
+}
+
+// The handler returns once the call is over; in_flight() counts it until then. Bounded wait for the handler
+// thread to leave (it is on gRPC's threads, not ours).
+bool HandlerLeaves(const PlannerService& service, std::chrono::seconds within) {
+  const auto until = std::chrono::steady_clock::now() + within;
+  while (service.in_flight() > 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return service.in_flight() == 0;
+}
+
+TEST_F(ServiceTest, DeadlineStopsThePlan) {
+  std::atomic<bool> entered{false};
+  Start(UntilCancelled(&entered));
+  pb::PlanResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  const grpc::Status st = stub_->Plan(&ctx, pb::PlanRequest(), &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_TRUE(entered.load());
+  EXPECT_TRUE(HandlerLeaves(*service_, std::chrono::seconds(5))) << "the plan kept running after the deadline";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(resp.update_revision(), "");
+}
+
+TEST_F(ServiceTest, ClientCancellationStopsThePlan) {
+  std::atomic<bool> entered{false};
+  Start(UntilCancelled(&entered));
+  grpc::ClientContext ctx;
+  pb::PlanResponse resp;
+  absl::Notification done;
+  grpc::Status st;
+  pb::PlanRequest req;
+  stub_->async()->Plan(&ctx, &req, &resp, [&](grpc::Status s) {
+    st = std::move(s);
+    done.Notify();
+  });
+  while (!entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ctx.TryCancel();
+  done.WaitForNotification();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(HandlerLeaves(*service_, std::chrono::seconds(5))) << "the plan kept running after the cancel";
+}
+
+// Shutdown after the grace period (what cloneset-planner does on SIGTERM): CancelInFlight stops a plan that would
+// otherwise hold Server::Wait forever; the client learns to retry elsewhere.
+TEST_F(ServiceTest, CancelInFlightLetsTheServerStop) {
+  std::atomic<bool> entered{false};
+  Start(UntilCancelled(&entered));
+  grpc::ClientContext ctx;
+  pb::PlanResponse resp;
+  absl::Notification done;
+  grpc::Status st;
+  pb::PlanRequest req;
+  stub_->async()->Plan(&ctx, &req, &resp, [&](grpc::Status s) {
+    st = std::move(s);
+    done.Notify();
+  });
+  while (!entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto start = std::chrono::steady_clock::now();
+  service_->CancelInFlight();
+  done.WaitForNotification();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(st.error_message(), "plan abandoned: the planner is stopping; retry on another replica");
+  running_.server->Shutdown(std::chrono::system_clock::now());
+  running_.server->Wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(service_->in_flight(), 0);
 }
 
 // An in-place batch counts as the per-pod actions the executor expands it into: a status write (when the batch
