@@ -27,14 +27,36 @@ health service (`grpc.health.v1.Health`) and server reflection, and Prometheus m
 | gRPC code | when |
 |---|---|
 | `OK` | a plan (possibly with no actions), a validation result (errors are data, not a failed call), a revision |
-| `INVALID_ARGUMENT` | a malformed snapshot; the message starts with the field path, e.g. `spec.updateStrategy.partition: "ten" is not an integer or a percentage` |
-| `RESOURCE_EXHAUSTED` | the request is larger than the server's `--max_request_bytes` (default 64 MiB) |
+| `INVALID_ARGUMENT` | a malformed snapshot, or a CloneSet that `Validate` rejects (`Plan` applies the same rules and never acts on it); the message starts with the field path, e.g. `spec.updateStrategy.partition: "ten" is not an integer or a percentage` |
+| `INVALID_ARGUMENT` | bytes that do not parse as the method's request message: `request could not be parsed: the bytes are not a cloneset.planner.v1.PlanRequest message` (`ValidateRequest`, `ComputeRevisionRequest` for the other methods) |
+| `RESOURCE_EXHAUSTED` | the request is larger than the server's `--max_request_bytes` (default 64 MiB), or the response would be larger than 256 MiB (what the executor accepts; see Limits, real plans stay far below) |
 | `INTERNAL` | a bug in the planner (it never crashes the server; the call fails and is logged) |
-| `UNAVAILABLE` / `DEADLINE_EXCEEDED` | transport: retry with back-off (the service is stateless, any replica can answer) |
+| `DEADLINE_EXCEEDED` | the call's deadline passed: the plan stops at its next check (within milliseconds) instead of running on |
+| `CANCELLED` | the client cancelled the call; the plan stops the same way |
+| `UNAVAILABLE` | transport, or the planner is stopping (`plan abandoned: the planner is stopping; retry on another replica`): retry with back-off (the service is stateless, any replica can answer) |
 
 Errors returned by the planning functions reach the client with their code and message unchanged.
 `Validate` reports admission problems as `ValidateResponse.errors` (one `FieldError` per problem) and fails
 only when the request itself cannot be read.
+
+## Limits
+
+One CloneSet cannot crash or wedge the shared planner: the work and size of one plan are bounded
+(`planner/plan_limits.h`).
+
+* **Creations per plan**: at most 10 000 pods, and at most 64 MiB of pod and PVC documents (at least one pod is
+  always created). A plan cut by either bound says so in `summary.scale_up_limited_to` (the number it creates) and
+  asks for `requeue_after` 1 s; the next plans create the rest (the new pods' events usually bring them sooner).
+  `replicas: 2147483647` with no pods is a plan of 10 000 creations, not a hang.
+* **Response size**: a response over 256 MiB fails with `RESOURCE_EXHAUSTED` instead of being sent (the executor
+  accepts 256 MiB).
+* **Instance ids**: 5 characters over 27 letters, 27^5 = 14 348 907 ids. Collisions are redrawn a bounded number of
+  times, then the id space is walked once; when fewer ids are free than pods are needed, the plan creates the ones it
+  found, adds a Warning event `FailedCreate` and a `FailedScale` condition saying that no free instance id is left.
+* **Deadline and cancellation**: the plan checks the call's deadline, its cancellation and the server's shutdown
+  between stages and inside its long loops, and stops (`DEADLINE_EXCEEDED`, `CANCELLED`, `UNAVAILABLE`).
+* **Shutdown**: on SIGTERM `cloneset-planner` lets calls in flight finish for `--shutdown_grace_seconds` (default
+  5), then stops the plans still running and exits.
 
 ## Versioning
 
