@@ -337,6 +337,60 @@ YAML
     "$(gone_within live-owner)"
 }
 
+# What a real kube-apiserver does and kubectl shows: CRD schema admission (--validate=strict, 422 messages),
+# explain from the CRD schema, auth can-i, events.k8s.io/v1, /version/, watch=True.
+suite_fidelity() {
+  start_server
+  kubectl apply -f "$CRD" >/dev/null
+  kubectl wait --for condition=established crd/clonesets.apps.kruise.io --timeout=10s >/dev/null
+  python3 - "$SEEDS/cloneset.yaml" "$WORK" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+open(sys.argv[2] + "/typo.yaml", "w").write(re.sub(r"(?m)^(  replicas: \d+)$", r"\1\n  replicaz: 3", text, count=1))
+open(sys.argv[2] + "/negative.yaml", "w").write(re.sub(r"(?m)^  replicas: \d+$", "  replicas: -1", text, count=1))
+open(sys.argv[2] + "/rolling.yaml", "w").write(re.sub(r"(?m)^(    type: )\S+$", r"\1Rolling", text, count=1))
+PY
+  expect_contains "strict unknown field" 'unknown field "spec.replicaz"' \
+    "$(kubectl apply --validate=strict -f "$WORK/typo.yaml" 2>&1)"
+  expect_eq "strict refused: nothing stored" "" "$(kubectl get clone -o name 2>&1)"
+  expect_contains "invalid replicas" \
+    'spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0' \
+    "$(kubectl apply -f "$WORK/negative.yaml" 2>&1)"
+  expect_contains "invalid type" 'spec.updateStrategy.type: Unsupported value: "Rolling"' \
+    "$(kubectl apply -f "$WORK/rolling.yaml" 2>&1)"
+  expect_eq "invalid: nothing stored" "" "$(kubectl get clone -o name 2>&1)"
+  expect_contains "ignore: pruned" "created" "$(kubectl apply --validate=false -f "$WORK/typo.yaml" 2>&1)"
+  expect_eq "pruned field absent" "3 1" \
+    "$(kubectl get clone -o jsonpath='{.items[0].spec.replicas}{.items[0].spec.replicaz} {.items[0].spec.updateStrategy.maxUnavailable}')"
+  expect_contains "explain" "KIND:       CloneSet" "$(kubectl explain cloneset 2>&1)"
+  expect_contains "explain field" "desired number of pods" "$(kubectl explain cloneset.spec.replicas 2>&1)"
+  expect_eq "auth can-i" "yes" "$(kubectl auth can-i create pods 2>&1)"
+  expect_eq "auth can-i cloneset" "yes" "$(kubectl auth can-i delete clonesets.apps.kruise.io 2>&1)"
+  kubectl create configmap ev-target >/dev/null
+  cat >"$WORK/event.yaml" <<EOF2
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: ev1}
+eventTime: "2026-01-01T00:00:00.000000Z"
+regarding: {kind: ConfigMap, name: ev-target, namespace: default}
+reason: Tested
+note: hello from events.k8s.io
+type: Normal
+action: Test
+reportingController: kubectl-test
+reportingInstance: kubectl-test-1
+EOF2
+  expect_eq "create events.k8s.io event" "event.events.k8s.io/ev1 created" "$(kubectl apply -f "$WORK/event.yaml" 2>&1)"
+  expect_eq "read as core event" "hello from events.k8s.io" "$(kubectl get events.v1. ev1 -o jsonpath='{.message}' 2>&1)"
+  expect_eq "read as events.k8s.io" "hello from events.k8s.io ev-target" \
+    "$(kubectl get events.v1.events.k8s.io ev1 -o jsonpath='{.note} {.regarding.name}' 2>&1)"
+  expect_contains "version/" '"major":"1"' "$(api GET /version/ | tr -d ' \n')"
+  # watch=True (the Python client's spelling) streams instead of listing.
+  local out; out=$(curl -sk -m 2 -H "Authorization: Bearer $TOKEN" "$URL/api/v1/namespaces/default/configmaps?watch=True" 2>&1)
+  expect_contains "watch=True streams events" '"type":"ADDED"' "$out"
+  expect_eq "watch=True is not a list" "" "$(echo "$out" | grep -o '"kind":"ConfigMapList"')"
+}
+
 "suite_$SUITE"
 echo "$SUITE: $PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
