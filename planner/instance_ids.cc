@@ -8,7 +8,6 @@ namespace cloneset::planner {
 namespace {
 
 constexpr char kIdAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // 27 letters, as upstream
-constexpr int kIdLength = 5;
 // Redraws allowed (kExtraDraws plus one per id asked, at most kMaxDrawsPerId in all) before the walk takes over: with a
 // mostly free space the walk is never needed; with a nearly full one, redrawing would take longer and longer (and
 // forever once it is full).
@@ -41,10 +40,10 @@ uint64_t Fnv1a64(std::string_view s) {
   return h;
 }
 
-// The id at `index` of the space, first letter most significant.
-std::string IdAt(int64_t index) {
-  std::string id(kIdLength, kIdAlphabet[0]);
-  for (int i = kIdLength - 1; i >= 0; --i) {
+// The id at `index` of the space of ids of `length` letters, first letter most significant.
+std::string IdAt(int64_t index, int length) {
+  std::string id(static_cast<size_t>(length), kIdAlphabet[0]);
+  for (int i = length - 1; i >= 0; --i) {
     id[i] = kIdAlphabet[index % 27];
     index /= 27;
   }
@@ -58,10 +57,12 @@ uint64_t InstanceIdSeed(uint64_t random_seed, std::string_view clone_set_uid) {
 }
 
 std::vector<std::string> FreshInstanceIds(uint64_t seed, int64_t n, const std::function<bool(std::string_view)>& taken,
-                                          const CancelCheck* cancelled) {
+                                          const CancelCheck* cancelled, int length) {
   std::vector<std::string> out;
-  if (n <= 0) return out;
-  n = std::min(n, kInstanceIdSpace);
+  if (n <= 0 || length <= 0 || length > kInstanceIdLength) return out;
+  int64_t space = 1;
+  for (int i = 0; i < length; ++i) space *= 27;
+  n = std::min(n, space);
   out.reserve(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
   absl::flat_hash_set<std::string> chosen;
   const auto accept = [&](std::string id) {
@@ -74,15 +75,15 @@ std::vector<std::string> FreshInstanceIds(uint64_t seed, int64_t n, const std::f
   const int64_t max_misses = std::min(n, kMaxDrawsPerId) + kExtraDraws;
   for (int64_t misses = 0; static_cast<int64_t>(out.size()) < n && misses <= max_misses;) {
     std::string id;
-    for (int i = 0; i < kIdLength; ++i) id += kIdAlphabet[rng.Next() % 27];
+    for (int i = 0; i < length; ++i) id += kIdAlphabet[rng.Next() % 27];
     if (!accept(std::move(id))) ++misses;
   }
   if (static_cast<int64_t>(out.size()) >= n) return out;
-  // Crowded space: walk it once from a drawn start. Ends after kInstanceIdSpace looks at most.
-  const int64_t start = static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(kInstanceIdSpace));
-  for (int64_t k = 0; k < kInstanceIdSpace && static_cast<int64_t>(out.size()) < n; ++k) {
+  // Crowded space: walk it once from a drawn start. Ends after `space` looks at most.
+  const int64_t start = static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(space));
+  for (int64_t k = 0; k < space && static_cast<int64_t>(out.size()) < n; ++k) {
     if (k % kCancelCheckEvery == kCancelCheckEvery - 1 && cancelled != nullptr && *cancelled && (*cancelled)()) break;
-    accept(IdAt((start + k) % kInstanceIdSpace));
+    accept(IdAt((start + k) % space, length));
   }
   return out;
 }

@@ -31,7 +31,8 @@ TEST(FreshInstanceIds, DistinctFiveLetterIdsAvoidingTakenOnes) {
 }
 
 // A nearly full id space: redrawing collisions would take ever longer (and forever once the space is full), so the
-// generator walks the space instead and always ends.
+// generator walks the space instead and always ends. Ids of 2 letters (729) make the walk of a full space quick;
+// the generator is the same for 5.
 TEST(FreshInstanceIds, CrowdedSpaceEndsWithTheFreeIds) {
   struct Case {
     std::string name;
@@ -39,16 +40,35 @@ TEST(FreshInstanceIds, CrowdedSpaceEndsWithTheFreeIds) {
     int64_t asked;
     size_t want;
   };
-  // Every case but the last walks the space only until it has found the free ids; the last walks it all once, and
-  // asking for more ids than exist is no reason to look further.
-  for (const Case& c : {Case{"one_free", {"z9999"}, 1, 1}, Case{"two_free", {"bbbbb", "k2k2k"}, 2, 2},
-                        Case{"none_free_more_asked_than_exist", {}, kInstanceIdSpace + 5, 0}}) {
+  for (const Case& c : {Case{"one_free", {"z9"}, 1, 1}, Case{"two_free_three_asked", {"bb", "k2"}, 3, 2},
+                        Case{"none_free", {}, 5, 0}, Case{"more_asked_than_exist", {"cc"}, 1000, 1}}) {
     SCOPED_TRACE(c.name);
-    const std::vector<std::string> ids =
-        FreshInstanceIds(42, c.asked, [&](std::string_view id) { return !c.free.contains(std::string(id)); });
+    int64_t looked = 0;
+    const std::vector<std::string> ids = FreshInstanceIds(
+        42, c.asked,
+        [&](std::string_view id) {
+          ++looked;
+          return !c.free.contains(std::string(id));
+        },
+        nullptr, /*length=*/2);
     ASSERT_EQ(ids.size(), c.want);
-    for (const std::string& id : ids) EXPECT_TRUE(c.free.contains(std::string(id))) << id;
+    for (const std::string& id : ids) EXPECT_TRUE(c.free.contains(id)) << id;
+    // The bounded redraws plus one walk of the 729 ids at most.
+    EXPECT_LE(looked, std::min<int64_t>(c.asked, 1 << 16) + 64 + 1 + 729);
   }
+}
+
+// The full-size space with 26 of every 27 ids taken: more collisions than the redraws allow, so the walk finds
+// the rest (one free id in every 27 it looks at).
+TEST(FreshInstanceIds, FullSizeCrowdedSpace) {
+  int64_t looked = 0;
+  const std::vector<std::string> ids = FreshInstanceIds(42, 20, [&](std::string_view id) {
+    ++looked;
+    return id[4] != 'z';
+  });
+  ASSERT_EQ(ids.size(), 20u);
+  for (const std::string& id : ids) EXPECT_EQ(id[4], 'z') << id;
+  EXPECT_LE(looked, 20 + 64 + 1 + 27 * 20);
 }
 
 TEST(FreshInstanceIds, CancelStopsTheWalk) {
@@ -57,7 +77,7 @@ TEST(FreshInstanceIds, CancelStopsTheWalk) {
   const std::vector<std::string> ids =
       FreshInstanceIds(42, 3, [](std::string_view) { return true; }, &cancelled);
   EXPECT_TRUE(ids.empty());
-  EXPECT_EQ(asked, 2);
+  EXPECT_EQ(asked, 2);  // the walk asks once per 65 536 ids looked at: it stopped at the second question
 }
 
 TEST(FreshInstanceIds, NothingAsked) {
