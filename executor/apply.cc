@@ -52,6 +52,13 @@ std::string DeleteBody(std::string_view uid) {
   return body.dump();
 }
 
+// Whether a failed write may still have been applied: the API server answered 5xx (it may fail after the commit,
+// e.g. a timeout writing the response) or the connection broke. 429 and 4xx are refusals.
+bool OutcomeUnknown(const absl::Status& s) {
+  if (kube::HttpCode(s) == 429) return false;
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsInternal(s) || absl::IsUnknown(s);
+}
+
 json OwnerJson(const pb::OwnerReference& o) {
   return {{"apiVersion", o.api_version()}, {"kind", o.kind()},       {"name", o.name()},
           {"uid", o.uid()},                {"controller", o.controller()}, {"blockOwnerDeletion", o.block_owner_deletion()}};
@@ -67,6 +74,7 @@ std::string_view ActionType(const pb::Action& a) {
     case pb::Action::kPatchPod: return "PatchPod";
     case pb::Action::kPatchPodStatus: return "PatchPodStatus";
     case pb::Action::kDeletePvc: return "DeletePvc";
+    case pb::Action::kCreatePvc: return "CreatePvc";
     case pb::Action::kUpdatePvcOwner: return "UpdatePvcOwner";
     case pb::Action::kPatchCloneSet: return "PatchCloneSet";
     case pb::Action::kCreateImagePullJob: return "CreateImagePullJob";
@@ -129,7 +137,7 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
   // Creations are the writes that outlive the CloneSet, so they go only after a fresh read shows it still there
   // (one GET per plan that creates; no extra write).
   const bool creates = std::any_of(plan.actions().begin(), plan.actions().end(),
-                                   [](const pb::Action& a) { return a.has_create_pod(); });
+                                   [](const pb::Action& a) { return a.has_create_pod() || a.has_create_pvc(); });
   if (creates) {
     auto fresh = d_.client->Get(absl::StrCat("/apis/", cs.api_version(), "/namespaces/", st.ns, "/clonesets/",
                                              cs.metadata().name()));
@@ -259,23 +267,70 @@ ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs
   return r;
 }
 
-absl::Status Reconciler::CreatePod(ApplyState& st, const pb::CreatePod& create) {
-  for (const std::string& pvc_json : create.pvc_jsons()) {
-    const std::string name = NameOf(pvc_json);
-    auto resp = d_.client->Create(PvcsPath(st.ns), pvc_json);
-    if (absl::IsAlreadyExists(resp.status())) {
-      Expect(st.key, ObjectKind::kPvc, name, Want::kPresent);  // left over from an earlier attempt: reuse it
-      continue;
-    }
-    if (!resp.ok()) return resp.status();
-    ExpectFromResponse(st.key, ObjectKind::kPvc, name, Want::kPresent, *resp);
+absl::Status Reconciler::CreateObject(const std::string& key, ObjectKind kind, const std::string& collection,
+                                      const std::string& body) {
+  const std::string name = NameOf(body);
+  auto resp = d_.client->Create(collection, body);
+  if (absl::IsAlreadyExists(resp.status())) {
+    Expect(key, kind, name, Want::kPresent);  // left over from an earlier attempt: reuse it
+    return absl::OkStatus();
   }
-  const std::string name = NameOf(create.pod_json());
-  auto resp = d_.client->Create(PodsPath(st.ns), create.pod_json());
-  if (absl::IsAlreadyExists(resp.status())) Expect(st.key, ObjectKind::kPod, name, Want::kPresent);
-  if (!resp.ok()) return resp.status();
-  ExpectFromResponse(st.key, ObjectKind::kPod, name, Want::kPresent, *resp);
+  if (resp.ok()) {
+    ExpectFromResponse(key, kind, name, Want::kPresent, *resp);
+    return absl::OkStatus();
+  }
+  if (!OutcomeUnknown(resp.status()) || name.empty()) return resp.status();
+  // The create may have been committed. If it was and we reported a failure, the next snapshot could lack the
+  // object (nothing would hold the plan until the cache shows it): a pod unseen while its claim is seen makes the
+  // claim look orphaned, and the claim cleanup deletes the volume of a pod that runs.
+  auto fresh = d_.client->Get(collection + "/" + name);
+  if (!fresh.ok()) return resp.status();
+  ExpectFromResponse(key, kind, name, Want::kPresent, *fresh);
   return absl::OkStatus();
+}
+
+absl::Status Reconciler::DeleteObject(const std::string& key, ObjectKind kind, const std::string& collection,
+                                      const std::string& name, const std::string& uid) {
+  const std::string path = collection + "/" + name;
+  auto resp = d_.client->Delete(path, DeleteBody(uid));
+  if (!resp.ok() && !absl::IsNotFound(resp.status())) {
+    if (!OutcomeUnknown(resp.status())) return resp.status();
+    // The delete may have been committed: gone, terminating, or replaced by another object (other uid) all mean
+    // the object we meant to delete is on its way out.
+    auto fresh = d_.client->Get(path);
+    if (fresh.ok()) {
+      const json obj = json::parse(*fresh, nullptr, /*allow_exceptions=*/false);
+      const auto meta = obj.is_object() ? obj.find("metadata") : obj.end();
+      const bool has_meta = meta != obj.end() && meta->is_object();
+      const auto uid_field = has_meta ? meta->find("uid") : obj.end();
+      const bool same = uid.empty() || !has_meta || uid_field == meta->end() || *uid_field == uid;
+      if (same && !(has_meta && meta->contains("deletionTimestamp"))) return resp.status();
+    } else if (!absl::IsNotFound(fresh.status())) {
+      return resp.status();
+    }
+  }
+  Expect(key, kind, name, Want::kAbsent);
+  return absl::OkStatus();
+}
+
+absl::Status Reconciler::CreatePod(ApplyState& st, const pb::CreatePod& create) {
+  std::set<std::string> created;
+  for (const std::string& pvc_json : create.pvc_jsons()) {
+    // No pod without its claim: a claim that could not be created stops the action before the pod.
+    if (absl::Status s = CreateObject(st.key, ObjectKind::kPvc, PvcsPath(st.ns), pvc_json); !s.ok()) return s;
+    created.insert(NameOf(pvc_json));
+  }
+  for (const std::string& claim : create.claim_names()) {
+    if (created.count(claim)) continue;
+    // The planner left it out because its snapshot had it; the cache may have learnt since that it is gone.
+    const Observed seen = d_.cache->Lookup(ObjectKind::kPvc, st.ns, claim);
+    if (!seen.exists || seen.deleting) {
+      return absl::FailedPreconditionError(absl::StrCat("claim ", claim, " of pod ", NameOf(create.pod_json()),
+                                                        seen.exists ? " is being deleted" : " does not exist",
+                                                        ": the pod is not created without it"));
+    }
+  }
+  return CreateObject(st.key, ObjectKind::kPod, PodsPath(st.ns), create.pod_json());
 }
 
 absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& original) {
@@ -359,17 +414,8 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
   const std::string& key = st.key;
   switch (action.kind_case()) {
     case pb::Action::kCreateRevision: {
-      const std::string& body = action.create_revision().revision_json();
-      const std::string name = NameOf(body);
-      auto resp = d_.client->Create(RevisionsPath(st.ns), body);
-      if (absl::IsAlreadyExists(resp.status())) {
-        // Seen by the next snapshot; the planner handles hash collisions (semantics §3.2).
-        Expect(key, ObjectKind::kRevision, name, Want::kPresent);
-        return absl::OkStatus();
-      }
-      if (!resp.ok()) return resp.status();
-      ExpectFromResponse(key, ObjectKind::kRevision, name, Want::kPresent, *resp);
-      return absl::OkStatus();
+      // AlreadyExists: seen by the next snapshot; the planner handles hash collisions.
+      return CreateObject(key, ObjectKind::kRevision, RevisionsPath(st.ns), action.create_revision().revision_json());
     }
     case pb::Action::kDeleteRevision: {
       const std::string& name = action.delete_revision().name();
@@ -382,23 +428,20 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
       return CreatePod(st, action.create_pod());
     case pb::Action::kDeletePod: {
       const auto& del = action.delete_pod();
-      auto resp = d_.client->Delete(PodsPath(st.ns) + "/" + del.name(), DeleteBody(del.uid()));
-      if (!resp.ok() && !absl::IsNotFound(resp.status())) return resp.status();
-      Expect(key, ObjectKind::kPod, del.name(), Want::kAbsent);
+      if (absl::Status s = DeleteObject(key, ObjectKind::kPod, PodsPath(st.ns), del.name(), del.uid()); !s.ok()) {
+        return s;
+      }
       for (const std::string& pvc : del.pvc_names()) {
-        auto presp = d_.client->Delete(PvcsPath(st.ns) + "/" + pvc, DeleteBody(""));
-        if (!presp.ok() && !absl::IsNotFound(presp.status())) return presp.status();
-        Expect(key, ObjectKind::kPvc, pvc, Want::kAbsent);
+        if (absl::Status s = DeleteObject(key, ObjectKind::kPvc, PvcsPath(st.ns), pvc, ""); !s.ok()) return s;
       }
       return absl::OkStatus();
     }
     case pb::Action::kDeletePvc: {
       const auto& del = action.delete_pvc();
-      auto resp = d_.client->Delete(PvcsPath(st.ns) + "/" + del.name(), DeleteBody(del.uid()));
-      if (!resp.ok() && !absl::IsNotFound(resp.status())) return resp.status();
-      Expect(key, ObjectKind::kPvc, del.name(), Want::kAbsent);
-      return absl::OkStatus();
+      return DeleteObject(key, ObjectKind::kPvc, PvcsPath(st.ns), del.name(), del.uid());
     }
+    case pb::Action::kCreatePvc:
+      return CreateObject(key, ObjectKind::kPvc, PvcsPath(st.ns), action.create_pvc().pvc_json());
     case pb::Action::kUpdatePvcOwner: {
       const auto& upd = action.update_pvc_owner();
       const pb::PersistentVolumeClaim* pvc = nullptr;

@@ -18,6 +18,7 @@ std::string PodOfAction(const pb::Action& a) {
     case pb::Action::kDeletePod: return a.delete_pod().name();
     case pb::Action::kPatchPod: return a.patch_pod().name();
     case pb::Action::kPatchPodStatus: return a.patch_pod_status().name();
+    case pb::Action::kCreatePvc: return a.create_pvc().pod_name();  // before the pod's other actions
     default: return "";
   }
 }

@@ -16,6 +16,13 @@
 //  * pod status patches that set only the controller's own conditions are guarded by the pod's uid instead of
 //    its resourceVersion (snapshot/patch.h), so they do not lose to the kubelet's status writes; the version
 //    such a write returns is used for the pod's spec patch only when metadata and spec are still the snapshot's;
+//  * a write answered with an error that leaves its outcome open (5xx, a lost connection: the API server may have
+//    committed it) is resolved with a GET: a create whose object exists, or a delete whose object is gone or
+//    terminating, counts as done and records its expectation, so the next snapshot cannot miss a pod we created
+//    (whose claim the planner would then take for orphaned) or show one we deleted;
+//  * a pod is POSTed only after each of its claims (CreatePod.claim_names) is known to exist: created or
+//    AlreadyExists in the same action, or present and not terminating in the cache; else the action fails before
+//    the pod is written (FailedCreate event);
 //  * an invalid CloneSet gets a Warning event `InvalidSpec` and a status condition type `Invalid`
 //    (status True, reason `InvalidSpec`, message "<field>: <message>; ...") and no pod is touched; the
 //    condition is removed again once the spec is valid;
@@ -136,6 +143,14 @@ class Reconciler {
                         const pb::PlanResponse& plan);
   absl::Status ApplyAction(ApplyState& st, const pb::Action& action);
   absl::Status CreatePod(ApplyState& st, const pb::CreatePod& create);
+  // POSTs `body` to `collection`. OK when the object exists afterwards: created, AlreadyExists, or found by a GET
+  // after an error that leaves the outcome open; records the kPresent expectation then.
+  absl::Status CreateObject(const std::string& key, ObjectKind kind, const std::string& collection,
+                            const std::string& body);
+  // DELETEs `collection`/`name` (uid precondition when not empty). OK when it is gone or terminating afterwards
+  // (404 included, or per a GET after an error that leaves the outcome open); records the kAbsent expectation then.
+  absl::Status DeleteObject(const std::string& key, ObjectKind kind, const std::string& collection,
+                            const std::string& name, const std::string& uid);
   absl::Status PatchFromAction(ApplyState& st, const pb::Action& action);
   void Expect(const std::string& key, ObjectKind kind, const std::string& name, Want want,
               const std::string& rv = "");

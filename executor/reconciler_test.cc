@@ -142,6 +142,8 @@ TEST_F(ReconcilerTest, SlowStartStopsAfterTheFailingBatch) {
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
         .WillOnce(Return(EtcdTimeout()));
+    // A 500 may come after the commit: the read shows it did not.
+    EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-b")).WillOnce(Return(absl::NotFoundError("no cs-b")));
     EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-c", 0))).WillOnce(Return(Obj("cs-c", 6)));
   }
   EXPECT_CALL(events_, Event(_, "Warning", "FailedCreate", HasSubstr("etcd timeout")));
@@ -165,9 +167,12 @@ TEST_F(ReconcilerTest, ConcurrentSlowStartFinishesTheFailingBatchOnly) {
   EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
   ::testing::Expectation first =
       EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 5)));
-  EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
+  ::testing::Expectation failed = EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-b", 0)))
       .After(first)
       .WillOnce(Return(EtcdTimeout()));
+  EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-b"))
+      .After(failed)
+      .WillOnce(Return(absl::NotFoundError("no cs-b")));
   EXPECT_CALL(client_, Create("/api/v1/namespaces/ns/pods", Obj("cs-c", 0)))
       .After(first)
       .WillOnce(Return(Obj("cs-c", 6)));
@@ -460,6 +465,183 @@ TEST_F(ReconcilerTest, DeletedCloneSetForgetsExpectations) {
   auto r = Make().Reconcile(kKey);
   EXPECT_TRUE(r.error.ok());
   EXPECT_EQ(expectations_.pending_keys(), 0u);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// No pod without its claim (docs/reliability.md): writes whose outcome a 500 leaves open, and claims.
+
+constexpr char kPods[] = "/api/v1/namespaces/ns/pods";
+constexpr char kPvcs[] = "/api/v1/namespaces/ns/persistentvolumeclaims";
+
+// The fault suite's failure: the pod create was committed but answered 500. Reported as a failure, the next
+// snapshot lacked the pod while its claim was there, and the claim cleanup deleted the claim of a running pod.
+// Now the pod is read back, the create counts as done and the next plan waits until the cache shows the pod.
+TEST_F(ReconcilerTest, PodCreateAnswered500AfterTheCommitIsReadBackAndExpected) {
+  pb::PlanResponse plan;
+  *plan.add_actions() = CreatePodAction("cs-a", 0, true);
+  plan.mutable_actions(0)->mutable_create_pod()->add_claim_names("ws-cs-a");
+  plan.set_write_status(true);
+  plan.mutable_status()->set_replicas(1);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
+    EXPECT_CALL(client_, Create(kPvcs, Obj("ws-cs-a", 0))).WillOnce(Return(Obj("ws-cs-a", 11)));
+    EXPECT_CALL(client_, Create(kPods, Obj("cs-a", 0))).WillOnce(Return(EtcdTimeout()));
+    EXPECT_CALL(client_, Get(std::string(kPods) + "/cs-a")).WillOnce(Return(Obj("cs-a", 12)));
+    EXPECT_CALL(client_, Patch(std::string(kCloneSetPath) + "/status", PatchType::kMerge, HasSubstr("\"replicas\":1")))
+        .WillOnce(Return(Obj("cs", 13)));
+  }
+  EXPECT_CALL(events_, Event(_, "Warning", "FailedCreate", _)).Times(0);
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey),
+            (std::vector<Expectation>{{ObjectKind::kPvc, "ws-cs-a", Want::kPresent, "11"},
+                                      {ObjectKind::kPod, "cs-a", Want::kPresent, "12"},
+                                      {ObjectKind::kCloneSet, "cs", Want::kAtLeastVersion, "13"}}));
+}
+
+// A claim whose create fails (and a read shows it absent) stops the action before the pod is POSTed; a claim
+// created but answered 500 is read back and the pod follows.
+TEST_F(ReconcilerTest, PodIsPostedOnlyAfterEachClaimIsKnownToExist) {
+  struct Case {
+    std::string name;
+    absl::StatusOr<std::string> read_back;  // GET of the claim after its 500
+    bool pod_posted;
+  };
+  const std::vector<Case> cases = {
+      {"claim not committed", absl::NotFoundError("no ws-cs-a"), false},
+      {"claim committed", Obj("ws-cs-a", 11), true},
+      {"claim state unknown", absl::UnavailableError("connection refused"), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    expectations_.Forget(kKey);
+    pb::PlanResponse plan;
+    *plan.add_actions() = CreatePodAction("cs-a", 0, true);
+    plan.mutable_actions(0)->mutable_create_pod()->add_claim_names("ws-cs-a");
+    EXPECT_CALL(planner_, Validate(_)).WillRepeatedly(Return(pb::ValidateResponse()));
+    EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
+    {
+      InSequence seq;
+      EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
+      EXPECT_CALL(client_, Create(kPvcs, Obj("ws-cs-a", 0))).WillOnce(Return(EtcdTimeout()));
+      EXPECT_CALL(client_, Get(std::string(kPvcs) + "/ws-cs-a")).WillOnce(Return(c.read_back));
+      if (c.pod_posted) EXPECT_CALL(client_, Create(kPods, Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 12)));
+    }
+    EXPECT_CALL(events_, Event(_, "Warning", "FailedCreate", HasSubstr("etcd timeout"))).Times(c.pod_posted ? 0 : 1);
+    auto r = Make().Reconcile(kKey);
+    EXPECT_EQ(r.error.ok(), c.pod_posted) << r.error;
+    ::testing::Mock::VerifyAndClearExpectations(&client_);
+    ::testing::Mock::VerifyAndClearExpectations(&events_);
+  }
+}
+
+// A claim the planner did not list for creation (its snapshot had it) must still be in the cache when the pod is
+// POSTed: gone or terminating in the meantime, the pod is not created (StrictMock: no Create) and the plan fails;
+// the next plan sees the claim missing and lists it for creation.
+TEST_F(ReconcilerTest, PodIsNotPostedWhenAClaimItMountsLeftTheCache) {
+  struct Case {
+    std::string name;
+    Observed claim;
+    bool pod_posted;
+  };
+  const std::vector<Case> cases = {
+      {"claim in the cache", Observed{.exists = true, .deleting = false, .resource_version = "9"}, true},
+      {"claim gone", Observed{}, false},
+      {"claim terminating", Observed{.exists = true, .deleting = true, .resource_version = "9"}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    expectations_.Forget(kKey);
+    pb::PlanResponse plan;
+    *plan.add_actions() = CreatePodAction("cs-a", 0, false);
+    plan.mutable_actions(0)->mutable_create_pod()->add_claim_names("ws-cs-a");
+    EXPECT_CALL(planner_, Validate(_)).WillRepeatedly(Return(pb::ValidateResponse()));
+    EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
+    EXPECT_CALL(cache_, Lookup(ObjectKind::kPvc, "ns", "ws-cs-a")).WillRepeatedly(Return(c.claim));
+    EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
+    if (c.pod_posted) EXPECT_CALL(client_, Create(kPods, Obj("cs-a", 0))).WillOnce(Return(Obj("cs-a", 12)));
+    auto r = Make().Reconcile(kKey);
+    EXPECT_EQ(r.error.ok(), c.pod_posted) << r.error;
+    if (!c.pod_posted) {
+      EXPECT_TRUE(absl::IsFailedPrecondition(r.error)) << r.error;
+      EXPECT_THAT(std::string(r.error.message()), HasSubstr("claim ws-cs-a of pod cs-a"));
+    }
+    ::testing::Mock::VerifyAndClearExpectations(&client_);
+    ::testing::Mock::VerifyAndClearExpectations(&cache_);
+  }
+}
+
+// The repair of a live pod's lost claim: POST it; AlreadyExists (someone was faster) is success too.
+TEST_F(ReconcilerTest, CreatePvcPostsTheClaimAndExpectsIt) {
+  for (bool exists : {false, true}) {
+    SCOPED_TRACE(exists ? "already exists" : "created");
+    expectations_.Forget(kKey);
+    pb::PlanResponse plan;
+    auto* a = plan.add_actions();
+    a->mutable_create_pvc()->set_pvc_json(Obj("ws-cs-a", 0));
+    a->mutable_create_pvc()->set_pod_name("cs-a");
+    EXPECT_CALL(planner_, Validate(_)).WillRepeatedly(Return(pb::ValidateResponse()));
+    EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
+    EXPECT_CALL(client_, Get(kCloneSetPath)).WillOnce(Return(CloneSetObj("uid-1")));
+    EXPECT_CALL(client_, Create(kPvcs, Obj("ws-cs-a", 0)))
+        .WillOnce(Return(exists ? absl::StatusOr<std::string>(kube::StatusFromHttp(
+                                      409, R"({"kind":"Status","status":"Failure","reason":"AlreadyExists","code":409})"))
+                                : absl::StatusOr<std::string>(Obj("ws-cs-a", 21))));
+    auto r = Make().Reconcile(kKey);
+    EXPECT_TRUE(r.error.ok()) << r.error;
+    EXPECT_EQ(expectations_.Get(kKey),
+              (std::vector<Expectation>{{ObjectKind::kPvc, "ws-cs-a", Want::kPresent, exists ? "" : "21"}}));
+    ::testing::Mock::VerifyAndClearExpectations(&client_);
+  }
+}
+
+// A delete answered 500 after the commit: the read shows the pod terminating (or gone), so the pod's PVCs are
+// deleted next and the next snapshot waits for the pod to leave the cache.
+TEST_F(ReconcilerTest, DeleteAnswered500AfterTheCommitCountsAsDone) {
+  pb::PlanResponse plan;
+  auto* del = plan.add_actions()->mutable_delete_pod();
+  del->set_name("cs-b");
+  del->set_uid("ub");
+  del->add_pvc_names("ws-cs-b");
+  plan.mutable_actions(0)->set_stop_on_error(true);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Delete(std::string(kPods) + "/cs-b", _)).WillOnce(Return(EtcdTimeout()));
+    EXPECT_CALL(client_, Get(std::string(kPods) + "/cs-b"))
+        .WillOnce(Return(R"({"metadata":{"name":"cs-b","uid":"ub","deletionTimestamp":"2026-01-01T00:00:00Z"}})"));
+    EXPECT_CALL(client_, Delete(std::string(kPvcs) + "/ws-cs-b", _)).WillOnce(Return(EtcdTimeout()));
+    EXPECT_CALL(client_, Get(std::string(kPvcs) + "/ws-cs-b")).WillOnce(Return(absl::NotFoundError("gone")));
+  }
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey), (std::vector<Expectation>{{ObjectKind::kPod, "cs-b", Want::kAbsent, ""},
+                                                               {ObjectKind::kPvc, "ws-cs-b", Want::kAbsent, ""}}));
+}
+
+// ...but a read showing the same object still alive keeps the failure (stop_on_error: nothing after it runs).
+TEST_F(ReconcilerTest, DeleteAnswered500BeforeTheCommitStaysAFailure) {
+  pb::PlanResponse plan;
+  auto* del = plan.add_actions()->mutable_delete_pod();
+  del->set_name("cs-b");
+  del->set_uid("ub");
+  del->add_pvc_names("ws-cs-b");
+  plan.mutable_actions(0)->set_stop_on_error(true);
+  EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Delete(std::string(kPods) + "/cs-b", _)).WillOnce(Return(EtcdTimeout()));
+    EXPECT_CALL(client_, Get(std::string(kPods) + "/cs-b")).WillOnce(Return(R"({"metadata":{"name":"cs-b","uid":"ub"}})"));
+  }
+  EXPECT_CALL(events_, Event(_, "Warning", "FailedDelete", HasSubstr("etcd timeout")));
+  auto r = Make().Reconcile(kKey);
+  EXPECT_TRUE(absl::IsUnavailable(r.error)) << r.error;
+  EXPECT_TRUE(expectations_.Get(kKey).empty());
 }
 
 }  // namespace

@@ -250,6 +250,12 @@ std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {
         break;
       }
       case pb::Action::kDeletePvc: line = "delete PVC " + a.delete_pvc().name(); break;
+      case pb::Action::kCreatePvc: {
+        Json pvc = Json::parse(a.create_pvc().pvc_json(), nullptr, false);
+        line = absl::StrCat("create missing PVC ", pvc.is_object() ? pvc["metadata"].value("name", "?") : "?",
+                            " of pod ", a.create_pvc().pod_name());
+        break;
+      }
       case pb::Action::kUpdatePvcOwner: line = "move owner of PVC " + a.update_pvc_owner().name(); break;
       case pb::Action::kPatchCloneSet:
         line = absl::StrCat("patch CloneSet (", a.patch_clone_set().purpose(), "): ",

@@ -162,6 +162,12 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
       pvcs_.erase(action.delete_pvc().name());
       ++out.writes;
       return absl::OkStatus();
+    case pb::Action::kCreatePvc: {
+      auto pvc = snapshot::PvcFromJson(action.create_pvc().pvc_json());
+      if (!pvc.ok()) return pvc.status();
+      CreatePvc(*pvc, now, out);
+      return absl::OkStatus();
+    }
     case pb::Action::kUpdatePvcOwner: {
       const pb::UpdatePvcOwner& u = action.update_pvc_owner();
       auto it = pvcs_.find(u.name());
@@ -189,17 +195,21 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
   return absl::InvalidArgumentError("action without a kind");
 }
 
+void SimCluster::CreatePvc(const pb::PersistentVolumeClaim& pvc, absl::Time now, AppliedPlan& out) {
+  if (pvcs_.contains(pvc.metadata().name())) return;  // left over: reused, as the executor does
+  pb::PersistentVolumeClaim& stored = pvcs_[pvc.metadata().name()] = pvc;
+  stored.mutable_metadata()->set_uid(absl::StrCat("sim-pvc-", ++uid_counter_));
+  stored.mutable_metadata()->set_resource_version(NextVersion());
+  SetTimestamp(now, stored.mutable_metadata()->mutable_creation_timestamp());
+  stored.set_phase("Bound");
+  ++out.writes;
+}
+
 absl::Status SimCluster::CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out) {
   for (const std::string& pvc_json : create.pvc_jsons()) {
     auto pvc = snapshot::PvcFromJson(pvc_json);
     if (!pvc.ok()) return pvc.status();
-    if (pvcs_.contains(pvc->metadata().name())) continue;  // left over: reused, as the executor does
-    pvc->mutable_metadata()->set_uid(absl::StrCat("sim-pvc-", ++uid_counter_));
-    pvc->mutable_metadata()->set_resource_version(NextVersion());
-    SetTimestamp(now, pvc->mutable_metadata()->mutable_creation_timestamp());
-    pvc->set_phase("Bound");
-    pvcs_[pvc->metadata().name()] = *pvc;
-    ++out.writes;
+    CreatePvc(*pvc, now, out);
   }
   auto pod = snapshot::PodFromJson(create.pod_json());
   if (!pod.ok()) return pod.status();

@@ -91,6 +91,8 @@ class SimCluster {
   std::string NextVersion() { return std::to_string(++resource_version_); }
   void StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now);
   bool StepPod(pb::Pod& pod, Kubelet& k, absl::Time now);
+  // A PVC POSTed by a CreatePod or CreatePvc action; one that exists already is left as it is (AlreadyExists).
+  void CreatePvc(const pb::PersistentVolumeClaim& pvc, absl::Time now, AppliedPlan& out);
   absl::Status CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out);
   absl::Status PatchPod(const pb::PatchPod& patch, absl::Time now, AppliedPlan& out);
   absl::Status PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now);
