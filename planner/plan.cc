@@ -127,6 +127,7 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out, 
 
   PlanUnusableRevisionEvents(ctx, plan);
   PlanPvcCleanupAndRelease(ctx, plan);
+  PlanMissingClaims(ctx, plan);
   PlanImagePreDownload(ctx, plan);
 
   absl::Status scale_error;

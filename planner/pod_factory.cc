@@ -31,6 +31,10 @@ Json ObjectOrEmpty(const Json& parent, const char* key) {
   return it != parent.end() && it->is_object() ? *it : Json::object();
 }
 
+absl::Status MissingClaimTemplateName(int i) {
+  return absl::InvalidArgumentError(absl::StrCat("spec.volume_claim_templates_json[", i, "].metadata.name: required"));
+}
+
 // The pod and every claim template's PVC for `instance_id`, PVCs in claim template order (existing ones included).
 // `claim_template_names`, when given, receives the claim template names.
 absl::StatusOr<NewPod> Assemble(const PlanContext& ctx, const std::string& template_json, const std::string& revision,
@@ -87,10 +91,8 @@ absl::StatusOr<NewPod> Assemble(const PlanContext& ctx, const std::string& templ
     if (!vct.ok()) return vct.status();
     Json vmeta = ObjectOrEmpty(*vct, "metadata");
     const std::string vct_name = vmeta.value("name", "");
-    if (vct_name.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("spec.volume_claim_templates_json[", i, "].metadata.name: required"));
-    }
-    const std::string claim = absl::StrCat(vct_name, "-", cs_name, "-", instance_id);
+    if (vct_name.empty()) return MissingClaimTemplateName(i);
+    const std::string claim = ClaimName(vct_name, cs_name, instance_id);
     vct_names.insert(vct_name);
     if (claim_template_names != nullptr) claim_template_names->push_back(vct_name);
     volumes.push_back({{"name", vct_name}, {"persistentVolumeClaim", {{"claimName", claim}, {"readOnly", false}}}});
@@ -210,10 +212,32 @@ NewPod PodFactory::Build(const std::string& instance_id) const {
     all_pvcs = std::move(assembled->pvc_jsons);
   }
   for (size_t i = 0; i < all_pvcs.size(); ++i) {
-    if (existing_pvcs_.contains(absl::StrCat(vct_names_[i], "-", cs_name_, "-", instance_id))) continue;
-    out.pvc_jsons.push_back(std::move(all_pvcs[i]));
+    std::string claim = ClaimName(vct_names_[i], cs_name_, instance_id);
+    const bool exists = existing_pvcs_.contains(claim);
+    out.claim_names.push_back(std::move(claim));
+    if (!exists) out.pvc_jsons.push_back(std::move(all_pvcs[i]));
   }
   return out;
+}
+
+std::string ClaimName(std::string_view vct, std::string_view cs_name, std::string_view instance_id) {
+  std::string name;
+  name.reserve(vct.size() + cs_name.size() + instance_id.size() + 2);
+  name.append(vct).append("-").append(cs_name).append("-").append(instance_id);
+  return name;
+}
+
+absl::StatusOr<std::vector<std::string>> ClaimTemplateNames(const pb::CloneSet& cs) {
+  std::vector<std::string> names;
+  const auto& vcts = cs.spec().volume_claim_templates_json();
+  for (int i = 0; i < vcts.size(); ++i) {
+    absl::StatusOr<Json> vct = ParseObject(vcts[i], absl::StrCat("spec.volume_claim_templates_json[", i, "]"));
+    if (!vct.ok()) return vct.status();
+    std::string name = ObjectOrEmpty(*vct, "metadata").value("name", "");
+    if (name.empty()) return MissingClaimTemplateName(i);
+    names.push_back(std::move(name));
+  }
+  return names;
 }
 
 absl::StatusOr<NewPod> BuildPod(const PlanContext& ctx, const std::string& template_json,

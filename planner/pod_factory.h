@@ -13,8 +13,16 @@ namespace cloneset::planner {
 
 struct NewPod {
   std::string pod_json;
-  std::vector<std::string> pvc_jsons;  // only PVCs that do not exist yet
+  std::vector<std::string> pvc_jsons;    // only PVCs that do not exist yet
+  std::vector<std::string> claim_names;  // every claim the pod mounts, in claim template order
 };
+
+// The name of the claim that claim template `vct` gives the pod with `instance_id`: <vct>-<cs>-<id>.
+std::string ClaimName(std::string_view vct, std::string_view cs_name, std::string_view instance_id);
+
+// The names of the CloneSet's volumeClaimTemplates, in order; errors name the template that is not a JSON object
+// or has no name.
+absl::StatusOr<std::vector<std::string>> ClaimTemplateNames(const pb::CloneSet& cs);
 
 // Builds the pods of one revision. Only the instance id differs between the pods of a plan, so the template and
 // the volume claim templates are parsed and the documents serialized once (Create), with the places of the id cut

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "planner/delete_order.h"
 #include "planner/instance_ids.h"
 #include "planner/lifecycle.h"
@@ -72,12 +73,13 @@ std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n,
       if (id.empty()) continue;
       if (!pod_ids.contains(id)) {
         if (static_cast<int32_t>(result.size()) < n) result.emplace(id);
-      } else if (ctx.spec.retain_pvcs && terminating_ids.contains(id)) {
+      } else if (terminating_ids.contains(id)) {
         blocked.insert(id);
       }
     }
-    // Retained PVCs of a pod that is still terminating: their id comes back in a moment, so that many creations
-    // wait for it instead of taking a fresh id and orphaning the retained data.
+    // PVCs of a pod that is still terminating (deleted under Retain, or by someone else while reuse is on: the
+    // controller deletes a pod's PVCs with it otherwise): their id comes back in a moment, so that many creations
+    // wait for it instead of taking a fresh id and leaving the PVCs without a pod (docs/compatibility.md "Scale").
     for (const std::string_view id : blocked) {
       if (static_cast<int32_t>(result.size()) >= n) break;
       --n;
@@ -184,7 +186,7 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
   }
   for (const std::string& id : waiting) {
     plan.summary()->add_blocked_reasons(absl::StrCat("instance ", id,
-                                                     " waits for its terminating pod to reuse its retained PVCs"));
+                                                     " waits for its terminating pod to reuse its PVCs"));
   }
   if (!waiting.empty()) plan.PushRequeue(absl::Seconds(5));
   // One factory per revision, made when its first pod is built.
@@ -214,6 +216,7 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
     pb::CreatePod* create = action->mutable_create_pod();
     create->set_pod_json(std::move(pod.pod_json));
     for (auto& pvc : pod.pvc_jsons) create->add_pvc_jsons(std::move(pvc));
+    for (auto& claim : pod.claim_names) create->add_claim_names(std::move(claim));
     create->set_instance_id(ids[i]);
     create->set_revision(revision);
     create->set_batch(batch);
@@ -283,6 +286,44 @@ void PlanPvcCleanupAndRelease(const PlanContext& ctx, PlanBuilder& plan) {
     patch->set_resource_version(pod->metadata().resource_version());
     patch->add_remove_owner_uids(uid);
     patch->set_purpose("release");
+  }
+}
+
+void PlanMissingClaims(const PlanContext& ctx, PlanBuilder& plan) {
+  const pb::CloneSet& cs = *ctx.clone_set;
+  if (cs.spec().volume_claim_templates_json().empty() || IsSet(cs.metadata().deletion_timestamp())) return;
+  // A template that cannot be read is reported by validation, and Scale's pod factory fails on it as well.
+  absl::StatusOr<std::vector<std::string>> vcts = ClaimTemplateNames(cs);
+  if (!vcts.ok() || vcts->empty()) return;
+  absl::flat_hash_set<std::string_view> existing;
+  existing.reserve(ctx.pvcs.size());
+  for (const auto* pvc : ctx.pvcs) existing.insert(pvc->metadata().name());
+  std::optional<absl::StatusOr<PodFactory>> factory;
+  std::vector<PodFacts> scratch;
+  for (const PodFacts& f : AllFacts(ctx, scratch)) {
+    if (f.instance_id.empty()) continue;
+    const bool missing = std::any_of(vcts->begin(), vcts->end(), [&](const std::string& vct) {
+      return !existing.contains(ClaimName(vct, cs.metadata().name(), f.instance_id));
+    });
+    if (!missing) continue;
+    if (!factory.has_value()) factory = PodFactory::Create(ctx, ctx.update_template_json, ctx.update_revision);
+    if (!factory->ok()) return;
+    // The factory leaves out the claims the snapshot has, so these are exactly the missing ones.
+    NewPod built = (*factory)->Build(std::string(f.instance_id));
+    for (size_t i = 0; i < built.pvc_jsons.size(); ++i) {
+      pb::CreatePvc* create = plan.AddAction()->mutable_create_pvc();
+      create->set_pod_name(std::string(f.name));
+      create->set_pvc_json(std::move(built.pvc_jsons[i]));
+    }
+    std::vector<std::string> claims;
+    for (const std::string& claim : built.claim_names) {
+      if (!existing.contains(claim)) claims.push_back(claim);
+    }
+    const std::string pod(f.name);
+    plan.AddEvent(pb::WARNING, "MissingPVC",
+                  absl::StrCat("pod ", pod, " mounts ", absl::StrJoin(claims, ", "),
+                               " which does not exist: creating it again from the volumeClaimTemplate"),
+                  pod);
   }
 }
 

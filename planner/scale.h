@@ -13,6 +13,11 @@ namespace cloneset::planner {
 // PVC cleanup (§4.8) and release of pods that no longer match the selector (§4.9). Runs before Scale.
 void PlanPvcCleanupAndRelease(const PlanContext& ctx, PlanBuilder& plan);
 
+// A live pod whose claim is missing from the snapshot (deleted by someone, or lost to a failed write) gets the
+// claim created again from its volumeClaimTemplate: a CreatePvc per missing claim and a Warning MissingPVC event.
+// Upstream leaves such a pod without its volume (docs/compatibility.md "Scale"). Runs before Scale.
+void PlanMissingClaims(const PlanContext& ctx, PlanBuilder& plan);
+
 struct ScaleOutcome {
   bool scaling = false;  // the plan scaled, so Update must not run (§0.5)
   absl::Status error;    // sets the FailedScale condition
@@ -27,8 +32,8 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan);
 bool PlanDeletePods(const PlanContext& ctx, const std::vector<const pb::Pod*>& pods, PlanBuilder& plan);
 
 // §4.7: up to `n` instance ids, sorted: ids of PVCs without a pod object first (when PVC reuse or Retain is on),
-// then fresh ids from a PRNG seeded by request.random_seed and the CloneSet uid. Under Retain, ids whose retained
-// PVCs belong to a pod that is still terminating are not replaced by fresh ids: they are listed in `waiting` and
+// then fresh ids from a PRNG seeded by request.random_seed and the CloneSet uid. Ids whose kept PVCs (Retain or
+// reuse) belong to a pod that is still terminating are not replaced by fresh ids: they are listed in `waiting` and
 // the result is that much shorter.
 std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n,
                                               std::vector<std::string>* waiting = nullptr);

@@ -299,16 +299,55 @@ TEST(InstanceIds, RetainReusesOnlyAsManyAsNeededThenGenerates) {
   EXPECT_TRUE(ids[0] == "kkkkk" || ids[1] == "kkkkk");
 }
 
-// Upstream reuses the id of a pod that is still terminating and the create fails with AlreadyExists.
-TEST(InstanceIds, NoReuseWhileOldPodObjectExists) {
+// A pod deleted by someone else (kubectl delete pod) under the default policy: its PVC stays for reuse. Upstream
+// reuses the id while the old pod is still terminating and the create fails with AlreadyExists; taking a fresh id
+// instead would leave the PVC without a pod. The replacement waits for the id and then takes it back.
+TEST(InstanceIds, ReuseWaitsForTheTerminatingPodThenTakesItsId) {
   ResolvedSpec spec = Spec(1);
   spec.pvc_reuse = true;
+  Scenario terminating(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")),
+                               {PodBuilder("cs-zzzzz").Revision("cs-new").Deleting(Now())},
+                               {PvcBuilder("data-cs-zzzzz", "zzzzz")}),
+                       spec, "cs-new");
+  terminating.Scale();
+  EXPECT_THAT(terminating.CreatedIds(), IsEmpty());
+  EXPECT_THAT(terminating.plan.summary()->blocked_reasons(),
+              ElementsAre("instance zzzzz waits for its terminating pod to reuse its PVCs"));
+  EXPECT_EQ(terminating.plan.requeue(), absl::Seconds(5));
+
+  Scenario gone(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")), {}, {PvcBuilder("data-cs-zzzzz", "zzzzz")}),
+                spec, "cs-new");
+  gone.Scale();
+  EXPECT_THAT(gone.CreatedIds(), ElementsAre("zzzzz"));
+  EXPECT_EQ(gone.plan.response()->actions(0).create_pod().pvc_jsons_size(), 0);  // the same PVC, mounted again
+}
+
+// With reuse off the controller deleted the PVCs with the pod (or cleanup moves them to it): nothing to wait for.
+TEST(InstanceIds, NoWaitWithoutReuse) {
   Scenario s(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")),
                      {PodBuilder("cs-zzzzz").Revision("cs-new").Deleting(Now())}, {PvcBuilder("data-cs-zzzzz", "zzzzz")}),
-             spec, "cs-new");
+             Spec(1), "cs-new");
   s.Scale();
   ASSERT_EQ(s.CreatedIds().size(), 1u);
   EXPECT_NE(s.CreatedIds()[0], "zzzzz");
+  EXPECT_EQ(s.plan.summary()->blocked_reasons_size(), 0);
+}
+
+// Every claim the new pod mounts is listed for the executor's check, the existing ones too; only the missing
+// ones are POSTed.
+TEST(InstanceIds, CreatePodListsEveryClaim) {
+  ResolvedSpec spec = Spec(2);
+  spec.pvc_reuse = true;
+  Scenario s(Request(CloneSetBuilder().Replicas(2).Vct(VctJson("data")).Vct(VctJson("logs")), {},
+                     {PvcBuilder("data-cs-zzzzz", "zzzzz")}),
+             spec, "cs-new");
+  s.Scale();
+  ASSERT_EQ(s.CreatedIds().size(), 2u);
+  for (const auto& a : s.plan.response()->actions()) {
+    const auto& c = a.create_pod();
+    EXPECT_THAT(c.claim_names(), ElementsAre("data-cs-" + c.instance_id(), "logs-cs-" + c.instance_id()));
+    EXPECT_EQ(c.pvc_jsons_size(), c.instance_id() == "zzzzz" ? 1 : 2) << c.instance_id();
+  }
 }
 
 TEST(InstanceIds, NoReuseWhileFailedPodExists) {
@@ -387,6 +426,83 @@ TEST(PvcCleanup, NoReleaseWhileCloneSetIsDeleting) {
   s.ctx.pods.clear();
   PlanPvcCleanupAndRelease(s.ctx, s.plan);
   EXPECT_EQ(s.plan.response()->actions_size(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Missing claims of live pods
+
+std::vector<std::string> CreatedPvcs(const Scenario& s) {
+  std::vector<std::string> out;
+  for (const auto& a : s.plan.response()->actions()) {
+    if (!a.has_create_pvc()) continue;
+    const nlohmann::json pvc = nlohmann::json::parse(a.create_pvc().pvc_json());
+    out.push_back(a.create_pvc().pod_name() + ":" + pvc["metadata"].value("name", "") + ":" +
+                  pvc["metadata"]["labels"].value(kInstanceIdLabel, ""));
+  }
+  return out;
+}
+
+TEST(MissingClaims, LivePodGetsItsMissingClaimBack) {
+  struct Case {
+    std::string name;
+    bool reuse;
+    std::vector<pb::Pod> pods;
+    std::vector<pb::PersistentVolumeClaim> pvcs;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"claim there", false, {New("cs-aaaaa")}, {PvcBuilder("data-cs-aaaaa", "aaaaa")}, {}},
+      {"claim gone", false, {New("cs-aaaaa"), New("cs-bbbbb")}, {PvcBuilder("data-cs-aaaaa", "aaaaa")},
+       {"cs-bbbbb:data-cs-bbbbb:bbbbb"}},
+      {"claim gone, reuse on", true, {New("cs-bbbbb")}, {}, {"cs-bbbbb:data-cs-bbbbb:bbbbb"}},
+      // Only live pods: a terminating one is not given its claim back.
+      {"terminating pod", false, {PodBuilder("cs-ccccc").Revision("cs-new").Deleting(Now())}, {}, {}},
+      // A terminating claim is not in the snapshot: re-created (AlreadyExists until it is gone).
+      {"claim terminating", false, {New("cs-aaaaa")}, {PvcBuilder("data-cs-aaaaa", "aaaaa").Deleting(Now())},
+       {"cs-aaaaa:data-cs-aaaaa:aaaaa"}},
+  };
+  for (const auto& c : cases) {
+    ResolvedSpec spec = Spec(static_cast<int32_t>(c.pods.size()));
+    spec.pvc_reuse = c.reuse;
+    Scenario s(Request(CloneSetBuilder().Replicas(static_cast<int32_t>(c.pods.size())).Vct(VctJson("data")), c.pods,
+                       c.pvcs),
+               spec, "cs-new");
+    PlanMissingClaims(s.ctx, s.plan);
+    EXPECT_EQ(CreatedPvcs(s), c.want) << c.name;
+    EXPECT_EQ(s.plan.response()->actions_size(), static_cast<int>(c.want.size())) << c.name;
+    EXPECT_EQ(s.plan.response()->events_size(), static_cast<int>(c.want.size())) << c.name;
+    for (const auto& e : s.plan.response()->events()) {
+      EXPECT_EQ(e.type(), pb::WARNING) << c.name;
+      EXPECT_EQ(e.reason(), "MissingPVC") << c.name;
+      EXPECT_EQ(e.message(), "pod " + e.involved_pod() + " mounts data-" + e.involved_pod() +
+                                 " which does not exist: creating it again from the volumeClaimTemplate")
+          << c.name;
+    }
+  }
+}
+
+TEST(MissingClaims, TheClaimIsTheOneCreatePodWouldHaveMade) {
+  Scenario s(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")), {}), Spec(1), "cs-new");
+  s.Scale();
+  ASSERT_EQ(s.CreatedIds().size(), 1u);
+  const std::string id = s.CreatedIds()[0];
+  const std::string want = s.plan.response()->actions(0).create_pod().pvc_jsons(0);
+  Scenario repair(Request(CloneSetBuilder().Replicas(1).Vct(VctJson("data")), {New("cs-" + id)}), Spec(1), "cs-new");
+  PlanMissingClaims(repair.ctx, repair.plan);
+  ASSERT_EQ(repair.plan.response()->actions_size(), 1);
+  // The lifecycle timestamp is in the pod only, so the PVC documents are byte for byte the same.
+  EXPECT_EQ(repair.plan.response()->actions(0).create_pvc().pvc_json(), want);
+}
+
+TEST(MissingClaims, NothingWithoutClaimTemplatesOrWhileTheCloneSetIsDeleted) {
+  Scenario plain(Request(CloneSetBuilder().Replicas(1), {New("cs-aaaaa")}), Spec(1), "cs-new");
+  PlanMissingClaims(plain.ctx, plain.plan);
+  EXPECT_EQ(plain.plan.response()->actions_size(), 0);
+  CloneSetBuilder cs = CloneSetBuilder().Replicas(1).Vct(VctJson("data"));
+  *cs.mutable_clone_set()->mutable_metadata()->mutable_deletion_timestamp() = Ts(Now());
+  Scenario deleting(Request(cs, {New("cs-aaaaa")}), Spec(1), "cs-new");
+  PlanMissingClaims(deleting.ctx, deleting.plan);
+  EXPECT_EQ(deleting.plan.response()->actions_size(), 0);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -663,7 +779,7 @@ TEST(Retain, ReplacementWaitsForTerminatingPodToFreeItsId) {
   s.Scale();
   EXPECT_THAT(s.CreatedIds(), ElementsAre("ccccc"));
   EXPECT_THAT(s.plan.summary()->blocked_reasons(),
-              ElementsAre("instance bbbbb waits for its terminating pod to reuse its retained PVCs"));
+              ElementsAre("instance bbbbb waits for its terminating pod to reuse its PVCs"));
   EXPECT_EQ(s.plan.requeue(), absl::Seconds(5));
 }
 
