@@ -202,6 +202,88 @@ TEST_F(FidelityTest, PvcInUseIsProtectedUntilItsPodIsGone) {
   EXPECT_EQ(Call("GET", pvcs + "/job").status, 404);
 }
 
+TEST_F(FidelityTest, EventsK8sIoSharesTheCoreEvents) {
+  const std::string v1 = "/apis/events.k8s.io/v1/namespaces/default/events";
+  const std::string core = "/api/v1/namespaces/default/events";
+  ApiResponse r = Call("POST", v1, R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},
+      "eventTime":"2026-01-01T00:00:00.000000Z","regarding":{"kind":"Pod","name":"p","namespace":"default"},
+      "reason":"Tested","note":"hello","type":"Normal","action":"Test","reportingController":"t",
+      "reportingInstance":"t-1","deprecatedCount":2})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(Body(r)["note"], "hello");
+  json as_core = Body(Call("GET", core + "/e1"));
+  EXPECT_EQ(as_core["message"], "hello");
+  EXPECT_EQ(as_core["involvedObject"]["name"], "p");
+  EXPECT_EQ(as_core["reportingComponent"], "t");
+  EXPECT_EQ(as_core["count"], 2);
+  ASSERT_EQ(Call("POST", core, R"({"metadata":{"name":"e2"},"involvedObject":{"kind":"Pod","name":"q"},
+      "message":"from core","reason":"Tested"})").status, 201);
+  json list = Body(Call("GET", "/apis/events.k8s.io/v1/events"));
+  EXPECT_EQ(list["kind"], "EventList");
+  EXPECT_EQ(list["apiVersion"], "events.k8s.io/v1");
+  ASSERT_EQ(list["items"].size(), 2u);
+  EXPECT_EQ(list["items"][1]["note"], "from core");
+  EXPECT_EQ(list["items"][1]["regarding"]["name"], "q");
+  // Patches are written against the events.k8s.io shape.
+  r = Call("PATCH", v1 + "/e2", R"([{"op":"replace","path":"/note","value":"patched"}])", {},
+           "application/json-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(Call("GET", core + "/e2"))["message"], "patched");
+  // Watches speak the group's shape too.
+  ApiResponse w = Call("GET", v1, "", {{"watch", "true"}});
+  ASSERT_TRUE(w.watch) << w.body;
+  std::string chunk;
+  ASSERT_EQ(api_.NextWatchChunk(*w.watch, &chunk, std::chrono::milliseconds(1000)), ApiServer::StreamStep::kData);
+  EXPECT_TRUE(json::parse(chunk)["object"].contains("note")) << chunk;
+  // Discovery lists the group.
+  EXPECT_NE(Call("GET", "/apis").body.find("\"events.k8s.io/v1\""), std::string::npos);
+  json resources = Body(Call("GET", "/apis/events.k8s.io/v1"));
+  EXPECT_EQ(resources["resources"][0]["name"], "events");
+  EXPECT_EQ(Call("GET", "/apis/events.k8s.io/v1/namespaces/default/pods").status, 404);
+}
+
+TEST_F(FidelityTest, SelfSubjectAccessReviewIsAllowed) {
+  ApiResponse r = Call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                       R"({"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview",
+                           "spec":{"resourceAttributes":{"verb":"create","resource":"pods","namespace":"default"}}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  json b = Body(r);
+  EXPECT_TRUE(b["status"]["allowed"]);
+  EXPECT_EQ(b["spec"]["resourceAttributes"]["verb"], "create");
+  json list = Body(Call("GET", "/apis/authorization.k8s.io/v1"));
+  EXPECT_EQ(list["resources"][0]["verbs"], json::array({"create"}));
+  EXPECT_EQ(Call("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews").status, 405);
+}
+
+TEST_F(FidelityTest, OpenApiV3CarriesTheCrdSchemaForExplain) {
+  InstallChartCrd();
+  json doc = Body(Call("GET", "/openapi/v3/apis/apps.kruise.io/v1alpha1"));
+  const json& schema = doc["components"]["schemas"]["io.kruise.apps.v1alpha1.CloneSet"];
+  EXPECT_EQ(schema["x-kubernetes-group-version-kind"][0]["kind"], "CloneSet");
+  EXPECT_EQ(schema["properties"]["spec"]["properties"]["replicas"]["description"], "desired number of pods (default 1)");
+}
+
+TEST_F(FidelityTest, CrdRuleOutsideTheCelSubsetIsNamedInAWarning) {
+  json crd = json::parse(R"J({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+    "metadata":{"name":"widgets.example.com"},
+    "spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget"},
+    "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object",
+      "properties":{"spec":{"type":"object","properties":{"size":{"type":"string"}},
+        "x-kubernetes-validations":[{"rule":"quantity(self.size).isGreaterThan(quantity('1Gi'))"},
+                                    {"rule":"self.size != 'bad'","message":"bad size"}]}}}}}]}})J");
+  ApiResponse r = Call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("quantity(self.size)"), std::string::npos) << r.warnings[0];
+  const std::string widgets = "/apis/example.com/v1/namespaces/default/widgets";
+  // The supported rule is enforced; the other one is not (and was said so).
+  r = Call("POST", widgets, R"({"metadata":{"name":"w"},"spec":{"size":"bad"}})");
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_NE(r.body.find("bad size"), std::string::npos);
+  EXPECT_EQ(Call("POST", widgets, R"({"metadata":{"name":"w"},"spec":{"size":"1Mi"}})").status, 201);
+}
+
 TEST_F(FidelityTest, VersionWithTrailingSlash) {
   ApiResponse r = Call("GET", "/version/");
   ASSERT_EQ(r.status, 200) << r.body;
