@@ -61,7 +61,34 @@ PodRequest RequestOf(const nlohmann::json& pod) {
   if (auto sel = spec->find("nodeSelector"); sel != spec->end() && sel->is_object()) {
     for (const auto& [k, v] : sel->items()) r.node_selector.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
   }
+  if (auto vols = spec->find("volumes"); vols != spec->end() && vols->is_array()) {
+    for (const auto& v : *vols) {
+      if (!v.is_object()) continue;
+      auto pvc = v.find("persistentVolumeClaim");
+      if (pvc == v.end() || !pvc->is_object()) continue;
+      auto name = pvc->find("claimName");
+      if (name != pvc->end() && name->is_string()) r.claims.push_back(name->get<std::string>());
+    }
+  }
   return r;
+}
+
+std::optional<std::string> ClaimsUnschedulable(const std::vector<std::string>& claims, size_t nodes,
+                                               const std::function<std::optional<nlohmann::json>(const std::string&)>& claim) {
+  for (const std::string& name : claims) {
+    std::optional<nlohmann::json> c = claim(name);
+    std::string why;
+    if (!c.has_value()) {
+      why = absl::StrCat("persistentvolumeclaim \"", name, "\" not found");
+    } else if (auto meta = c->find("metadata"); meta != c->end() && meta->is_object() &&
+                                                meta->contains("deletionTimestamp")) {
+      why = absl::StrCat("persistentvolumeclaim \"", name, "\" is being deleted");
+    } else {
+      continue;
+    }
+    return absl::StrCat("0/", nodes, " nodes are available: ", why, ".");
+  }
+  return std::nullopt;
 }
 
 Placement PickNode(const PodRequest& request, const std::vector<NodeSlot>& nodes) {

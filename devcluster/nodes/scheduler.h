@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@ struct PodRequest {
   int64_t score_cpu_milli = 0;
   int64_t score_memory_bytes = 0;
   std::vector<std::pair<std::string, std::string>> node_selector;
+  std::vector<std::string> claims;  // spec.volumes[].persistentVolumeClaim.claimName, in volume order
 };
 // Unparseable quantities count as zero: the API server validates them; the scheduler must not crash on them.
 PodRequest RequestOf(const nlohmann::json& pod);
@@ -55,6 +57,13 @@ struct Placement {
 
 // Least allocated after placement (mean of cpu and memory fractions), then fewest pods, then name.
 Placement PickNode(const PodRequest& request, const std::vector<NodeSlot>& nodes);
+
+// kube-scheduler's VolumeBinding pre-filter over the claims a pod mounts: the first claim that does not exist or is
+// being deleted makes the pod unschedulable on every node, in kube-scheduler's words
+// ("0/3 nodes are available: persistentvolumeclaim \"data-web-0\" not found."); nullopt when every claim exists.
+// `claim` returns the stored claim by name, nullopt when there is none.
+std::optional<std::string> ClaimsUnschedulable(const std::vector<std::string>& claims, size_t nodes,
+                                               const std::function<std::optional<nlohmann::json>(const std::string&)>& claim);
 
 // Writes the binding into `pod` (spec.nodeName + PodScheduled True). Returns false when nothing changed.
 bool ApplyBinding(nlohmann::json& pod, const std::string& node, const std::string& now_rfc3339);

@@ -1,5 +1,7 @@
 #include "devcluster/nodes/scheduler.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 namespace cloneset::devcluster::nodes {
@@ -71,6 +73,45 @@ TEST(Scheduler, PickNodeTable) {
     Placement p = PickNode(c.request, c.nodes);
     EXPECT_EQ(p.node, c.want) << c.name;
     EXPECT_EQ(p.message, c.message) << c.name;
+  }
+}
+
+TEST(Scheduler, RequestOfListsTheClaimsThePodMounts) {
+  nlohmann::json pod = {{"spec",
+                         {{"volumes",
+                           {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data-web-0"}}}},
+                            {{"name", "cfg"}, {"configMap", {{"name", "cfg"}}}},
+                            {{"name", "bad"}, {"persistentVolumeClaim", {{"claimName", 7}}}},
+                            {{"name", "logs"}, {"persistentVolumeClaim", {{"claimName", "logs-web-0"}}}}}}}}};
+  EXPECT_EQ(RequestOf(pod).claims, (std::vector<std::string>{"data-web-0", "logs-web-0"}));
+  EXPECT_TRUE(RequestOf(nlohmann::json::object()).claims.empty());
+}
+
+TEST(Scheduler, ClaimsUnschedulableTable) {
+  const nlohmann::json bound = {{"metadata", {{"name", "c"}}}, {"status", {{"phase", "Bound"}}}};
+  const nlohmann::json pending = {{"metadata", {{"name", "c"}}}, {"status", {{"phase", "Pending"}}}};
+  const nlohmann::json deleting = {{"metadata", {{"name", "c"}, {"deletionTimestamp", "2026-01-01T00:00:00Z"}}}};
+  struct Case {
+    std::string name;
+    std::vector<std::string> claims;
+    std::map<std::string, nlohmann::json> stored;
+    std::optional<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"no claims", {}, {}, std::nullopt},
+      {"all there", {"a", "b"}, {{"a", bound}, {"b", pending}}, std::nullopt},
+      {"missing", {"a", "b"}, {{"a", bound}},
+       "0/3 nodes are available: persistentvolumeclaim \"b\" not found."},
+      {"first missing wins", {"x", "y"}, {}, "0/3 nodes are available: persistentvolumeclaim \"x\" not found."},
+      {"being deleted", {"a"}, {{"a", deleting}},
+       "0/3 nodes are available: persistentvolumeclaim \"a\" is being deleted."},
+  };
+  for (const auto& c : cases) {
+    auto got = ClaimsUnschedulable(c.claims, 3, [&](const std::string& name) -> std::optional<nlohmann::json> {
+      auto it = c.stored.find(name);
+      return it == c.stored.end() ? std::nullopt : std::optional<nlohmann::json>(it->second);
+    });
+    EXPECT_EQ(got, c.want) << c.name;
   }
 }
 

@@ -256,7 +256,16 @@ struct NodeSimulator::Impl {
       }
       PodEntry& e = pit->second;
       auto [ns, name] = SplitKey(key);
-      Placement p = PickNode(e.request, slots);
+      // Like kube-scheduler's VolumeBinding plugin: a pod whose claim is missing or being deleted stays Pending on
+      // every node (and so never runs) until the claim exists; the retry is this loop.
+      std::optional<std::string> claims_block;
+      if (!e.request.claims.empty()) {
+        claims_block = ClaimsUnschedulable(e.request.claims, slots.size(), [&](const std::string& claim) {
+          auto got = store->Get(kPersistentVolumeClaims, ns, claim);
+          return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
+        });
+      }
+      Placement p = claims_block ? Placement{.node = std::nullopt, .message = *claims_block} : PickNode(e.request, slots);
       if (!p.node) {
         // Only the first failure is written; later retries keep the message unless it changes.
         auto r = store->Mutate(kPods, ns, name, true, [&](json& pod) {

@@ -281,6 +281,53 @@ TEST_F(SimulatorTest, ClaimsBindToProvisionedVolumes) {
   EXPECT_EQ((*pv)["status"]["phase"], "Bound");
 }
 
+// A pod whose claim does not exist stays Pending with kube-scheduler's FailedScheduling event and never runs;
+// once the claim exists it is scheduled and started.
+TEST_F(SimulatorTest, PodWithoutItsClaimStaysPendingUntilTheClaimExists) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  StartSim(c);
+  json pod = Pod("web-0", "busybox", {{"volumes", {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data-0"}}}}}}});
+  ASSERT_TRUE(store_.Create(kPods, pod).ok());
+  const std::string want = "0/1 nodes are available: persistentvolumeclaim \"data-0\" not found.";
+  json got = WaitPod("web-0", [](const json& p) { return Condition(p, "PodScheduled") == "False"; });
+  EXPECT_EQ(got["spec"].value("nodeName", ""), "");
+  EXPECT_EQ(got["status"].value("phase", ""), "Pending");
+  for (const auto& cond : got["status"]["conditions"]) {
+    if (cond["type"] == "PodScheduled") {
+      EXPECT_EQ(cond["message"], want);
+    }
+  }
+  bool event = false;
+  for (int i = 0; i < 1000 && !event; ++i) {
+    auto events = store_.ListObjects(kEvents, {});
+    ASSERT_TRUE(events.ok());
+    for (const json& e : *events) {
+      event = event || (e.value("reason", "") == "FailedScheduling" && e.value("message", "") == want &&
+                        e["involvedObject"].value("name", "") == "web-0");
+    }
+    if (!event) std::this_thread::sleep_for(milliseconds(2));
+  }
+  EXPECT_TRUE(event) << "no FailedScheduling event naming the claim";
+  // However long it waits, it does not start.
+  clock_.Advance(seconds(30));
+  Settle();
+  got = *store_.Get(kPods, "default", "web-0");
+  EXPECT_EQ(got["spec"].value("nodeName", ""), "");
+  EXPECT_FALSE(got["status"].contains("containerStatuses"));
+
+  json pvc = {{"apiVersion", "v1"},
+              {"kind", "PersistentVolumeClaim"},
+              {"metadata", {{"name", "data-0"}, {"namespace", "default"}}},
+              {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  ASSERT_TRUE(store_.Create(kPersistentVolumeClaims, pvc).ok());
+  WaitPod("web-0", [](const json& p) {
+    return !p["spec"].value("nodeName", "").empty() && p["status"].contains("containerStatuses");
+  });
+  clock_.Advance(seconds(60));  // pull + start
+  WaitPod("web-0", [](const json& p) { return p["status"].value("phase", "") == "Running"; });
+}
+
 TEST_F(SimulatorTest, CriSocketSharesTheKubeletImageStore) {
   auto dir = std::filesystem::temp_directory_path() / ("d2sim-" + std::to_string(::getpid()));
   SimulatorConfig c;
