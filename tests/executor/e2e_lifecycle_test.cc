@@ -20,6 +20,7 @@ class LifecycleTest : public E2eTest {
   void MergePatch(const std::string& kind_name, const std::string& patch) {
     MustKubectl({"patch", "-n", ns_, kind_name, "--type=merge", "-p", patch});
   }
+  void ExpectPvcReusedAfterExternalPodDelete(const std::string& name, const std::string& scale_strategy);
 };
 
 TEST_F(LifecycleTest, PodsToDeleteAndSpecifiedDeleteLabel) {
@@ -120,32 +121,42 @@ TEST_F(LifecycleTest, LifecycleHooksDrivenByTheHookOwner) {
   }
 }
 
-TEST_F(LifecycleTest, PvcReusedAfterExternalPodDelete) {
-  // Seed 000's pvcRetentionPolicy Retain: the replacement waits for the terminating pod and takes its id back
-  // (docs/compatibility.md "Scale").
-  Apply(CloneSetYaml("reuse", 2, "img:v1",
-                     std::string("  updateStrategy: {maxUnavailable: 1}\n  scaleStrategy: {pvcRetentionPolicy: Retain}\n") +
-                         kVct));
-  ASSERT_TRUE(Eventually([&] { return AllReady("reuse", 2, "img:v1"); })) << Describe("reuse");
-  const auto before = Pods("reuse");
+// kubectl delete pod of a CloneSet with a volumeClaimTemplate: the pod's PVC stays (the controller did not delete
+// the pod), and the replacement waits for the terminating pod and takes its id back: same name, new UID, the same
+// PVC object, no PVC left without a pod (docs/compatibility.md "Scale"). `scale_strategy` is the policy's YAML.
+void LifecycleTest::ExpectPvcReusedAfterExternalPodDelete(const std::string& name, const std::string& scale_strategy) {
+  Apply(CloneSetYaml(name, 2, "img:v1", "  updateStrategy: {maxUnavailable: 1}\n" + scale_strategy + kVct));
+  ASSERT_TRUE(Eventually([&] { return AllReady(name, 2, "img:v1"); })) << Describe(name);
+  const auto before = Pods(name);
   const auto pvcs_before = Pvcs();
+  ASSERT_EQ(pvcs_before.size(), 2u);
   const std::string gone = before.begin()->first;
-  auto watch = Watch("reuse", 2);
+  auto watch = Watch(name, 2);
   MustKubectl({"delete", "-n", ns_, "pod", gone, "--wait=false"});
-  // The replacement takes the orphaned PVC's instance id: same name, new UID, the same PVC object.
   ASSERT_TRUE(Eventually([&] {
-    auto pods = Pods("reuse");
-    return AllReady("reuse", 2, "img:v1") && pods.count(gone) && pods[gone].uid != before.at(gone).uid;
-  })) << Describe("reuse");
+    auto pods = Pods(name);
+    return AllReady(name, 2, "img:v1") && pods.count(gone) && pods[gone].uid != before.at(gone).uid;
+  })) << Describe(name) << Kubectl({"get", "pvc", "-n", ns_}).output;
   const auto pvcs = Pvcs();
-  EXPECT_EQ(pvcs.size(), 2u);
+  EXPECT_EQ(pvcs.size(), 2u) << Kubectl({"get", "pvc", "-n", ns_}).output;
   const std::string claim = *before.at(gone).claims.begin();
-  EXPECT_EQ(Pods("reuse")[gone].claims, before.at(gone).claims);
+  EXPECT_EQ(Pods(name)[gone].claims, before.at(gone).claims);
   ASSERT_TRUE(pvcs.count(claim));
   EXPECT_EQ(pvcs.at(claim)["metadata"].value("uid", ""), pvcs_before.at(claim)["metadata"].value("uid", ""));
   const auto st = watch->Finish();
   EXPECT_GE(st.min_ready, 1);
   EXPECT_EQ(st.uids_seen.size(), 3u);
+}
+
+TEST_F(LifecycleTest, PvcReusedAfterExternalPodDelete) {
+  // Seed 000's pvcRetentionPolicy Retain.
+  ExpectPvcReusedAfterExternalPodDelete("reuse", "  scaleStrategy: {pvcRetentionPolicy: Retain}\n");
+}
+
+TEST_F(LifecycleTest, PvcReusedAfterExternalPodDeleteDefaultPolicy) {
+  // Seed 001: the default policy (Delete, PVC reuse on for v1alpha1) gave the replacement a new id and a new PVC
+  // and left data-vol-<old pod> without a pod.
+  ExpectPvcReusedAfterExternalPodDelete("reuse-default", "");
 }
 
 TEST_F(LifecycleTest, DeletingTheCloneSetCascadesToPodsAndPvcs) {
