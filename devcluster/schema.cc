@@ -46,6 +46,19 @@ bool IsIntegral(const json& v) {
   return std::isfinite(d) && std::floor(d) == d;
 }
 
+// The string formats kube-apiserver checks that CRDs here use; other formats are not checked (docs/compatibility.md).
+bool FormatMatches(const std::string& format, const std::string& v) {
+  static const RE2 kDateTime(R"(^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
+  static const RE2 kDate(R"(^\d{4}-\d{2}-\d{2}$)");
+  static const RE2 kUuid(R"(^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$)");
+  static const RE2 kByte(R"(^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$)");
+  if (format == "date-time") return RE2::FullMatch(v, kDateTime);
+  if (format == "date") return RE2::FullMatch(v, kDate);
+  if (format == "uuid") return RE2::FullMatch(v, kUuid);
+  if (format == "byte") return RE2::FullMatch(v, kByte);
+  return true;
+}
+
 bool TypeMatches(const std::string& type, const json& v) {
   if (type == "integer") return IsIntegral(v);
   if (type == "number") return v.is_number();
@@ -97,6 +110,22 @@ void CollectRules(const json& schema, StructuralSchema& out, int depth) {
 
 // ---- pruning and defaulting ------------------------------------------------------------------------------------
 
+// A custom resource's metadata is an ObjectMeta: other fields are pruned like unknown fields elsewhere.
+void PruneObjectMeta(json& meta, std::vector<std::string>& unknown) {
+  static const std::set<std::string> kFields = {
+      "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+      "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers",
+      "managedFields"};
+  for (auto it = meta.begin(); it != meta.end();) {
+    if (kFields.count(it.key())) {
+      ++it;
+    } else {
+      unknown.push_back("metadata." + it.key());
+      it = meta.erase(it);
+    }
+  }
+}
+
 void PruneDefaultAt(const json& schema, json& value, const std::string& path, std::vector<std::string>& unknown,
                     int depth) {
   if (depth > kMaxDepth || !schema.is_object()) return;
@@ -114,12 +143,21 @@ void PruneDefaultAt(const json& schema, json& value, const std::string& path, st
       }
     for (auto it = value.begin(); it != value.end();) {
       const std::string& key = it.key();
+      if (root_meta && key == "metadata" && it->is_object()) {
+        PruneObjectMeta(*it, unknown);
+        ++it;
+        continue;
+      }
       if (root_meta && (key == "metadata" || key == "apiVersion" || key == "kind")) {
         ++it;
         continue;
       }
       const json* sub = props && props->is_object() && props->contains(key) ? &(*props)[key] : nullptr;
       if (!sub && additional && additional->is_object()) sub = additional;
+      if (sub && it->is_null() && !Flag(*sub, "nullable")) {
+        it = value.erase(it);  // a null where the schema does not allow one is dropped, not reported
+        continue;
+      }
       if (sub) {
         PruneDefaultAt(*sub, *it, Child(path, key), unknown, depth + 1);
         ++it;
@@ -261,6 +299,10 @@ class Validator {
         Add("FieldValueTooLong", path, absl::StrCat("Too long: may not be more than ", m->get<size_t>(), " bytes"));
       if (const json* m = Sub(s, "minLength"); m && m->is_number_integer() && Runes(str) < m->get<size_t>())
         Invalid(path, v, absl::StrCat(InBody(path), " should be at least ", m->get<size_t>(), " chars long"));
+      if (const json* f = Sub(s, "format"); f && f->is_string() && !int_or_string && !FormatMatches(*f, str))
+        Add("FieldValueTypeInvalid", path,
+            absl::StrCat("Invalid value: ", Printed(v), ": ", InBody(path), " must be of type ", f->get<std::string>(),
+                         ": ", Printed(v)));
       if (const json* p = Sub(s, "pattern"); p && p->is_string()) {
         RE2 re(p->get<std::string>(), RE2::Quiet);
         if (re.ok() && !RE2::PartialMatch(str, re))

@@ -45,8 +45,12 @@ TEST(SchemaTest, DefaultsAndPrunesLikeTheApiServer) {
   cs["spec"]["replicaz"] = 3;
   cs["spec"]["template"]["spec"]["hostNetwork"] = true;  // preserved: the template keeps unknown fields
   cs["status"] = {{"replicas", 1}, {"bogus", 1}};
+  cs["metadata"]["lables"] = {{"a", "b"}};           // not an ObjectMeta field
+  cs["spec"]["minReadySeconds"] = nullptr;            // null where the schema does not allow it: dropped
   std::vector<std::string> unknown = PruneAndDefault(*t.schema, cs);
-  EXPECT_EQ(unknown, (std::vector<std::string>{"spec.replicaz", "status.bogus"}));
+  EXPECT_EQ(unknown, (std::vector<std::string>{"metadata.lables", "spec.replicaz", "status.bogus"}));
+  EXPECT_FALSE(cs["spec"].contains("minReadySeconds"));
+  EXPECT_EQ(cs["metadata"]["name"], "x");
   EXPECT_EQ(cs["spec"]["replicas"], 1);
   EXPECT_EQ(cs["spec"]["revisionHistoryLimit"], 10);
   EXPECT_EQ(cs["spec"]["scaleStrategy"], json::object());
@@ -109,6 +113,12 @@ TEST(SchemaTest, RejectsWhatTheCrdForbids) {
       {"activeDeadlineSeconds (CEL)",
        [](json& o) { o["spec"]["template"]["spec"]["activeDeadlineSeconds"] = 5; }, "spec.template.spec",
        "FieldValueInvalid", R"(Invalid value: "object": activeDeadlineSeconds in cloneset template must be nil)"},
+      {"condition time not a date-time",
+       [](json& o) { o["status"] = {{"conditions", {{{"type", "Progressing"}, {"status", "True"},
+                                                     {"lastUpdateTime", "yesterday"}}}}}; },
+       "status.conditions[0].lastUpdateTime", "FieldValueTypeInvalid",
+       R"(Invalid value: "yesterday": status.conditions[0].lastUpdateTime in body must be of type date-time: "yesterday")",
+       2},
       {"duplicate podsToDelete (list-type set)",
        [](json& o) { o["spec"]["scaleStrategy"]["podsToDelete"] = {"a", "a"}; },
        "spec.scaleStrategy.podsToDelete[1]", "FieldValueDuplicate", R"(Duplicate value: "a")"},
