@@ -194,6 +194,8 @@ std::vector<ResourceType> ApiServer::DiscoveryTypes() const {
 ApiResponse ApiServer::HandleEventsV1(const ApiRequest& req) {
   ApiRequest core = req;
   core.path = "/api/v1/" + req.path.substr(std::string("/apis/events.k8s.io/v1/").size());
+  if (auto fs = core.query.find("fieldSelector"); fs != core.query.end())
+    fs->second = EventsV1FieldSelectorToCore(fs->second);
   std::vector<std::string> seg = absl::StrSplit(core.path, '/', absl::SkipEmpty());
   const size_t resource_at = seg.size() >= 5 && seg[2] == "namespaces" ? 4 : 2;
   if (seg.size() <= resource_at || seg[resource_at] != "events" || seg.size() > resource_at + 2)

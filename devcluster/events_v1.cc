@@ -4,7 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace cloneset::devcluster {
 
@@ -68,6 +71,21 @@ json EventsV1PatchToCore(const json& patch) {
     }
   }
   return out;
+}
+
+std::string EventsV1FieldSelectorToCore(const std::string& selector) {
+  std::vector<std::string> out;
+  for (const std::string& term : std::vector<std::string>(absl::StrSplit(selector, ','))) {
+    size_t end = term.find_first_of("!=");
+    std::string key = term.substr(0, end);
+    std::string rest = end == std::string::npos ? "" : term.substr(end);
+    std::string core = key;
+    if (absl::StartsWith(key, "regarding.")) core = absl::StrCat("involvedObject.", key.substr(10));
+    else if (key == "reportingController") core = "reportingComponent";
+    else if (key == "deprecatedSource") core = "source";
+    out.push_back(absl::StrCat(core, rest));
+  }
+  return absl::StrJoin(out, ",");
 }
 
 json CoreResponseToEventsV1(const json& body) {

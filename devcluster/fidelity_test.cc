@@ -225,6 +225,10 @@ TEST_F(FidelityTest, EventsK8sIoSharesTheCoreEvents) {
   ASSERT_EQ(list["items"].size(), 2u);
   EXPECT_EQ(list["items"][1]["note"], "from core");
   EXPECT_EQ(list["items"][1]["regarding"]["name"], "q");
+  // Field selectors use the group's names.
+  json selected = Body(Call("GET", v1, "", {{"fieldSelector", "regarding.name=q,reason=Tested"}}));
+  ASSERT_EQ(selected["items"].size(), 1u) << selected.dump();
+  EXPECT_EQ(selected["items"][0]["metadata"]["name"], "e2");
   // Patches are written against the events.k8s.io shape.
   r = Call("PATCH", v1 + "/e2", R"([{"op":"replace","path":"/note","value":"patched"}])", {},
            "application/json-patch+json");
