@@ -176,6 +176,23 @@ class ClusterTest(unittest.TestCase):
             timer.cancel()
         self.assertIn(("ADDED", name), seen)
 
+    def test_watch_bookmark_arrives(self):
+        # The embedded cluster sends a bookmark after a second without events, kube-apiserver about once a minute.
+        patience = 10 if ARGS.devcluster else 90
+        rv = self.core.list_namespaced_config_map(self.ns).metadata.resource_version
+        w = watch.Watch()
+        bookmark_rv = None
+        started = time.monotonic()
+        for ev in w.stream(self.core.list_namespaced_config_map, self.ns, resource_version=rv,
+                           allow_watch_bookmarks=True, timeout_seconds=patience):
+            if ev["type"] == "BOOKMARK":
+                obj = ev["object"]
+                md = obj["metadata"] if isinstance(obj, dict) else obj.metadata
+                bookmark_rv = md["resourceVersion"] if isinstance(md, dict) else md.resource_version
+                w.stop()
+        self.assertIsNotNone(bookmark_rv, f"no BOOKMARK within {time.monotonic() - started:.0f}s")
+        self.assertGreaterEqual(int(bookmark_rv), int(rv))
+
     # ---- custom objects with scale and status subresources -------------------------------------------------
 
     def test_custom_objects_scale_and_status(self):
@@ -269,6 +286,8 @@ class ClusterTest(unittest.TestCase):
         names = [e.metadata.name for e in events.list_namespaced_event(self.ns).items]
         self.assertIn("ev-core", names)
         self.assertIn("ev-new", names)
+        selected = events.list_namespaced_event(self.ns, field_selector="regarding.name=ev-target,reason=Tested")
+        self.assertEqual(sorted(e.metadata.name for e in selected.items), ["ev-core", "ev-new"])
 
     def test_pvc_in_use_is_protected(self):
         self.core.create_namespaced_persistent_volume_claim(self.ns, client.V1PersistentVolumeClaim(
