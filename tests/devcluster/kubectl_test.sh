@@ -384,6 +384,20 @@ EOF2
   expect_eq "read as core event" "hello from events.k8s.io" "$(kubectl get events.v1. ev1 -o jsonpath='{.message}' 2>&1)"
   expect_eq "read as events.k8s.io" "hello from events.k8s.io ev-target" \
     "$(kubectl get events.v1.events.k8s.io ev1 -o jsonpath='{.note} {.regarding.name}' 2>&1)"
+  # The CRD examples the chart test holds a real API server to (tests/chart/testdata, '# server-expect:' lines):
+  # each invalid one is refused naming its field and rule message, each valid one and each seed is accepted.
+  local data="$ROOT/tests/chart/testdata" f want n=0
+  for f in "$data"/crd-invalid/*.yaml "$data"/crd-invalid-cel/*.yaml; do
+    if kubectl apply --dry-run=server -n default -f "$f" >"$WORK/o" 2>&1; then bad "not rejected: $f"; continue; fi
+    while read -r want; do
+      expect_contains "$(basename "$f") names" "$want" "$(cat "$WORK/o")"
+    done < <(sed -n 's/^# server-expect: //p' "$f")
+    n=$((n + 1))
+  done
+  [ "$n" -ge 20 ] && ok || bad "only $n invalid examples in $data"
+  for f in "$data"/crd-valid/*.yaml "$ROOT"/tests/data/seeds/*.yaml; do
+    if kubectl apply --dry-run=server -n default -f "$f" >"$WORK/o" 2>&1; then ok; else bad "$f rejected: $(cat "$WORK/o")"; fi
+  done
   expect_contains "version/" '"major":"1"' "$(api GET /version/ | tr -d ' \n')"
   # watch=True (the Python client's spelling) streams instead of listing.
   local out; out=$(curl -sk -m 2 -H "Authorization: Bearer $TOKEN" "$URL/api/v1/namespaces/default/configmaps?watch=True" 2>&1)
