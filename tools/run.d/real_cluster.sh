@@ -110,6 +110,21 @@ provisioner: cloneset.test/hostpath-provisioner
 reclaimPolicy: Delete
 volumeBindingMode: WaitForFirstConsumer'
 
+# _real_ok_or_dead NAME COMMAND...: COMMAND succeeds, or NAME's process is gone (no point waiting longer).
+_real_ok_or_dead() { local name="$1"; shift; "$@" || ! _alive "$name"; }
+
+# _real_wait SECONDS NAME DESCRIPTION COMMAND...: waits until COMMAND succeeds; fails at once with the end of
+# NAME's log when NAME exits meanwhile (e.g. its port was taken between the choice and the bind).
+_real_wait() {
+  local secs="$1" name="$2" what="$3"; shift 3
+  _wait_for "$secs" "$what" _real_ok_or_dead "$name" "$@" || return 1
+  if ! _alive "$name"; then
+    echo "up: $name exited; its log ($(_run_dir)/$name.log) ends with:" >&2
+    tail -n 5 "$(_run_dir)/$name.log" >&2
+    return 1
+  fi
+}
+
 real_cluster_up() {
   local nodes="${1:-3}" dir real
   dir="$(_run_dir)"; real="$dir/real"
@@ -142,7 +157,7 @@ real_cluster_up() {
     --listen-client-urls="http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls="http://127.0.0.1:$ETCD_CLIENT" \
     --listen-peer-urls="http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER" \
     --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn
-  _wait_for 60 "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" || return 1
+  _real_wait 60 etcd "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" || return 1
 
   # --etcd-compaction-interval=1m: watches of clients that fall behind meet compacted revisions ("410 Gone")
   # within a test's lifetime, as on a long-running cluster. --endpoint-reconciler-type=none: the only address is
@@ -156,7 +171,7 @@ real_cluster_up() {
     --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
     --etcd-compaction-interval=1m --endpoint-reconciler-type=none --allow-privileged=true --profiling=false
   local kc=(kubectl --kubeconfig "$kubeconfig")
-  _wait_for 180 "kube-apiserver /readyz" "${kc[@]}" get --raw /readyz || return 1
+  _real_wait 180 kube-apiserver "kube-apiserver /readyz" "${kc[@]}" get --raw /readyz || return 1
 
   _start kube-controller-manager "$cm" --kubeconfig="$kubeconfig" --secure-port=0 --leader-elect=false \
     --use-service-account-credentials=true --root-ca-file="$pki/ca.crt" \
@@ -172,12 +187,12 @@ real_cluster_up() {
   _real_nodes "$nodes" | "${kc[@]}" apply -f - >/dev/null || { echo "up: creating the kwok nodes failed" >&2; return 1; }
   printf '%s\n' "$_REAL_DEFAULT_CLASS" | "${kc[@]}" apply -f - >/dev/null ||
     { echo "up: creating the default StorageClass failed" >&2; return 1; }
-  _wait_for 120 "$nodes kwok nodes Ready" "${kc[@]}" wait --for=condition=Ready node -l type=kwok --timeout=2s ||
+  _real_wait 120 kwok "$nodes kwok nodes Ready" "${kc[@]}" wait --for=condition=Ready node -l type=kwok --timeout=2s ||
     return 1
   # The service-account controller (kube-controller-manager) creates `default` in every namespace; pods are
   # refused until it exists, so this is also the controller manager's liveness check.
-  _wait_for 120 "kube-controller-manager (the default service account)" "${kc[@]}" get serviceaccount default ||
-    return 1
+  _real_wait 120 kube-controller-manager "kube-controller-manager (the default service account)" \
+    "${kc[@]}" get serviceaccount default || return 1
   echo "$kubeconfig"
 }
 
