@@ -386,7 +386,8 @@ case_helm_install_real() {
   echo "timing: control plane up $((SECONDS - t0)) s"
   export KUBECONFIG="$RUN_DIR/kubeconfig"
   local crds=(clonesets.apps.kruise.io imagepulljobs.apps.kruise.io nodeimages.apps.kruise.io)
-  kubectl delete crd "${crds[@]}" --ignore-not-found --wait=true --timeout=60s
+  # 180 s: on the loaded 2-core machine one deletion once took over 60 s to pass its cleanup finalizer.
+  kubectl delete crd "${crds[@]}" --ignore-not-found --wait=true --timeout=180s
 
   t0=$SECONDS
   "$HELM" install cloneset "$CHART" --namespace cloneset-system --create-namespace --wait --timeout 5m \
