@@ -78,7 +78,7 @@ for mode in "${MODES[@]}"; do
       rm -f "$log"
     else
       FAILED[$mode]=$((FAILED[$mode] + 1))
-      tests=$(grep -o '^\[  FAILED  \] [A-Za-z0-9_.]*' "$log" | awk '{print $NF}' | sort -u | paste -sd, -)
+      tests=$(grep -oE '^\[  FAILED  \] [A-Za-z0-9_]+\.[A-Za-z0-9_/]+' "$log" | awk '{print $NF}' | sort -u | paste -sd, -)
       [ -n "$tests" ] || tests="(no gtest verdict: exit $rc$([ "$rc" -eq 124 ] && echo ', timed out'))"
       echo "$mode run $run/$RUNS seed $s: FAILED $tests ($((SECONDS - t0)) s) log $log"
       FAILURES+=("$mode seed $s: $tests; replay: CLONESET_FAULT_SEED=$s $BIN --gtest_filter=${tests//,/:}")

@@ -234,7 +234,11 @@ TEST(ExecutorFaultTest, PlannerOutageMeansNoWrites) {
   std::mt19937_64 rng(Seed());
   FaultStack stack;
   ASSERT_EQ(stack.Start(), "");
-  ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
+  // /readyz turns unready once every planner call has failed for this long (default 10 s, longer than the 5 s
+  // the check below waits).
+  std::vector<std::string> flags = kShortLeases;
+  flags.push_back("--readyz_failure_bound=2s");
+  ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", flags));
   const std::vector<Workload> ws = {{"fault-c-recreate", 6, 1, "ReCreate", false}, {"fault-c-inplace", 6, 1, "InPlaceIfPossible"}};
   ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(1)));
   ASSERT_EQ(WaitSettled(stack, ws, Image(1), absl::Seconds(60)), "") << Diagnose(stack, ws);
