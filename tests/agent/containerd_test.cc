@@ -1,5 +1,5 @@
 // The agent's CRI client and pull logic against real containerd 1.6 (CRI plugin) pulling from docker-registry,
-// all on loopback, with the configuration that works on this kernel (../shared/docs/environment.md §6):
+// all on loopback, with the configuration that works on this kernel:
 // restrict_oom_score_adj = true, a plain-HTTP hosts.toml, and an image built by umoci + skopeo from a static
 // binary. Any missing piece or a containerd that the kernel refuses is a FAILURE with the reason printed.
 #include <netinet/in.h>
