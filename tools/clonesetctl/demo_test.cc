@@ -32,8 +32,11 @@ apiserver_request_duration_seconds_count{user_agent="cloneset-executor",verb="cr
 // The argv bash makes of `command` with kubectl standing for a function that prints its arguments, NUL-separated.
 std::vector<std::string> ArgvFromBash(const std::string& command) {
   const std::string script = "kubectl() { printf '%s\\0' kubectl \"$@\"; }; " + command;
-  // The script itself goes through ShellCommand: what this test checks is also what passes it to bash -c.
-  const std::string line = ShellCommand({"bash", "--norc", "-c", script});
+  // The script reaches bash -c in single quotes of the test's own, independent of the ShellCommand under test.
+  std::string quoted = "'";
+  for (char c : script) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  const std::string line = "bash --norc -c " + quoted;
   FILE* p = popen(line.c_str(), "r");
   if (p == nullptr) return {"popen failed"};
   std::string out;
