@@ -10,16 +10,24 @@ usage: ./run down [--purge]
 USAGE
 }
 
+# _pid_alive PID: PID runs. A process killed with -9 whose parent has not reaped it yet (the components are
+# reparented when ./run exits) is a zombie that kill -0 still finds: it counts as dead.
+_pid_alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  local state; state="$(ps -o stat= -p "$1" 2>/dev/null || true)"
+  [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+}
+
 # _stop NAME: stops the component of $RUN_DIR/NAME.pid (TERM, KILL after 15 s) and removes the pid file.
 _stop() {
   local dir="${RUN_DIR:-$ROOT/.run}" name="$1" pid
   [ -f "$dir/$name.pid" ] || return 0
   pid="$(cat "$dir/$name.pid")"
-  if kill -0 "$pid" 2>/dev/null; then
+  if _pid_alive "$pid"; then
     kill -TERM "$pid" 2>/dev/null || true
     local deadline=$((SECONDS + 15))
-    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    while _pid_alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+    _pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
     log "down: stopped $name (pid $pid)"
   fi
   rm -f "$dir/$name.pid"

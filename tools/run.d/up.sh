@@ -35,7 +35,7 @@ USAGE
 # _alive NAME: the component's pid file names a live process.
 _alive() {
   local pidf; pidf="$(_run_dir)/$1.pid"
-  [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null
+  [ -f "$pidf" ] && _pid_alive "$(cat "$pidf")"
 }
 
 # _addr NAME PATTERN: the first "PATTERN <addr>" announced in NAME's log (stdout or stderr).
