@@ -266,13 +266,18 @@ class HttpRestClient final : public RestClient {
     return cli;
   }
 
+  // The most recently released connection that has not been idle longer than max_idle (older ones are closed:
+  // the server may have closed them already, and a request written to such a connection fails), else a new one.
   std::unique_ptr<httplib::ClientImpl> Acquire() {
+    std::vector<PooledClient> stale;  // closed outside the lock
     {
       absl::MutexLock l(&pool_mu_);
-      if (!idle_.empty()) {
-        auto c = std::move(idle_.back());
+      const absl::Time now = clock_->Now();
+      while (!idle_.empty()) {
+        PooledClient p = std::move(idle_.back());
         idle_.pop_back();
-        return c;
+        if (now - p.released_at <= opts_.max_idle) return std::move(p.client);
+        stale.push_back(std::move(p));
       }
     }
     return NewClient();
@@ -280,7 +285,7 @@ class HttpRestClient final : public RestClient {
 
   void Release(std::unique_ptr<httplib::ClientImpl> c) {
     absl::MutexLock l(&pool_mu_);
-    if (idle_.size() < 16) idle_.push_back(std::move(c));
+    if (idle_.size() < 16) idle_.push_back({std::move(c), clock_->Now()});
   }
 
   absl::StatusOr<HttpResponse> DoOnce(std::string_view method, std::string_view path,
@@ -333,7 +338,11 @@ class HttpRestClient final : public RestClient {
   prometheus::Family<prometheus::Counter>* requests_ = nullptr;
   prometheus::Family<prometheus::Histogram>* latency_ = nullptr;
   absl::Mutex pool_mu_;
-  std::vector<std::unique_ptr<httplib::ClientImpl>> idle_ ABSL_GUARDED_BY(pool_mu_);
+  struct PooledClient {
+    std::unique_ptr<httplib::ClientImpl> client;
+    absl::Time released_at;
+  };
+  std::vector<PooledClient> idle_ ABSL_GUARDED_BY(pool_mu_);
 };
 
 }  // namespace

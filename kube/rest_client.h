@@ -105,6 +105,9 @@ struct RestClientOptions {
   prometheus::Registry* registry = nullptr;  // metrics off when null
   Clock* clock = nullptr;                    // RealClock when null
   std::function<void(absl::Duration)> sleep;  // absl::SleepFor when empty
+  // A pooled keep-alive connection idle for longer is closed instead of reused: servers close idle connections
+  // (kube-apiserver after 90 s, the embedded cluster after 30 s) and a request written to one fails.
+  absl::Duration max_idle = absl::Seconds(20);
 };
 
 // Creates the HTTP(S) client for `config`. httplib clients are not

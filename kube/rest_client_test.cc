@@ -4,7 +4,10 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
+#include "httplib.h"
 #include "gtest/gtest.h"
 #include "kube/api_status.h"
 #include "kube/testing/fake_apiserver.h"
@@ -228,6 +231,41 @@ TEST(HttpRestClientTest, RejectsBadServerUrls) {
     EXPECT_FALSE(NewHttpRestClient(ClientConfig{.server = bad}).ok()) << bad;
   }
   EXPECT_TRUE(NewHttpRestClient(ClientConfig{.server = "https://[::1]:6443/prefix/"}).ok());
+}
+
+// A server closes a keep-alive connection after its idle timeout (kube-apiserver: 90 s, Go's IdleTimeout); a pooled
+// connection idle for longer must not be reused, or the next request fails writing to a closed connection
+// (seen on the real control plane: "UNAVAILABLE: DELETE ...: Write", which a DELETE does not retry). Each request's
+// client port tells whether it came over the same connection; the injected clock says how long it was idle.
+TEST(HttpRestClientTest, DropsPooledConnectionsIdleLongerThanTheBound) {
+  httplib::Server svr;
+  absl::Mutex mu;
+  std::vector<int> ports;
+  svr.Get("/x", [&](const httplib::Request& req, httplib::Response& res) {
+    absl::MutexLock l(&mu);
+    ports.push_back(req.remote_port);
+    res.set_content("{}", "application/json");
+  });
+  const int port = svr.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serve([&] { svr.listen_after_bind(); });  // bound and listening: connections wait in the backlog
+  testing::FakeClock clock;
+  RestClientOptions opts{.clock = &clock};
+  ASSERT_LT(opts.max_idle, absl::Seconds(30)) << "must stay below the servers' idle timeouts (devcluster: 30 s)";
+  auto c = NewHttpRestClient(ClientConfig{.server = absl::StrCat("http://127.0.0.1:", port)}, opts);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE((*c)->Get("/x").ok());
+  clock.Advance(opts.max_idle - absl::Seconds(1));
+  ASSERT_TRUE((*c)->Get("/x").ok());  // within the bound: reused
+  clock.Advance(opts.max_idle + absl::Seconds(1));
+  ASSERT_TRUE((*c)->Get("/x").ok());  // idle too long: a new connection
+  c->reset();  // closes the pooled connections, so the server's threads end without waiting for their timeout
+  svr.stop();
+  serve.join();
+  absl::MutexLock l(&mu);
+  ASSERT_EQ(ports.size(), 3u);
+  EXPECT_EQ(ports[0], ports[1]);
+  EXPECT_NE(ports[1], ports[2]);
 }
 
 }  // namespace
