@@ -72,11 +72,13 @@ json ScaleOf(const ResourceType& t, const json& o) {
 
 namespace {
 
-std::string ListJson(const ResourceType& t, const ListResult& list) {
+// count_remaining: kube-apiserver reports remainingItemCount only for lists without a label or field selector
+// (with one, it cannot know how many of the remaining objects match without reading them all).
+std::string ListJson(const ResourceType& t, const ListResult& list, bool count_remaining) {
   json meta = {{"resourceVersion", std::to_string(list.resource_version)}};
   if (!list.continue_token.empty()) {
     meta["continue"] = list.continue_token;
-    meta["remainingItemCount"] = list.remaining;
+    if (count_remaining) meta["remainingItemCount"] = list.remaining;
   }
   std::string out = absl::StrCat(R"({"kind":")", t.kind, R"(List","apiVersion":")", t.ApiVersion(),
                                  R"(","metadata":)", meta.dump(), R"(,"items":[)");
@@ -397,7 +399,8 @@ ApiResponse ApiServer::List(const ApiRequest& req, const Route& route) {
   }
   auto list = store_->List(route.type.Id(), o);
   if (!list.ok()) return FromStatus(list.status(), &route.type, "");
-  if (!WantsTable(req)) return Raw(200, ListJson(route.type, *list));
+  if (!WantsTable(req))
+    return Raw(200, ListJson(route.type, *list, o.label_selector.empty() && o.field_selector.empty()));
   std::vector<json> objects;
   objects.reserve(list->items.size());
   for (const auto& it : list->items) objects.push_back(it->Parse());

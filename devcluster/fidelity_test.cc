@@ -7,8 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "devcluster/api_server.h"
 #include "devcluster/codec.h"
+#include "devcluster/object_meta.h"
 
 namespace cloneset::devcluster {
 namespace {
@@ -177,29 +179,35 @@ TEST_F(FidelityTest, SecretStringDataIsMergedIntoData) {
 TEST_F(FidelityTest, PvcInUseIsProtectedUntilItsPodIsGone) {
   const std::string pvcs = "/api/v1/namespaces/default/persistentvolumeclaims";
   const std::string pods = "/api/v1/namespaces/default/pods";
+  auto pod = [](const std::string& name, const std::string& claim, const std::string& node) {
+    json p = {{"metadata", {{"name", name}}},
+              {"spec", {{"containers", {{{"name", "c"}, {"image", "i"}}}},
+                        {"volumes", {{{"name", "v"}, {"persistentVolumeClaim", {{"claimName", claim}}}}}}}}};
+    if (!node.empty()) p["spec"]["nodeName"] = node;
+    p["spec"]["terminationGracePeriodSeconds"] = 0;
+    return p.dump();
+  };
   ApiResponse r = Call("POST", pvcs, R"({"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"]}})");
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Body(r)["metadata"]["finalizers"], json::array({"kubernetes.io/pvc-protection"}));
-  ASSERT_EQ(Call("POST", pods, R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}],
-      "volumes":[{"name":"v","persistentVolumeClaim":{"claimName":"data"}}]}})").status, 201);
+  // A scheduled pod holds its claim, whatever its phase.
+  ASSERT_EQ(Call("POST", pods, pod("p", "data", "node-1")).status, 201);
+  ASSERT_EQ(Call("PATCH", pods + "/p/status", R"({"status":{"phase":"Succeeded"}})", {},
+                 "application/merge-patch+json").status, 200);
   r = Call("DELETE", pvcs + "/data");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_TRUE(Body(r)["metadata"].contains("deletionTimestamp"));
   ASSERT_EQ(Call("GET", pvcs + "/data").status, 200);  // kept while the pod exists
-  ASSERT_EQ(Call("DELETE", pods + "/p").status, 200);  // unscheduled: goes at once
+  ASSERT_EQ(Call("DELETE", pods + "/p").status, 200);
   EXPECT_EQ(Call("GET", pvcs + "/data").status, 404);
-  // An unused claim goes at once; one whose pod terminated (Succeeded) too.
+  // An unused claim goes at once, and so does one whose pods are not scheduled (the kubelet would not start them).
   ASSERT_EQ(Call("POST", pvcs, R"({"metadata":{"name":"free"}})").status, 201);
   EXPECT_EQ(Call("DELETE", pvcs + "/free").status, 200);
   EXPECT_EQ(Call("GET", pvcs + "/free").status, 404);
-  ASSERT_EQ(Call("POST", pvcs, R"({"metadata":{"name":"job"}})").status, 201);
-  ASSERT_EQ(Call("POST", pods, R"({"metadata":{"name":"j"},"spec":{"containers":[{"name":"c","image":"i"}],
-      "volumes":[{"name":"v","persistentVolumeClaim":{"claimName":"job"}}]}})").status, 201);
-  ASSERT_EQ(Call("DELETE", pvcs + "/job").status, 200);
-  ASSERT_EQ(Call("GET", pvcs + "/job").status, 200);
-  ASSERT_EQ(Call("PATCH", pods + "/j/status", R"({"status":{"phase":"Succeeded"}})", {},
-                 "application/merge-patch+json").status, 200);
-  EXPECT_EQ(Call("GET", pvcs + "/job").status, 404);
+  ASSERT_EQ(Call("POST", pvcs, R"({"metadata":{"name":"pending"}})").status, 201);
+  ASSERT_EQ(Call("POST", pods, pod("unscheduled", "pending", "")).status, 201);
+  EXPECT_EQ(Call("DELETE", pvcs + "/pending").status, 200);
+  EXPECT_EQ(Call("GET", pvcs + "/pending").status, 404);
 }
 
 TEST_F(FidelityTest, EventsK8sIoSharesTheCoreEvents) {
@@ -286,6 +294,42 @@ TEST_F(FidelityTest, CrdRuleOutsideTheCelSubsetIsNamedInAWarning) {
   EXPECT_EQ(r.status, 422) << r.body;
   EXPECT_NE(r.body.find("bad size"), std::string::npos);
   EXPECT_EQ(Call("POST", widgets, R"({"metadata":{"name":"w"},"spec":{"size":"1Mi"}})").status, 201);
+}
+
+TEST_F(FidelityTest, RemainingItemCountOnlyWithoutSelectors) {
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(Call("POST", kConfigMaps, json{{"metadata", {{"name", absl::StrCat("c", i)}, {"labels", {{"a", "b"}}}}}}.dump())
+                  .status,
+              201);
+  json plain = Body(Call("GET", kConfigMaps, "", {{"limit", "1"}}));
+  EXPECT_EQ(plain["metadata"]["remainingItemCount"], 3);
+  json selected = Body(Call("GET", kConfigMaps, "", {{"limit", "1"}, {"labelSelector", "a=b"}}));
+  EXPECT_TRUE(selected["metadata"].contains("continue"));
+  EXPECT_FALSE(selected["metadata"].contains("remainingItemCount")) << selected["metadata"].dump();
+}
+
+TEST(PodUsesClaimTest, AsThePvcProtectionControllerDecides) {
+  struct Case {
+    std::string name;
+    json pod;
+    bool want;
+  };
+  const json claim_vol = {{{"name", "v"}, {"persistentVolumeClaim", {{"claimName", "data"}}}}};
+  const json eph_vol = {{{"name", "scratch"}, {"ephemeral", {{"volumeClaimTemplate", json::object()}}}}};
+  const std::vector<Case> cases = {
+      {"scheduled", {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n"}, {"volumes", claim_vol}}}}, true},
+      {"unscheduled", {{"metadata", {{"name", "p"}}}, {"spec", {{"volumes", claim_vol}}}}, false},
+      {"succeeded", {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n"}, {"volumes", claim_vol}}},
+                     {"status", {{"phase", "Succeeded"}}}}, true},
+      {"other claim", {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n"}, {"volumes", eph_vol}}}}, false},
+      {"ephemeral", {{"metadata", {{"name", "data"}}}, {"spec", {{"nodeName", "n"}, {"volumes", eph_vol}}}}, false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(PodUsesClaim(c.pod, "data"), c.want) << c.name;
+  json eph = {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n"}, {"volumes", eph_vol}}}};
+  EXPECT_TRUE(PodUsesClaim(eph, "p-scratch"));
+  eph["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  eph["metadata"]["deletionGracePeriodSeconds"] = 0;
+  EXPECT_FALSE(PodUsesClaim(eph, "p-scratch"));  // shut down: no longer holds its ephemeral claim
 }
 
 TEST_F(FidelityTest, VersionWithTrailingSlash) {

@@ -208,9 +208,22 @@ std::vector<std::string> ClaimsOf(const nlohmann::json& pod) {
   return claims;
 }
 
-bool PodHoldsClaims(const nlohmann::json& pod) {
-  const std::string phase = StringAt(pod, {"status", "phase"});
-  return phase != "Succeeded" && phase != "Failed";
+bool PodUsesClaim(const nlohmann::json& pod, const std::string& claim) {
+  if (StringAt(pod, {"spec", "nodeName"}).empty()) return false;
+  const nlohmann::json* volumes = LookupPath(pod, ".spec.volumes");
+  if (!volumes || !volumes->is_array()) return false;
+  const nlohmann::json* grace = LookupPath(pod, ".metadata.deletionGracePeriodSeconds");
+  const bool shut_down =
+      LookupPath(pod, ".metadata.deletionTimestamp") && grace && grace->is_number() && grace->get<int64_t>() == 0;
+  const std::string pod_name = StringAt(pod, {"metadata", "name"});
+  for (const auto& v : *volumes) {
+    if (!v.is_object()) continue;
+    if (StringAt(v, {"persistentVolumeClaim", "claimName"}) == claim) return true;
+    if (!shut_down && v.contains("ephemeral") && v["ephemeral"].is_object() &&
+        pod_name + "-" + StringAt(v, {"name"}) == claim)
+      return true;
+  }
+  return false;
 }
 
 void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object) {

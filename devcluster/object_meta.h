@@ -46,9 +46,11 @@ inline constexpr char kPvcProtectionFinalizer[] = "kubernetes.io/pvc-protection"
 // The claims a pod uses: spec.volumes[].persistentVolumeClaim.claimName, and <pod>-<volume> for generic
 // ephemeral volumes.
 std::vector<std::string> ClaimsOf(const nlohmann::json& pod);
-// Whether a pod keeps its claims in use: any pod that has not terminated (phase Succeeded or Failed), also while it
-// is being deleted, as the pvc-protection controller counts them.
-bool PodHoldsClaims(const nlohmann::json& pod);
+// Whether `pod` keeps `claim` in use, as the pvc-protection controller decides (podUsesPVC): only a scheduled pod
+// (spec.nodeName set; the kubelet refuses to start one whose claim is being deleted) counts, whatever its phase (a
+// Succeeded pod still holds its claim until it is deleted); for a generic ephemeral volume, a pod that is shut down
+// (deletionTimestamp with a zero grace period) no longer does.
+bool PodUsesClaim(const nlohmann::json& pod, const std::string& claim);
 
 // The status a newly created object starts with (nullopt = keep/drop per type, see store.cc).
 void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object);

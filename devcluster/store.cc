@@ -103,7 +103,8 @@ struct Store::State {
                               const nlohmann::json* parsed = nullptr);
   void CheckForegroundOwnersLocked(const ObjectPtr& removed, int depth);
   // The pvc-protection controller: removes kPvcProtectionFinalizer from the deleted claim ns/claim once no pod
-  // (other than the one at `leaving_pod_key`, which is going away) holds it; the claim then goes.
+  // (other than the one at `leaving_pod_key`, which is going away) uses it (PodUsesClaim); the claim then goes.
+  // Checked when the claim is deleted and when a pod using it is removed.
   void ReleaseClaimIfUnusedLocked(const std::string& ns, const std::string& claim, const std::string& leaving_pod_key,
                                   int depth);
   absl::StatusOr<nlohmann::json> DeleteLocked(TypeState& ts, const std::string& key, const DeleteOptions& opts,
@@ -418,10 +419,7 @@ void Store::State::ReleaseClaimIfUnusedLocked(const std::string& ns, const std::
     for (auto it = pods->objects.lower_bound(prefix);
          it != pods->objects.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
       if (it->first == leaving_pod_key) continue;
-      nlohmann::json pod = it->second->Parse();
-      if (!PodHoldsClaims(pod)) continue;
-      const std::vector<std::string> claims = ClaimsOf(pod);
-      if (std::find(claims.begin(), claims.end(), claim) != claims.end()) return;  // still in use
+      if (PodUsesClaim(it->second->Parse(), claim)) return;  // still in use
     }
   }
   nlohmann::json j = pit->second->Parse();
@@ -605,8 +603,6 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
   if (absl::Status s = CommitLocked(ts, EventType::kModified, next, options.stored); !s.ok()) return s;
   if (finalize) RemoveLocked(ts, key, 0);
   else if (owners_changed) CollectIfGarbageLocked(ts, key, "", 0, &next);
-  if (ts.type.Id() == kPods && !finalize && PodHoldsClaims(prev) && !PodHoldsClaims(next))  // terminated
-    for (const std::string& claim : ClaimsOf(next)) ReleaseClaimIfUnusedLocked(ns, claim, key, 1);
   return next;
 }
 
