@@ -115,9 +115,12 @@ TEST_F(FidelityTest, CloneSetSchemaIsEnforcedAtAdmission) {
   ASSERT_EQ(r.status, 422) << r.body;
   json b = Body(r);
   EXPECT_EQ(b["reason"], "Invalid");
-  EXPECT_EQ(b["message"], "CloneSet.apps.kruise.io \"x\" is invalid: spec.replicas: Invalid value: -1: "
-                          "spec.replicas in body should be greater than or equal to 0");
+  // As kube-apiserver 1.34 answers: the schema's minimum, then the scale subresource's own check of its path.
+  EXPECT_EQ(b["message"], "CloneSet.apps.kruise.io \"x\" is invalid: [spec.replicas: Invalid value: -1: "
+                          "spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: "
+                          "-1: should be a non-negative integer]");
   EXPECT_EQ(b["details"]["causes"][0]["field"], "spec.replicas");
+  EXPECT_EQ(b["details"]["causes"][1]["field"], ".spec.replicas");
   EXPECT_EQ(b["details"]["kind"], "CloneSet");
   // Two errors at once are both reported.
   bad = CloneSet("y");

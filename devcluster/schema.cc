@@ -9,6 +9,8 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace cloneset::devcluster {
 
@@ -442,12 +444,27 @@ std::vector<std::string> PruneAndDefault(const StructuralSchema& schema, json& o
   return unknown;
 }
 
-std::vector<FieldError> ValidateAgainstSchema(const StructuralSchema& schema, const json& object, const json* old) {
+std::vector<FieldError> ValidateAgainstSchema(const StructuralSchema& schema, const json& object, const json* old,
+                                              const std::vector<std::string>& replicas_paths) {
   std::vector<FieldError> errors;
   Validator(schema, errors, Validator::Pass::kSchema).Validate(schema.root, object, old, "", 0);
+  // The scale subresource's replica counts, named by the CRD's JSON paths (".spec.replicas").
+  for (const std::string& path : replicas_paths) {
+    const json* v = &object;
+    for (absl::string_view part : absl::StrSplit(absl::StripPrefix(path, "."), '.')) {
+      if (!v->is_object() || !v->contains(std::string(part))) {
+        v = nullptr;
+        break;
+      }
+      v = &(*v)[std::string(part)];
+    }
+    if (v && v->is_number_integer() && v->get<int64_t>() < 0)
+      errors.push_back({"FieldValueInvalid", path, absl::StrCat("Invalid value: ", v->dump(),
+                                                                ": should be a non-negative integer")});
+  }
   if (std::any_of(errors.begin(), errors.end(), IsBlocking)) {
     errors.push_back({"FieldValueInvalid", "<nil>",
-                      "Invalid value: \"null\": some validation rules were not checked because the object was "
+                      "Invalid value: null: some validation rules were not checked because the object was "
                       "invalid; correct the existing errors to complete validation"});
     return errors;
   }

@@ -47,8 +47,10 @@ std::vector<std::string> PruneAndDefault(const StructuralSchema& schema, nlohman
 
 // Validates `object` (with `old`, the stored object on an update, or null on a create). As kube-apiserver's
 // validation ratcheting does, a value equal to the old one at the same place is not validated again, and
-// transition rules (those reading oldSelf) run only where an old value exists.
+// transition rules (those reading oldSelf) run only where an old value exists. replicas_paths: the scale
+// subresource's spec and status replica paths, whose values must not be negative.
 std::vector<FieldError> ValidateAgainstSchema(const StructuralSchema& schema, const nlohmann::json& object,
-                                              const nlohmann::json* old);
+                                              const nlohmann::json* old,
+                                              const std::vector<std::string>& replicas_paths = {});
 
 }  // namespace cloneset::devcluster

@@ -487,7 +487,9 @@ absl::Status AdmitCustomResource(const ResourceType& type, nlohmann::json& objec
   }
   if (options.field_validation == "Warn" && options.warnings)
     for (const auto& f : unknown) options.warnings->push_back(absl::StrCat("unknown field \"", f, "\""));
-  return FieldErrorsStatus(ValidateAgainstSchema(*type.schema, object, old));
+  std::vector<std::string> replicas_paths;
+  if (type.has_scale) replicas_paths = {type.scale_spec_path, type.scale_status_path};
+  return FieldErrorsStatus(ValidateAgainstSchema(*type.schema, object, old, replicas_paths));
 }
 
 // A CRD rule outside the CEL subset the cluster evaluates (cel.h) is said so on the CRD write, not silently skipped.
