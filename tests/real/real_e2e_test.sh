@@ -3,7 +3,8 @@
 # kube-controller-manager, kube-scheduler from tools/go/, kwok nodes, the test volume provisioner), in a private
 # RUN_DIR: the seed 000 manifests exactly as written; 3 pods Running and Ready, each with its own Bound PVC and
 # status.readyReplicas 3; scale to 5 (kubectl scale, the CRD's scale subresource); an in-place image update
-# (kubectl patch) after which every pod keeps its name and UID, runs the new image and restarted exactly once.
+# (kubectl patch) after which every pod keeps its name and UID, runs the new image and restarted exactly once;
+# then 95 s idle (server-closed keep-alive connections, etcd compaction) and a scale-down to 2 that keeps the PVCs.
 # Every wait is bounded; a failure prints what the cluster showed and the components' log tails.
 # Needs: BUILD_DIR (the build tree with cloneset-planner and cloneset-executor; ./run up builds them when missing),
 # kubectl, openssl, curl and Go (./run deps; the control plane is built once by ./run toolchain).
@@ -105,5 +106,22 @@ $want
 got
 $after"
 step "inplace-update"
+
+# Idle for longer than kube-apiserver's 90 s keep-alive idle timeout and than the first etcd compaction (60 s
+# after start), then scale down: the executor's pooled connections were closed by the server (a request written to one fails) and its
+# watches' starting revisions are compacted. Both must go unnoticed: no transport error in the executor's log.
+sleep 95
+etcd_client=$(sed -n 's/^ETCD_CLIENT=//p' "$RUN_DIR/real/ports")
+compacted=$(curl -sf "http://127.0.0.1:$etcd_client/metrics" | sed -n 's/^etcd_debugging_mvcc_compact_revision //p')
+[ "${compacted:-0}" -gt 0 ] || fail "etcd has not compacted after 95 s (compact revision '${compacted:-}')"
+kc scale cloneset $CS --replicas=2 >/dev/null || fail "kubectl scale --replicas=2"
+poll 120 "2 ready pods after scaling down" settled 2 "$NEW_IMAGE"
+if grep -q UNAVAILABLE "$RUN_DIR/executor-0.log"; then
+  grep UNAVAILABLE "$RUN_DIR/executor-0.log" | head -5
+  fail "the executor's requests failed at the transport level (above)"
+fi
+# pvcRetentionPolicy: Retain keeps the claims of the 3 removed pods.
+[ "$(kc get pvc --no-headers | grep -c '^workspace-')" = 5 ] || fail "want 5 workspace PVCs kept (Retain)"
+step "idle-95s-then-scale-2"
 echo "timing: total (without down) $((SECONDS - START)) s"
 echo "PASS"

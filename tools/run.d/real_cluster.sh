@@ -159,9 +159,9 @@ real_cluster_up() {
     --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn
   _real_wait 60 etcd "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" || return 1
 
-  # --etcd-compaction-interval=1m: watches of clients that fall behind meet compacted revisions ("410 Gone")
-  # within a test's lifetime, as on a long-running cluster. --endpoint-reconciler-type=none: the only address is
-  # loopback, which Endpoints may not hold.
+  # --etcd-compaction-interval=30s (the first compaction lands two intervals after start): watches of clients that
+  # fall behind meet compacted revisions ("410 Gone") within a test's lifetime, as on a long-running cluster.
+  # --endpoint-reconciler-type=none: the only address is loopback, which Endpoints may not hold.
   _start kube-apiserver "$apiserver" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
     --secure-port="$APISERVER" --cert-dir="$real/apiserver-certs" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
@@ -169,7 +169,7 @@ real_cluster_up() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
-    --etcd-compaction-interval=1m --endpoint-reconciler-type=none --allow-privileged=true --profiling=false
+    --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false
   local kc=(kubectl --kubeconfig "$kubeconfig")
   _real_wait 180 kube-apiserver "kube-apiserver /readyz" "${kc[@]}" get --raw /readyz || return 1
 
