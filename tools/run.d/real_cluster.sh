@@ -15,12 +15,13 @@ REAL_CLUSTER_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-schedu
 REAL_SERVICE_CIDR=10.96.0.0/16
 REAL_SERVICE_IP=10.96.0.1
 
-# _real_free_port: a TCP port on 127.0.0.1 that nothing answers on, below the kernel's ephemeral range (32768+)
-# so an outgoing connection cannot take it between this check and the listener's bind.
+# _real_free_port [TAKEN...]: a TCP port on 127.0.0.1 that nothing answers on and that is none of TAKEN, below the
+# kernel's ephemeral range (32768+) so an outgoing connection cannot take it between this check and the bind.
 _real_free_port() {
   local p i
   for ((i = 0; i < 200; i++)); do
     p=$((20000 + RANDOM % 12000))
+    [[ " $* " == *" $p "* ]] && continue
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
   done
   echo "real cluster: no free port found on 127.0.0.1" >&2
@@ -145,8 +146,11 @@ real_cluster_up() {
 
   # Ports are chosen once per run directory and reused on restart, so clients keep a working kubeconfig.
   if [ ! -f "$real/ports" ] || ! { _alive etcd || _alive kube-apiserver; }; then
-    printf 'ETCD_CLIENT=%s\nETCD_PEER=%s\nAPISERVER=%s\n' "$(_real_free_port)" "$(_real_free_port)" \
-      "$(_real_free_port)" >"$real/ports"
+    local etcd_client etcd_peer apiserver_port
+    etcd_client=$(_real_free_port) && etcd_peer=$(_real_free_port "$etcd_client") &&
+      apiserver_port=$(_real_free_port "$etcd_client" "$etcd_peer") || return 1
+    printf 'ETCD_CLIENT=%s\nETCD_PEER=%s\nAPISERVER=%s\n' "$etcd_client" "$etcd_peer" "$apiserver_port" \
+      >"$real/ports"
   fi
   # shellcheck source=/dev/null
   source "$real/ports"
