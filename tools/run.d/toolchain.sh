@@ -10,6 +10,7 @@ TOOLCHAIN=(
   "kube k8s.io/kubernetes/cmd/kube-scheduler"
   "kube ./cmd/cloneset-test-provisioner"
   "kwok sigs.k8s.io/kwok/cmd/kwok"
+  "helm helm.sh/helm/v3/cmd/helm helm"
 )
 
 # toolchain_path NAME: builds (once) the tool NAME of TOOLCHAIN (the binary's name) and prints its path.
