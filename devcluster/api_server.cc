@@ -119,7 +119,11 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
     case absl::StatusCode::kAborted: return StatusError(409, "Conflict", msg, details);
     case absl::StatusCode::kOutOfRange: return StatusError(410, "Expired", msg, details);
     case absl::StatusCode::kFailedPrecondition: return StatusError(400, "BadRequest", msg);
-    case absl::StatusCode::kResourceExhausted: return StatusError(413, "RequestEntityTooLarge", msg);
+    case absl::StatusCode::kResourceExhausted: {
+      // etcd's refusal passed through as kube-apiserver does: 500, the etcd message, no reason.
+      return Json(500, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
+                        {"status", "Failure"}, {"message", msg}, {"code", 500}});
+    }
     case absl::StatusCode::kInvalidArgument: {
       std::string kind = type ? (type->group.empty() ? type->kind : type->kind + "." + type->group) : "Object";
       if (auto causes = status.GetPayload(kFieldCausesPayload)) {

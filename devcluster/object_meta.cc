@@ -194,6 +194,29 @@ absl::Status MergeSecretStringData(nlohmann::json& secret) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateDataSize(std::string_view resource, const nlohmann::json& object) {
+  if (resource != "configmaps" && resource != "secrets") return absl::OkStatus();
+  size_t total = 0;
+  for (const char* field : {"data", "binaryData"}) {
+    if (resource == "secrets" && std::string_view(field) == "binaryData") continue;
+    auto it = object.find(field);
+    if (it == object.end() || !it->is_object()) continue;
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_string()) continue;
+      const std::string& text = v.get_ref<const std::string&>();
+      size_t bytes = text.size();
+      if (resource == "secrets" || std::string_view(field) == "binaryData") {  // base64 on the wire
+        size_t pad = text.size() >= 2 && text[text.size() - 2] == '=' ? 2 : !text.empty() && text.back() == '=' ? 1 : 0;
+        bytes = text.size() / 4 * 3 - std::min(pad, text.size() / 4 * 3);
+      }
+      total += k.size() * (resource == "configmaps") + bytes;
+    }
+  }
+  if (total <= kMaxDataBytes) return absl::OkStatus();
+  return FieldErrorsStatus({{"FieldValueTooLong", resource == "secrets" ? "data" : "[]",
+                             absl::StrCat("Too long: may not be more than ", kMaxDataBytes, " bytes")}});
+}
+
 std::vector<std::string> ClaimsOf(const nlohmann::json& pod) {
   std::vector<std::string> claims;
   const nlohmann::json* volumes = LookupPath(pod, ".spec.volumes");

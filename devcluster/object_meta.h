@@ -37,8 +37,14 @@ absl::Status MergeSecretStringData(nlohmann::json& secret);
 // TotalAnnotationSizeLimitB).
 inline constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
 // The largest serialized object the store keeps: etcd's default --max-request-bytes (1.5 MiB), past which
-// kube-apiserver's write fails with etcd's "request is too large".
+// kube-apiserver's write fails with etcd's "request is too large"; past 2 MiB its etcd client refuses to send it.
 inline constexpr size_t kMaxStoredObjectBytes = 1536 * 1024;
+inline constexpr size_t kMaxEtcdClientMessageBytes = 2 * 1024 * 1024;
+// ConfigMaps (data + binaryData) and Secrets (data, decoded) hold at most 1 MiB (MaxSecretSize, and the ConfigMap
+// total size check of kube-apiserver's validation).
+inline constexpr size_t kMaxDataBytes = 1024 * 1024;
+// The 1 MiB data limit of ConfigMaps and Secrets, with kube-apiserver's field error (reason FieldValueTooLong).
+absl::Status ValidateDataSize(std::string_view resource, const nlohmann::json& object);
 
 // The finalizer the StorageObjectInUseProtection admission plugin puts on every new PVC; the pvc-protection
 // controller removes it from a deleted PVC once no pod uses the claim.

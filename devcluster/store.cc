@@ -265,10 +265,17 @@ absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann:
   int64_t rv = ++this->rv;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
   ObjectPtr obj = MakeStoredObject(object, id);
-  // etcd refuses larger requests; nothing is committed (kube-apiserver answers 413).
+  // etcd refuses larger requests, and past 2 MiB kube-apiserver's etcd client does not even send them; nothing is
+  // committed, and the API answers 500 with the same messages.
   if (obj->json.size() > kMaxStoredObjectBytes) {
     --this->rv;
-    return absl::ResourceExhaustedError("Request entity too large: etcdserver: request is too large");
+    // About what the etcd client would send: the value and its key.
+    const size_t request = obj->json.size() + id.size() + obj->ns.size() + obj->name.size() + 16;
+    if (request > kMaxEtcdClientMessageBytes)
+      return absl::ResourceExhaustedError(
+          absl::StrCat("rpc error: code = ResourceExhausted desc = trying to send message larger than max (", request,
+                       " vs. ", kMaxEtcdClientMessageBytes, ")"));
+    return absl::ResourceExhaustedError("etcdserver: request is too large");
   }
   if (stored) *stored = obj;
   const std::string key = Key(obj->ns, obj->name);
@@ -518,8 +525,8 @@ absl::Status ValidateMeta(const nlohmann::json& meta) {
     size_t total = 0;
     for (const auto& [k, v] : it->items()) total += k.size() + v.get_ref<const std::string&>().size();
     if (total > kTotalAnnotationSizeLimit)
-      return absl::InvalidArgumentError(
-          absl::StrCat("metadata.annotations: Too long: must have at most ", kTotalAnnotationSizeLimit, " bytes"));
+      return FieldErrorsStatus({{"FieldValueTooLong", "metadata.annotations",
+                                 absl::StrCat("Too long: may not be more than ", kTotalAnnotationSizeLimit, " bytes")}});
   }
   for (const char* field : {"finalizers", "ownerReferences"}) {
     auto it = meta.find(field);
@@ -581,6 +588,7 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
     if (ts.type.Id() == kSecrets)
       if (absl::Status s = MergeSecretStringData(next); !s.ok()) return s;
     ApplyDefaults(ts.type.Id(), next);
+    if (absl::Status s = ValidateDataSize(ts.type.Id(), next); !s.ok()) return s;
     next["metadata"]["generation"] =
         prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(ts.type.Id(), prev, next) ? 1 : 0);
   }
@@ -806,6 +814,7 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   if (type.Id() == kSecrets)
     if (absl::Status s = MergeSecretStringData(object); !s.ok()) return s;
   ApplyDefaults(type.Id(), object);
+  if (absl::Status s = ValidateDataSize(type.Id(), object); !s.ok()) return s;
   if (type.Id() == kPersistentVolumeClaims) {  // the StorageObjectInUseProtection admission plugin
     auto& f = meta["finalizers"];
     if (!f.is_array()) f = nlohmann::json::array();

@@ -341,7 +341,7 @@ class ClusterTest(unittest.TestCase):
             self.core.create_namespaced_config_map(self.ns, client.V1ConfigMap(
                 metadata=client.V1ObjectMeta(name="big", annotations={"a": "x" * (300 * 1024)})))
         self.assertEqual(ctx.exception.status, 422)
-        self.assertIn("metadata.annotations: Too long", ctx.exception.body)
+        self.assertIn("metadata.annotations: Too long: may not be more than 262144 bytes", ctx.exception.body)
 
     def test_version(self):
         v = client.VersionApi().get_code()
