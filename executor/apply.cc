@@ -55,7 +55,9 @@ std::string DeleteBody(std::string_view uid) {
 // Whether a failed write may still have been applied: the API server answered 5xx (it may fail after the commit,
 // e.g. a timeout writing the response) or the connection broke. 429 and 4xx are refusals.
 bool OutcomeUnknown(const absl::Status& s) {
-  if (kube::HttpCode(s) == 429) return false;
+  // An answered 4xx (413, 429, ...) is a refusal: nothing was stored. Only a 5xx or no answer at all may hide a
+  // committed write.
+  if (const auto http = kube::HttpCode(s)) return *http >= 500;
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsInternal(s) || absl::IsUnknown(s);
 }
 

@@ -188,6 +188,9 @@ TEST_F(ApplyFailuresTest, TransportErrorFixedByTheRetryIsNoWarning) {
   PlanOnce(plan);
   EXPECT_CALL(client_, Delete("/api/v1/namespaces/ns/pods/roll-855pl", _))
       .WillOnce(Return(ConnectionBroke("/api/v1/namespaces/ns/pods/roll-855pl")));
+  // No answer: the executor reads the pod back in case the delete was committed; the connection is still down.
+  EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/roll-855pl"))
+      .WillOnce(Return(ConnectionBroke("/api/v1/namespaces/ns/pods/roll-855pl")));
   auto r = Make().Reconcile(kKey);
   EXPECT_TRUE(absl::IsUnavailable(r.error));
   EXPECT_EQ(r.result, "error");
@@ -207,6 +210,8 @@ TEST_F(ApplyFailuresTest, ConditionStaysOverTransportErrorsAndGoesAfterACleanApp
   *failing.add_actions() = DeletePod("cs-b");
   PlanOnce(failing);
   EXPECT_CALL(client_, Delete("/api/v1/namespaces/ns/pods/cs-b", _))
+      .WillOnce(Return(ConnectionBroke("/api/v1/namespaces/ns/pods/cs-b")));
+  EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/pods/cs-b"))
       .WillOnce(Return(ConnectionBroke("/api/v1/namespaces/ns/pods/cs-b")));
   EXPECT_TRUE(absl::IsUnavailable(Make().Reconcile(kKey).error));
   ::testing::Mock::VerifyAndClearExpectations(&client_);
