@@ -143,7 +143,11 @@ absl::StatusOr<std::string> RevisionData(std::string_view template_json) {
   return out;
 }
 
-absl::Status CheckRevisionData(std::string_view data_json) {
+namespace {
+
+// The spec.template object of a revision's data: the one reading that CheckRevisionData and
+// TemplateFromRevisionData share.
+absl::StatusOr<Json> RevisionTemplate(std::string_view data_json) {
   if (absl::Status s = CheckJsonDepth(data_json, "revision data"); !s.ok()) return s;
   absl::StatusOr<Json> data = ParseObject(data_json, "revision data");
   if (!data.ok()) return data.status();
@@ -153,20 +157,17 @@ absl::Status CheckRevisionData(std::string_view data_json) {
   if (tmpl == spec->end() || !tmpl->is_object()) {
     return absl::InvalidArgumentError("revision data: no spec.template");
   }
-  return absl::OkStatus();
+  return std::move(*tmpl);
 }
 
+}  // namespace
+
+absl::Status CheckRevisionData(std::string_view data_json) { return RevisionTemplate(data_json).status(); }
+
 absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json) {
-  if (absl::Status s = CheckJsonDepth(data_json, "revision data"); !s.ok()) return s;
-  absl::StatusOr<Json> data = ParseObject(data_json, "revision data");
-  if (!data.ok()) return data.status();
-  auto spec = data->find("spec");
-  if (spec == data->end() || !spec->is_object()) return absl::InvalidArgumentError("revision data: no spec");
-  auto tmpl = spec->find("template");
-  if (tmpl == spec->end() || !tmpl->is_object()) {
-    return absl::InvalidArgumentError("revision data: no spec.template");
-  }
-  Json t = *tmpl;
+  absl::StatusOr<Json> tmpl = RevisionTemplate(data_json);
+  if (!tmpl.ok()) return tmpl.status();
+  Json t = std::move(*tmpl);
   t.erase("$patch");
   std::string out;
   AppendGoJson(t, out);
