@@ -111,6 +111,21 @@ provisioner: cloneset.test/hostpath-provisioner
 reclaimPolicy: Delete
 volumeBindingMode: WaitForFirstConsumer'
 
+# REAL_AUDIT_LOG=1 (environment of `./run up --cluster real`): kube-apiserver also writes an audit log of every
+# write request (one JSON line per answered create/update/patch/delete, with user, userAgent, resource,
+# subresource and code; leases left out) to $RUN_DIR/kube-apiserver-audit.log. apiserver_request_total has no
+# client label, so bench/writes_per_pod.sh and bench/executor_rollout.sh use it to tell the executor's writes
+# from the controller manager's, the scheduler's and kwok's.
+_REAL_AUDIT_POLICY='apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: None
+  resources: [{group: coordination.k8s.io, resources: [leases]}]
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None'
+
 # _real_ok_or_dead NAME COMMAND...: COMMAND succeeds, or NAME's process is gone (no point waiting longer).
 _real_ok_or_dead() { local name="$1"; shift; "$@" || ! _alive "$name"; }
 
@@ -163,6 +178,12 @@ real_cluster_up() {
     --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn
   _real_wait 60 etcd "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" || return 1
 
+  local audit=()
+  if [ "${REAL_AUDIT_LOG:-0}" = 1 ]; then
+    printf '%s\n' "$_REAL_AUDIT_POLICY" >"$real/audit-policy.yaml"
+    audit=(--audit-policy-file="$real/audit-policy.yaml" --audit-log-path="$dir/kube-apiserver-audit.log"
+      --audit-log-format=json --audit-log-mode=blocking)
+  fi
   # --etcd-compaction-interval=30s (the first compaction lands two intervals after start): watches of clients that
   # fall behind meet compacted revisions ("410 Gone") within a test's lifetime, as on a long-running cluster.
   # --endpoint-reconciler-type=none: the only address is loopback, which Endpoints may not hold.
@@ -173,7 +194,7 @@ real_cluster_up() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
-    --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false
+    --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false "${audit[@]}"
   local kc=(kubectl --kubeconfig "$kubeconfig")
   _real_wait 180 kube-apiserver "kube-apiserver /readyz" "${kc[@]}" get --raw /readyz || return 1
 
