@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
-#include "planner/in_place_batches.h"
+#include "planapi/in_place_batches.h"
 
 namespace cloneset::executor {
 namespace {
@@ -144,7 +144,7 @@ TEST_F(InPlaceBatchesTest, RequestAcceptsBatchesUnlessTurnedOff) {
 
 TEST_F(InPlaceBatchesTest, BatchMakesTheWritesAndEventsOfThePerPodPlan) {
   pb::PlanResponse per_pod = BatchedPlan();
-  planner::ExpandInPlaceBatches(&per_pod);
+  planapi::ExpandInPlaceBatches(&per_pod);
   ASSERT_EQ(per_pod.actions_size(), 4);
 
   const std::vector<Write> batched_writes = ApplyPlan(BatchedPlan());

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 
 namespace cloneset::executor {
 namespace {
@@ -58,7 +58,7 @@ pb::Pod WithConditionTime(pb::Pod p, int64_t seconds) {
 std::vector<pb::Pod> PodsOf(const pb::PlanRequest& req) {
   std::vector<pb::Pod> out;
   if (!req.has_pod_table()) return {req.pods().begin(), req.pods().end()};
-  auto view = planner::PodTableView::Open(req.pod_table());
+  auto view = planapi::PodTableView::Open(req.pod_table());
   EXPECT_TRUE(view.ok()) << view.status();
   if (!view.ok()) return out;
   google::protobuf::Arena arena;
@@ -119,7 +119,7 @@ TEST_P(EncodingTest, RequestCarriesTheSortedPodsInOneEncoding) {
   for (const pb::PlanRequest& req : sent) {
     EXPECT_EQ(req.has_pod_table(), tc.want_table);
     EXPECT_EQ(req.pods_size(), tc.want_table ? 0 : static_cast<int>(want.size()));
-    EXPECT_EQ(planner::PodsInRequest(req), static_cast<int>(want.size()));
+    EXPECT_EQ(planapi::PodsInRequest(req), static_cast<int>(want.size()));
     const std::vector<pb::Pod> got = PodsOf(req);
     EXPECT_EQ(NamesOf(got), NamesOf(want));
     for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {

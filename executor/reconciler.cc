@@ -7,8 +7,8 @@
 #include "absl/strings/str_join.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
-#include "planner/in_place_batches.h"
-#include "planner/pod_table.h"
+#include "planapi/in_place_batches.h"
+#include "planapi/pod_table.h"
 #include "snapshot/patch.h"
 
 namespace cloneset::executor {
@@ -95,7 +95,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
   snapshot.table_pods = std::move(pods);
   bool as_table = d_.planner_pod_table && !planner_lacks_pod_table_.load();
   if (as_table) {
-    absl::StatusOr<pb::PodTable> table = planner::EncodePodTable(snapshot.Pods());
+    absl::StatusOr<pb::PodTable> table = planapi::EncodePodTable(snapshot.Pods());
     if (table.ok()) {
       *req.mutable_pod_table() = *std::move(table);
     } else {
@@ -207,13 +207,13 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
   auto plan = CallPlanner(snapshot.request);
   if (plan.ok() && snapshot.request.has_pod_table() &&
-      plan->pods_read() != planner::PodsInRequest(snapshot.request)) {
+      plan->pods_read() != planapi::PodsInRequest(snapshot.request)) {
     // A planner older than the pod table saw no pods and planned to create every replica: never apply that.
     // Reported by the first reconcile that finds it out; others in flight with a table re-plan quietly.
     if (!planner_lacks_pod_table_.exchange(true) && d_.pod_table_fallback) {
       d_.pod_table_fallback(key, absl::FailedPreconditionError(absl::StrCat(
                                      "the planner read ", plan->pods_read(), " of the ",
-                                     planner::PodsInRequest(snapshot.request),
+                                     planapi::PodsInRequest(snapshot.request),
                                      " pods sent as pod_table (a planner older than the table?); sending pods "
                                      "from now on")));
     }
@@ -234,7 +234,7 @@ absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(const pb::PlanRequest& 
   auto plan = d_.planner->Plan(request);
   if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
   // Before anything reads the plan: applying, write accounting and metrics see per-pod actions only.
-  if (plan.ok()) planner::ExpandInPlaceBatches(&*plan);
+  if (plan.ok()) planapi::ExpandInPlaceBatches(&*plan);
   return plan;
 }
 

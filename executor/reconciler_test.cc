@@ -11,7 +11,7 @@
 #include "kube/api_status.h"
 #include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "prometheus/registry.h"
 
 namespace cloneset::executor {
@@ -451,7 +451,7 @@ TEST_F(ReconcilerTest, ExpiredExpectationsCountALeakAndListFresh) {
   EXPECT_CALL(cache_, PodsOwnedBy(_, _)).Times(0);
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce([](const pb::PlanRequest& req) {
-    EXPECT_EQ(planner::PodsInRequest(req), 1);
+    EXPECT_EQ(planapi::PodsInRequest(req), 1);
     return testing::AnswerLikeAPlanner(pb::PlanResponse())(req);
   });
   auto r = Make().Reconcile(kKey);

@@ -1,16 +1,12 @@
-#include "planner/in_place_batches.h"
+#include "planapi/in_place_batches.h"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "planner/context.h"
-
-namespace cloneset::planner {
+namespace cloneset::planapi {
 namespace {
-
-namespace pb = ::cloneset::planner::v1;
 
 // Reorders `field` so that position k holds the element now at `order[k]` (`order` lists each index at most once;
 // the elements it leaves out end up after it). Pointer swaps only: nothing is copied, on an arena or off it.
@@ -125,4 +121,4 @@ void ExpandInPlaceBatches(pb::PlanResponse* plan) {
   Permute(events, event_order);
 }
 
-}  // namespace cloneset::planner
+}  // namespace cloneset::planapi

@@ -1,4 +1,4 @@
-#include "planner/in_place_batches.h"
+#include "planapi/in_place_batches.h"
 
 #include <string>
 #include <vector>
@@ -12,6 +12,8 @@
 
 namespace cloneset::planner {
 namespace {
+
+using planapi::ExpandInPlaceBatches;
 
 namespace pb = ::cloneset::planner::v1;
 

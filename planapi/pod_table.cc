@@ -1,4 +1,4 @@
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
-namespace cloneset::planner {
+namespace cloneset::planapi {
 namespace {
 
 using google::protobuf::RepeatedField;
@@ -435,4 +435,4 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
   return pod;
 }
 
-}  // namespace cloneset::planner
+}  // namespace cloneset::planapi

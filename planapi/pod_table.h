@@ -19,7 +19,7 @@
 #include "cloneset/planner/v1/planner.pb.h"
 #include "google/protobuf/arena.h"
 
-namespace cloneset::planner {
+namespace cloneset::planapi {
 
 namespace pb = ::cloneset::planner::v1;
 
@@ -106,4 +106,4 @@ class PodTableView {
       container_offsets_, condition_offsets_, status_offsets_;
 };
 
-}  // namespace cloneset::planner
+}  // namespace cloneset::planapi

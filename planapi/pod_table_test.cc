@@ -1,4 +1,4 @@
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 
 #include <functional>
 #include <memory>
@@ -17,6 +17,9 @@
 
 namespace cloneset::planner {
 namespace {
+
+using planapi::EncodePodTable;
+using planapi::PodTableView;
 
 using testing::Now;
 using testing::PlanBothEncodings;

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "planapi/in_place_batches.h"
 #include "planner/plan_limits.h"
 #include "planner/pod_facts.h"
 
@@ -28,7 +29,7 @@ inline constexpr char kInstanceLabel[] = "app.kruise.io/instance";
 inline constexpr char kLifecycleStateLabel[] = "lifecycle.apps.kruise.io/state";
 inline constexpr char kLifecycleTimestampAnnotation[] = "lifecycle.apps.kruise.io/timestamp";
 inline constexpr char kSpecifiedDeleteLabel[] = "apps.kruise.io/specified-delete";
-inline constexpr char kInPlaceStateAnnotation[] = "apps.kruise.io/inplace-update-state";
+using planapi::kInPlaceStateAnnotation;  // the in-place batch expansion writes it too
 inline constexpr char kInPlaceGraceAnnotation[] = "apps.kruise.io/inplace-update-grace";
 inline constexpr char kLegacyInPlaceStateAnnotation[] = "inplace-update-state";
 inline constexpr char kLegacyInPlaceGraceAnnotation[] = "inplace-update-grace";

@@ -14,7 +14,7 @@
 #include "planner/int_or_percent.h"
 #include "planner/pod_facts.h"
 #include "planner/pod_source.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
 #include "planner/validation.h"

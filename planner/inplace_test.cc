@@ -7,7 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "planner/pod_facts.h"
 #include "planner/pod_source.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/testing/fixtures.h"
 
@@ -339,7 +339,7 @@ class TableContainers {
  public:
   explicit TableContainers(const pb::Pod& pod) {
     pods_.Add()->CopyFrom(pod);
-    table_ = *EncodePodTable(pods_);
+    table_ = *planapi::EncodePodTable(pods_);
     view_ = *PodTableView::Open(table_);
   }
   PodContainers containers() const { return PodContainers(*view_, 0); }

@@ -11,7 +11,7 @@
 #include "planner/context_builder.h"
 #include "planner/plan_builder.h"
 #include "planner/pod_facts.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/predownload.h"
 #include "planner/revision.h"
@@ -161,7 +161,7 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out, 
   summary->set_scaling(scaling);
   if (summary->phase().empty()) summary->set_phase(std::string(FallbackPhase(*plan.response(), write)));
   pb::PlanResponse* response = plan.response();
-  response->set_pods_read(PodsInRequest(request));
+  response->set_pods_read(planapi::PodsInRequest(request));
   response->set_current_revision(status.current_revision());
   response->set_update_revision(status.update_revision());
   if (write) {

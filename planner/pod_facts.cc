@@ -5,7 +5,7 @@
 
 #include "planner/context.h"
 #include "planner/pod_source.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/predicates.h"
 
 namespace cloneset::planner {

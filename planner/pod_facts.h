@@ -15,12 +15,16 @@
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
 
+namespace cloneset::planapi {
+class PodTableView;  // planapi/pod_table.h
+}  // namespace cloneset::planapi
+
 namespace cloneset::planner {
 
 namespace pb = ::cloneset::planner::v1;
 struct PlanContext;
 struct ResolvedSpec;
-class PodTableView;
+using planapi::PodTableView;
 
 enum class Lifecycle : uint8_t { kNone, kPreparingNormal, kNormal, kPreparingUpdate, kUpdating, kUpdated,
                                  kPreparingDelete, kOther };

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "planner/context.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/testing/fixtures.h"
 
@@ -249,7 +249,7 @@ TEST(TableFactsReaderTest, SharedAndUnsharedTablesGiveTheObjectsFacts) {
 
   std::vector<const pb::Pod*> pointers;
   for (const pb::Pod& p : pods) pointers.push_back(&p);
-  absl::StatusOr<pb::PodTable> shared = EncodePodTable(pointers);
+  absl::StatusOr<pb::PodTable> shared = planapi::EncodePodTable(pointers);
   ASSERT_TRUE(shared.ok()) << shared.status();
   const std::vector<std::pair<std::string, std::string>> match_labels = {{"app", "demo"}, {"tier", "web"}};
   for (const auto& [table_name, table] : {std::pair{"shared", *shared}, std::pair{"unshared", Unshared(*shared)}}) {
@@ -276,7 +276,7 @@ TEST(TableFactsReaderTest, SharedAndUnsharedTablesGiveTheObjectsFacts) {
 TEST(TableFactsReaderTest, SelectorsOfManyLabelsCompareText) {
   const pb::Pod pod = PodBuilder("cs-a").Label("k7", "v7").Label("k300", "v300").Label("k9", "other");
   std::vector<const pb::Pod*> pointers = {&pod};
-  absl::StatusOr<pb::PodTable> table = EncodePodTable(pointers);
+  absl::StatusOr<pb::PodTable> table = planapi::EncodePodTable(pointers);
   ASSERT_TRUE(table.ok());
   absl::StatusOr<std::unique_ptr<PodTableView>> view = PodTableView::Open(*table);
   ASSERT_TRUE(view.ok()) << view.status();
@@ -297,7 +297,7 @@ TEST(TableFactsReaderTest, SelectorsOfManyLabelsCompareText) {
 TEST(TableFactsReaderTest, EmptyStringUnderAnotherReferenceIsEmpty) {
   const pb::Pod pod = PodBuilder("cs-a").Condition(kInPlaceUpdateReadyCondition, "True", Now());
   std::vector<const pb::Pod*> pointers = {&pod};
-  absl::StatusOr<pb::PodTable> table = EncodePodTable(pointers);
+  absl::StatusOr<pb::PodTable> table = planapi::EncodePodTable(pointers);
   ASSERT_TRUE(table.ok());
   // Append an empty string and point every condition's reason and message at it.
   table->add_string_ends(table->string_ends(table->string_ends_size() - 1));

@@ -1,7 +1,7 @@
 #include "planner/pod_source.h"
 
 #include "planner/context.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 
 namespace cloneset::planner {
 

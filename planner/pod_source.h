@@ -15,11 +15,15 @@
 #include "google/protobuf/arena.h"
 #include "planner/pod_facts.h"
 
+namespace cloneset::planapi {
+class PodTableView;  // planapi/pod_table.h
+}  // namespace cloneset::planapi
+
 namespace cloneset::planner {
 
 namespace pb = ::cloneset::planner::v1;
 struct PlanContext;
-class PodTableView;
+using planapi::PodTableView;
 
 // The pod `f` describes: f.pod, or the pod built from ctx's pod table (kept until ctx goes away).
 const pb::Pod& PodOf(const PlanContext& ctx, const PodFacts& f);

@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "planner/in_place_batches.h"
+#include "planapi/in_place_batches.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "planner/testing/both_encodings.h"
@@ -491,7 +491,7 @@ TEST(InPlaceBatchFlowTest, ReadyAndNotReadyPodsInterleavedFormOneBatch) {
 
   // Expanded, the batch is the per-pod plan: 20 pod writes and 10 events.
   pb::PlanResponse expanded = *plan;
-  ExpandInPlaceBatches(&expanded);
+  planapi::ExpandInPlaceBatches(&expanded);
   EXPECT_EQ(Batches(expanded).size(), 0u);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(PodWrites(expanded, "cs-p" + std::to_string(i)), 2);
   EXPECT_EQ(EventsWithReason(expanded, "SuccessfulUpdatePodInPlace"), 10);

@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "planner/in_place_batches.h"
+#include "planapi/in_place_batches.h"
 #include "planner/inplace.h"
 #include "planner/predicates.h"
 #include "nlohmann/json.hpp"
@@ -77,7 +77,7 @@ absl::Status PlanUpdateBothForms(const PlanContext& ctx, PlanBuilder& plan) {
   batched.set_in_place_batches(true);
   EXPECT_EQ(PlanUpdate(ctx, batched), status);
   EXPECT_EQ(batched.requeue(), plan.requeue());
-  ExpandInPlaceBatches(batched.response());
+  planapi::ExpandInPlaceBatches(batched.response());
   EXPECT_EQ(testing::DeterministicBytes(*batched.response()), testing::DeterministicBytes(*plan.response()))
       << "per pod:\n" << plan.response()->DebugString() << "\nbatched, expanded:\n"
       << batched.response()->DebugString();

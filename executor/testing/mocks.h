@@ -5,7 +5,7 @@
 
 #include "executor/interfaces.h"
 #include "gmock/gmock.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 
 namespace cloneset::executor::testing {
 
@@ -21,7 +21,7 @@ class MockPlannerClient : public PlannerClient {
 inline auto AnswerLikeAPlanner(pb::PlanResponse plan) {
   return [plan](const pb::PlanRequest& request) {
     pb::PlanResponse answer = plan;
-    answer.set_pods_read(planner::PodsInRequest(request));
+    answer.set_pods_read(planapi::PodsInRequest(request));
     return absl::StatusOr<pb::PlanResponse>(std::move(answer));
   };
 }

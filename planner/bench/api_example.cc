@@ -6,7 +6,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "planner/bench/rollout_snapshot.h"
 #include "planner/plan.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 
 int main(int argc, char** argv) {
   const int pods = argc > 1 ? std::stoi(argv[1]) : 4;
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The same pods as a pod table (PlanRequest.pod_table), which gives the same response.
-  auto table = cloneset::planner::EncodePodTable(request->pods());
+  auto table = cloneset::planapi::EncodePodTable(request->pods());
   std::string table_json;
   if (!table.ok() || !google::protobuf::util::MessageToJsonString(*table, &table_json, options).ok()) return 1;
   std::printf("### Request\n\n```json\n%s```\n\n### Response\n\n```json\n%s```\n\n"

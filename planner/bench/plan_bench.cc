@@ -13,7 +13,7 @@
 #include "planner/bench/rollout_snapshot.h"
 #include "planner/plan.h"
 #include "planner/pod_facts.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/service/default_functions.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
@@ -43,15 +43,15 @@ const v1::PlanRequest& RequestFor(int32_t pods) {
   return it->second;
 }
 
-// The same snapshot as the executor sends it: its pods as a pod table (PlanRequest.pod_table, planner/pod_table.h),
+// The same snapshot as the executor sends it: its pods as a pod table (PlanRequest.pod_table, planapi/pod_table.h),
 // accepting in-place batches (PlanRequest.accept_in_place_batches: the in-place update starts come back as
-// StartInPlaceUpdates actions, which the executor expands; planner/in_place_batches.h).
+// StartInPlaceUpdates actions, which the executor expands; planapi/in_place_batches.h).
 const v1::PlanRequest& TableRequestFor(int32_t pods) {
   static auto* cache = new std::map<int32_t, v1::PlanRequest>();
   auto it = cache->find(pods);
   if (it == cache->end()) {
     v1::PlanRequest request = RequestFor(pods);
-    absl::StatusOr<v1::PodTable> table = EncodePodTable(request.pods());
+    absl::StatusOr<v1::PodTable> table = planapi::EncodePodTable(request.pods());
     if (!table.ok()) std::abort();
     request.clear_pods();
     *request.mutable_pod_table() = *std::move(table);
@@ -62,12 +62,12 @@ const v1::PlanRequest& TableRequestFor(int32_t pods) {
 }
 
 void SetCounters(benchmark::State& state, const v1::PlanRequest& request, const v1::PlanResponse& response) {
-  const auto n = static_cast<double>(PodsInRequest(request));
+  const auto n = static_cast<double>(planapi::PodsInRequest(request));
   state.counters["pods/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["request_bytes"] = static_cast<double>(request.ByteSizeLong());
   state.counters["response_bytes"] = static_cast<double>(response.ByteSizeLong());
   state.counters["actions"] = response.actions_size();
-  state.SetComplexityN(PodsInRequest(request));
+  state.SetComplexityN(planapi::PodsInRequest(request));
 }
 
 // The arena each iteration builds (in process) or parses (over gRPC) its response on. The service's per-call
@@ -217,7 +217,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
 void BM_EncodePodTable(benchmark::State& state) {
   const v1::PlanRequest& request = RequestFor(static_cast<int32_t>(state.range(0)));
   for (auto _ : state) {
-    absl::StatusOr<v1::PodTable> table = EncodePodTable(request.pods());
+    absl::StatusOr<v1::PodTable> table = planapi::EncodePodTable(request.pods());
     benchmark::DoNotOptimize(table);
   }
 }

@@ -9,9 +9,9 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
-#include "planner/in_place_batches.h"
+#include "planapi/in_place_batches.h"
 #include "planner/plan.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/testing/deterministic_bytes.h"
 
 namespace {
@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto plan = cloneset::planner::Plan(request);
   // The pod-table encoding of the same pods must give the same plan, byte for byte (or fail alike).
   if (!request.has_pod_table()) {
-    auto table = cloneset::planner::EncodePodTable(request.pods());
+    auto table = cloneset::planapi::EncodePodTable(request.pods());
     if (table.ok()) {
       pb::PlanRequest as_table = request;
       as_table.clear_pods();
@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const pb::Action& action : per_pod.actions()) {
         if (action.has_start_in_place_updates()) __builtin_trap();
       }
-      cloneset::planner::ExpandInPlaceBatches(&batched);
+      cloneset::planapi::ExpandInPlaceBatches(&batched);
       if (cloneset::planner::testing::DeterministicBytes(per_pod) !=
           cloneset::planner::testing::DeterministicBytes(batched)) __builtin_trap();
     }

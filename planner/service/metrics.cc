@@ -1,7 +1,7 @@
 #include "planner/service/metrics.h"
 
 #include "absl/strings/ascii.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 
 namespace cloneset::planner::service {
 
@@ -64,7 +64,7 @@ void ServiceMetrics::ObservePlan(double seconds, const std::string& result, cons
                                  const v1::PlanResponse* response) {
   plan_duration_.Observe(seconds);
   plans_.Add({{"result", result}}).Increment();
-  snapshot_pods_.Observe(static_cast<double>(PodsInRequest(request)));
+  snapshot_pods_.Observe(static_cast<double>(planapi::PodsInRequest(request)));
   if (response == nullptr) return;
   for (const v1::Action& action : response->actions()) {
     if (action.has_start_in_place_updates()) {

@@ -9,7 +9,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/service/arena_allocator.h"
 
 namespace cloneset::planner::service {
@@ -137,7 +137,7 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* cont
                                {"peer", Peer(context)}});
   } else if (log_->Enabled(LogLevel::kDebug)) {
     log_->Debug("plan", {{"cloneset", cloneset},
-                         {"pods", static_cast<int64_t>(PodsInRequest(*request))},
+                         {"pods", static_cast<int64_t>(planapi::PodsInRequest(*request))},
                          {"actions", static_cast<int64_t>(response->actions_size())},
                          {"phase", response->summary().phase()},
                          {"seconds", seconds}});

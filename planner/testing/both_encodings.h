@@ -9,9 +9,9 @@
 #include "absl/status/statusor.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "gtest/gtest.h"
-#include "planner/in_place_batches.h"
+#include "planapi/in_place_batches.h"
 #include "planner/plan.h"
-#include "planner/pod_table.h"
+#include "planapi/pod_table.h"
 #include "planner/testing/deterministic_bytes.h"
 
 namespace cloneset::planner::testing {
@@ -19,7 +19,7 @@ namespace cloneset::planner::testing {
 // The request with `pods` replaced by the equivalent pod table.
 inline v1::PlanRequest WithPodTable(const v1::PlanRequest& request) {
   v1::PlanRequest out = request;
-  absl::StatusOr<v1::PodTable> table = EncodePodTable(request.pods());
+  absl::StatusOr<v1::PodTable> table = planapi::EncodePodTable(request.pods());
   EXPECT_TRUE(table.ok()) << table.status();
   if (!table.ok()) return out;
   out.clear_pods();
@@ -37,7 +37,7 @@ inline v1::PlanRequest WithInPlaceBatches(const v1::PlanRequest& request, bool o
 // Plan(request) with its batches expanded (none without accept_in_place_batches).
 inline absl::StatusOr<v1::PlanResponse> PlanExpanded(const v1::PlanRequest& request) {
   absl::StatusOr<v1::PlanResponse> plan = Plan(request);
-  if (plan.ok()) ExpandInPlaceBatches(&*plan);
+  if (plan.ok()) planapi::ExpandInPlaceBatches(&*plan);
   return plan;
 }
 
