@@ -6,6 +6,9 @@
 #
 # real_cluster_up NODES   starts what is not running, waits for /readyz, Ready nodes and the default service
 #                         account, and prints the admin kubeconfig path ($RUN_DIR/kubeconfig).
+#                         Then installs the chart's ServiceAccounts and RBAC (real_cluster_identities) and
+#                         writes one kubeconfig per component that talks to the API server, with a token of
+#                         that component's ServiceAccount: $RUN_DIR/kubeconfig-executor, $RUN_DIR/kubeconfig-agent.
 # real_cluster_down DIR [1]  stops it, the node side first and etcd last; with 1 (--purge) also discards its
 #                         data (etcd, certificates, ports), so the next start is a new cluster.
 
@@ -141,6 +144,91 @@ _real_wait() {
   fi
 }
 
+# The chart's identities on the real control plane (docs/testing.md, "Identities"). Release REAL_RELEASE of
+# charts/cloneset, installed by real Helm with workloads.enabled=false (ServiceAccounts and RBAC only: the
+# components run here as processes, not as kwok pods) and the agent's RBAC on. Its own release name, so that a
+# test's `helm install cloneset` of the whole chart (chart.helm_install_real) does not meet objects of another
+# release: every name is derived from the release's.
+REAL_RELEASE=cloneset-local
+REAL_NAMESPACE=cloneset-system
+# Components whose processes call the API server. The planner is not one: it never talks to the API server (the
+# chart mounts no token into its pods, and binds it no role).
+REAL_API_COMPONENTS=(executor agent)
+# TokenRequest duration: longer than any test run. kube-apiserver grants what is asked unless
+# --service-account-max-token-expiration caps it (not set here); _real_sa_kubeconfig checks what was granted.
+REAL_TOKEN_DURATION=12h
+# A token with less left than this is replaced at the next `./run up` (running components keep the old one,
+# which stays valid until it expires).
+REAL_TOKEN_MIN_LEFT=$((6 * 3600))
+
+# _real_jwt_exp TOKEN: the exp claim (Unix seconds) of a JWT.
+_real_jwt_exp() {
+  local payload; payload=$(cut -d. -f2 <<<"$1" | tr '_-' '/+')
+  while [ $((${#payload} % 4)) != 0 ]; do payload="$payload="; done
+  base64 -d <<<"$payload" 2>/dev/null | grep -o '"exp":[0-9]*' | cut -d: -f2
+}
+
+# _real_sa_kubeconfig DIR PORT COMPONENT OUT: kubeconfig of COMPONENT's ServiceAccount (token from the TokenRequest
+# API, kubectl create token). A kept token with at least REAL_TOKEN_MIN_LEFT seconds left is reused.
+_real_sa_kubeconfig() {
+  local real="$1" port="$2" component="$3" out="$4"
+  local sa="$REAL_RELEASE-$component" tokf="$real/tokens/$component" token="" exp now
+  now=$(date +%s)
+  if [ -s "$tokf" ]; then
+    token=$(cat "$tokf"); exp=$(_real_jwt_exp "$token")
+    [ -n "$exp" ] && [ $((exp - now)) -ge "$REAL_TOKEN_MIN_LEFT" ] || token=""
+  fi
+  if [ -z "$token" ]; then
+    token=$(kubectl --kubeconfig "$(_run_dir)/kubeconfig" -n "$REAL_NAMESPACE" create token "$sa" \
+      --duration="$REAL_TOKEN_DURATION") ||
+      { echo "up: TokenRequest for ServiceAccount $REAL_NAMESPACE/$sa failed" >&2; return 1; }
+    exp=$(_real_jwt_exp "$token")
+    [ -n "$exp" ] && [ $((exp - now)) -ge "$REAL_TOKEN_MIN_LEFT" ] || {
+      echo "up: the API server granted the $sa token only $(( ${exp:-$now} - now )) s (asked $REAL_TOKEN_DURATION)" >&2
+      return 1
+    }
+    mkdir -p "$real/tokens"; chmod 700 "$real/tokens"
+    (umask 077; printf '%s\n' "$token" >"$tokf")
+  fi
+  cat >"$out.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: real
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority-data: $(base64 -w0 "$real/pki/ca.crt")
+users:
+- name: system:serviceaccount:$REAL_NAMESPACE:$sa
+  user:
+    token: $token
+contexts:
+- name: real-$component
+  context: {cluster: real, user: "system:serviceaccount:$REAL_NAMESPACE:$sa"}
+current-context: real-$component
+EOF
+  chmod 600 "$out.tmp"
+  mv "$out.tmp" "$out"
+}
+
+# real_cluster_identities DIR PORT: `helm upgrade --install` of the chart's ServiceAccounts and RBAC (values in
+# tools/run.d/real-chart-values.yaml; CRDs skipped: ./run up applies them), then one kubeconfig per component of
+# REAL_API_COMPONENTS ($RUN_DIR/kubeconfig-<component>).
+real_cluster_identities() {
+  local real="$1/real" port="$2" helm c
+  helm=$(toolchain_path helm) || return 1
+  # The namespace as ./run up applies it (kubectl apply), not helm's --create-namespace: one owner, no warning.
+  printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' "$REAL_NAMESPACE" |
+    kubectl --kubeconfig "$1/kubeconfig" apply -f - >/dev/null || return 1
+  "$helm" upgrade --install "$REAL_RELEASE" "$ROOT/charts/cloneset" --kubeconfig "$1/kubeconfig" \
+    --namespace "$REAL_NAMESPACE" --skip-crds \
+    -f "$ROOT/tools/run.d/real-chart-values.yaml" --wait --timeout 2m >"$real/helm.log" 2>&1 ||
+    { echo "up: helm install of the chart's RBAC failed:" >&2; tail -n 20 "$real/helm.log" >&2; return 1; }
+  for c in "${REAL_API_COMPONENTS[@]}"; do
+    _real_sa_kubeconfig "$real" "$port" "$c" "$1/kubeconfig-$c" || return 1
+  done
+}
+
 real_cluster_up() {
   local nodes="${1:-3}" dir real
   dir="$(_run_dir)"; real="$dir/real"
@@ -218,6 +306,7 @@ real_cluster_up() {
   # refused until it exists, so this is also the controller manager's liveness check.
   _real_wait 120 kube-controller-manager "kube-controller-manager (the default service account)" \
     "${kc[@]}" get serviceaccount default || return 1
+  real_cluster_identities "$dir" "$APISERVER" || return 1
   echo "$kubeconfig"
 }
 

@@ -1,6 +1,8 @@
 # ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents] [--cluster embedded|real]
 # --cluster real: a real Kubernetes control plane with kwok nodes instead of the embedded cluster
-# (tools/run.d/real_cluster.sh); no agents there, the kwok nodes have no CRI socket.
+# (tools/run.d/real_cluster.sh); no agents there, the kwok nodes have no CRI socket. The chart's ServiceAccounts
+# and RBAC are installed there and the executors run with the executor's ServiceAccount token
+# ($RUN_DIR/kubeconfig-executor), not as the admin; the admin kubeconfig is for the user and the tests.
 # Starts the local stack in the background (embedded cluster unless --kubeconfig, CRD, planner(s), executor(s)),
 # waits until everything is ready and prints the kubeconfig path. Idempotent: running components are kept, and a
 # component that died (crash, kill -9) is started again.
@@ -28,7 +30,9 @@ usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [
   --kubeconfig P   use this cluster instead of the embedded one (no agents)
   --no-agents      do not start the agents
   --cluster real   a real Kubernetes control plane (etcd, kube-apiserver, controller manager, scheduler,
-                   kwok nodes, a volume provisioner; tools/run.d/real_cluster.sh) instead; no agents
+                   kwok nodes, a volume provisioner; tools/run.d/real_cluster.sh) instead; no agents.
+                   The chart's RBAC is installed and the executors run as its executor ServiceAccount
+                   ($RUN_DIR/kubeconfig-executor; $RUN_DIR/kubeconfig-agent for agents)
 USAGE
 }
 
@@ -132,6 +136,9 @@ run_up() {
     *) echo "up: --cluster must be embedded or real, got '$cluster'" >&2; return 2 ;;
   esac
   local kubeconfig_given="$kubeconfig"  # agents need the embedded cluster's CRI sockets
+  # The executors' credentials: on the real control plane the chart's executor identity (RBAC enforced).
+  local executor_kubeconfig="$kubeconfig"
+  [ "$cluster" = real ] && executor_kubeconfig="$dir/kubeconfig-executor"
   if [ -z "$kubeconfig" ]; then
     kubeconfig="$dir/kubeconfig"
     if ! _alive devcluster; then rm -f "$kubeconfig"; fi
@@ -158,7 +165,7 @@ run_up() {
   done
   local planner_target; planner_target="ipv4:$(IFS=,; echo "${targets[*]}")"
   for ((i = 0; i < executors; i++)); do
-    local exe=("$bin/cloneset-executor" --kubeconfig="$kubeconfig" --planner_address="$planner_target"
+    local exe=("$bin/cloneset-executor" --kubeconfig="$executor_kubeconfig" --planner_address="$planner_target"
       --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0)
     START_SIG="$server ${exe[*]}" _start "executor-$i" "${exe[@]}"
   done
