@@ -43,7 +43,7 @@ run_down() {
     esac
   done
   [ -d "$dir" ] || { log "down: nothing running"; return 0; }
-  for pidf in "$dir"/executor-*.pid "$dir"/planner-*.pid "$dir"/agent-*.pid "$dir"/devcluster.pid; do
+  for pidf in "$dir"/executor-*.pid "$dir"/planner-*.pid "$dir"/agent-*.pid "$dir"/sim-cri.pid "$dir"/devcluster.pid; do
     [ -f "$pidf" ] || continue
     _stop "$(basename "$pidf" .pid)"
   done
@@ -53,7 +53,7 @@ run_down() {
   real_cluster_down "$dir" "$purge"
   if [ "$purge" = 1 ]; then
     # Only what ./run up writes: RUN_DIR may be a directory of the user's with other files in it.
-    rm -rf "$dir/devcluster" "$dir/kubecache"
+    rm -rf "$dir/devcluster" "$dir/kubecache" "$dir/sim-cri"
     rm -f "$dir"/*.listen "$dir"/*.cmd "$dir"/*.log "$dir/kubeconfig" "$dir/kubeconfig.path"
     log "down: discarded the embedded cluster's data in $dir"
   fi

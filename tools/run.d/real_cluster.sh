@@ -317,6 +317,7 @@ real_cluster_down() {
   done
   if [ "$purge" = 1 ] && [ -d "$dir/real" ]; then
     rm -rf "$dir/real"
+    rm -f "$dir"/kubeconfig-executor "$dir"/kubeconfig-agent  # tokens of the discarded cluster
     log "down: discarded the real cluster's data in $dir/real"
   fi
 }

@@ -1,8 +1,9 @@
 # ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents] [--cluster embedded|real]
 # --cluster real: a real Kubernetes control plane with kwok nodes instead of the embedded cluster
-# (tools/run.d/real_cluster.sh); no agents there, the kwok nodes have no CRI socket. The chart's ServiceAccounts
-# and RBAC are installed there and the executors run with the executor's ServiceAccount token
-# ($RUN_DIR/kubeconfig-executor), not as the admin; the admin kubeconfig is for the user and the tests.
+# (tools/run.d/real_cluster.sh). The chart's ServiceAccounts and RBAC are installed there and the executors run
+# with the executor's ServiceAccount token ($RUN_DIR/kubeconfig-executor), the agents with the agent's
+# ($RUN_DIR/kubeconfig-agent), not as the admin; the admin kubeconfig is for the user and the tests. The kwok
+# nodes have no container runtime: cloneset-sim-cri serves each one a simulated CRI socket for its agent.
 # Starts the local stack in the background (embedded cluster unless --kubeconfig, CRD, planner(s), executor(s)),
 # waits until everything is ready and prints the kubeconfig path. Idempotent: running components are kept, and a
 # component that died (crash, kill -9) is started again.
@@ -30,9 +31,10 @@ usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [
   --kubeconfig P   use this cluster instead of the embedded one (no agents)
   --no-agents      do not start the agents
   --cluster real   a real Kubernetes control plane (etcd, kube-apiserver, controller manager, scheduler,
-                   kwok nodes, a volume provisioner; tools/run.d/real_cluster.sh) instead; no agents.
-                   The chart's RBAC is installed and the executors run as its executor ServiceAccount
-                   ($RUN_DIR/kubeconfig-executor; $RUN_DIR/kubeconfig-agent for agents)
+                   kwok nodes, a volume provisioner; tools/run.d/real_cluster.sh) instead. The chart's
+                   RBAC is installed; executors and agents run as its ServiceAccounts
+                   ($RUN_DIR/kubeconfig-executor, $RUN_DIR/kubeconfig-agent); one agent per kwok node
+                   on a simulated CRI socket (cloneset-sim-cri)
 USAGE
 }
 
@@ -178,13 +180,24 @@ run_up() {
   for pcrd in imagepulljobs nodeimages; do
     "${kc[@]}" apply -f "$ROOT/charts/cloneset/crds/$pcrd.apps.kruise.io.yaml" >/dev/null
   done
-  if [ "$agents" = 1 ] && [ -z "${kubeconfig_given:-}" ]; then
+  # On the real control plane the kwok nodes have no runtime: cloneset-sim-cri serves the embedded cluster's
+  # simulated CRI for each of them ($RUN_DIR/sim-cri/<node>/cri.sock), and the agents run as the chart's agent
+  # ServiceAccount ($RUN_DIR/kubeconfig-agent).
+  local node_prefix=devcluster-node- cri_dir="$dir/devcluster/nodes" agent_kubeconfig="$kubeconfig"
+  if [ "$agents" = 1 ] && [ "$cluster" = real ]; then
+    node_prefix=kwok-node- cri_dir="$dir/sim-cri" agent_kubeconfig="$dir/kubeconfig-agent"
+    [ -x "$bin/cloneset-sim-cri" ] || cmd_build --target cloneset-sim-cri
+    local node_names=()
+    for ((i = 0; i < nodes; i++)); do node_names+=("$node_prefix$i"); done
+    _start sim-cri "$bin/cloneset-sim-cri" --socket_dir="$cri_dir" --nodes="$(IFS=,; echo "${node_names[*]}")"
+  fi
+  if [ "$agents" = 1 ] && { [ -z "${kubeconfig_given:-}" ] || [ "$cluster" = real ]; }; then
     [ -x "$bin/cloneset-agent" ] || cmd_build --target cloneset-agent
     for ((i = 0; i < nodes; i++)); do
-      local sock="$dir/devcluster/nodes/devcluster-node-$i/cri.sock"
-      _wait_for 20 "the CRI socket of devcluster-node-$i" test -S "$sock"
-      local agent=("$bin/cloneset-agent" --node_name="devcluster-node-$i" --cri_socket="unix://$sock"
-        --kubeconfig="$kubeconfig" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0)
+      local sock="$cri_dir/$node_prefix$i/cri.sock"
+      _wait_for 20 "the CRI socket of $node_prefix$i" test -S "$sock"
+      local agent=("$bin/cloneset-agent" --node_name="$node_prefix$i" --cri_socket="unix://$sock"
+        --kubeconfig="$agent_kubeconfig" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0)
       START_SIG="$server ${agent[*]}" _start "agent-$i" "${agent[@]}"
     done
     for ((i = 0; i < nodes; i++)); do
