@@ -121,12 +121,21 @@ run_up() {
       *) echo "up: unknown option $1" >&2; _up_usage >&2; return 2 ;;
     esac
   done
+  local n
+  for n in "$executors" "$planners"; do
+    [[ "$n" =~ ^[0-9]+$ ]] || { echo "up: --executors and --planners take a number (0 or more), got '$n'" >&2; return 2; }
+  done
   local dir bin; dir="$(_run_dir)"; bin="$BUILD_DIR/bin"
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"  # absolute: the data dir and CRI socket paths are handed to processes (unix:// URIs)
-  local b
-  for b in cloneset-devcluster cloneset-planner cloneset-executor; do
-    if [ ! -x "$bin/$b" ]; then cmd_build --target cloneset-devcluster cloneset-planner cloneset-executor; break; fi
+  # Only what this start runs: the end-to-end suites' real backend (--cluster real --executors 0 --planners 0)
+  # starts no binary of ours and must not build the tree.
+  local b need=()
+  [ "$cluster" = embedded ] && [ -z "$kubeconfig" ] && need+=(cloneset-devcluster)
+  [ "$planners" -gt 0 ] && need+=(cloneset-planner)
+  [ "$executors" -gt 0 ] && need+=(cloneset-executor)
+  for b in "${need[@]}"; do
+    if [ ! -x "$bin/$b" ]; then cmd_build --target "${need[@]}"; break; fi
   done
   export KUBECACHEDIR="$dir/kubecache"
 
