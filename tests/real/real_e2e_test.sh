@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The CloneSet story on a real Kubernetes 1.34 control plane (`./run up --cluster real`: etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler from tools/go/, kwok nodes, the test volume provisioner), in a private
-# RUN_DIR: the seed 000 manifests exactly as written; 3 pods Running and Ready, each with its own Bound PVC and
-# status.readyReplicas 3; scale to 5 (kubectl scale, the CRD's scale subresource); an in-place image update
+# RUN_DIR, the executor running as the chart's executor ServiceAccount: the seed 000 manifests exactly as written;
+# 3 pods Running and Ready, each with its own Bound PVC and status.readyReplicas 3; scale to 5 (kubectl scale, the CRD's scale subresource); an in-place image update
 # (kubectl patch) after which every pod keeps its name and UID, runs the new image and restarted exactly once;
-# then 95 s idle (server-closed keep-alive connections, etcd compaction) and a scale-down to 2 that keeps the PVCs.
+# then 95 s idle (server-closed keep-alive connections, etcd compaction) and a scale-down to 2 that keeps the PVCs;
+# no API request of the executor or of the agents (one per kwok node) was refused (403) by the chart's RBAC.
 # Every wait is bounded; a failure prints what the cluster showed and the components' log tails.
 # Needs: BUILD_DIR (the build tree with cloneset-planner and cloneset-executor; ./run up builds them when missing),
 # kubectl, openssl, curl and Go (./run deps; the control plane is built once by ./run toolchain).
@@ -120,6 +121,27 @@ if grep -q UNAVAILABLE "$RUN_DIR/executor-0.log"; then
   grep UNAVAILABLE "$RUN_DIR/executor-0.log" | head -5
   fail "the executor's requests failed at the transport level (above)"
 fi
+# The executor ran as the chart's executor ServiceAccount (./run up --cluster real, tools/run.d/real_cluster.sh),
+# and the chart's RBAC allowed everything the story needed: no request answered 403 (its client's
+# rest_client_requests_total by code), nothing forbidden in its log.
+grep -q -- "--kubeconfig=$RUN_DIR/kubeconfig-executor " "$RUN_DIR/executor-0.cmd" ||
+  fail "the executor did not run with \$RUN_DIR/kubeconfig-executor: $(cat "$RUN_DIR/executor-0.cmd")"
+exec_user=$(kubectl --kubeconfig "$RUN_DIR/kubeconfig-executor" --request-timeout=10s auth whoami \
+  -o jsonpath='{.status.userInfo.username}')
+[ "$exec_user" = system:serviceaccount:cloneset-system:cloneset-local-executor ] ||
+  fail "kubeconfig-executor authenticates as '$exec_user', not the chart's executor ServiceAccount"
+# The same for the agents (one per kwok node, the chart's agent ServiceAccount): they watched their pods and
+# reported in-place readiness with no request refused.
+for c in executor-0 agent-0 agent-1 agent-2; do
+  metrics=$(curl -sf "$(grep -m1 -o 'metrics on http://[0-9.:]*' "$RUN_DIR/$c.log" | cut -d' ' -f3)/metrics") ||
+    fail "$c's /metrics"
+  grep -q '^rest_client_requests_total{code="20[01]"' <<<"$metrics" || fail "no successful API request in $c's metrics"
+  if grep '^rest_client_requests_total{code="403"' <<<"$metrics" || grep -i -m5 'forbidden\|"403"' "$RUN_DIR/$c.log"; then
+    fail "$c was refused by RBAC (above): a permission missing from the chart's ClusterRole (charts/cloneset/templates/rbac-*.yaml)"
+  fi
+done
+grep -q -- "--kubeconfig=$RUN_DIR/kubeconfig-agent " "$RUN_DIR/agent-0.cmd" ||
+  fail "the agents did not run with \$RUN_DIR/kubeconfig-agent: $(cat "$RUN_DIR/agent-0.cmd")"
 # pvcRetentionPolicy: Retain keeps the claims of the 3 removed pods.
 [ "$(kc get pvc --no-headers | grep -c '^workspace-')" = 5 ] || fail "want 5 workspace PVCs kept (Retain)"
 step "idle-95s-then-scale-2"
