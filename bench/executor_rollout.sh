@@ -4,21 +4,70 @@
 # and the executor's writes during it; then, in the same cluster with the executor stopped, the cluster's write
 # rate for the same kind of write (pod PATCHes from 16 parallel keep-alive connections, curl --parallel). Ideal =
 # writes / write rate; target: wall time within 2x of ideal.
-# Usage: bench/executor_rollout.sh [N=1000]     (BUILD_DIR=build-xx to pick binaries; EXECUTOR_FLAGS="--apply_parallelism=1"
-# to pass flags to the executor)
+# Backends (--cluster, default embedded):
+#   embedded  a cloneset-devcluster of its own (plain HTTP on loopback, bench/lib_stack.sh); the executor's writes
+#             from its apiserver_request_total{user_agent}.
+#   real      `./run up --cluster real` (kube-apiserver 1.34, etcd, kwok nodes: kwok's pod stages take 200-500 ms
+#             to start a pod and to restart a container, tools/go/kwok/pod-stages.yaml); the executor's writes from
+#             kube-apiserver's audit log (REAL_AUDIT_LOG=1, bench/lib_real.sh), the probe over HTTPS with the admin
+#             token. EXECUTOR_FLAGS does not apply (./run up starts the executor).
+# Usage: bench/executor_rollout.sh [--cluster embedded|real] [N=1000]     (BUILD_DIR=build-xx to pick binaries;
+# EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor)
 set -euo pipefail
-N="${1:-1000}"
+CLUSTER=embedded
+N=1000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cluster) CLUSTER="${2:-}"; shift 2 ;;
+    --cluster=*) CLUSTER="${1#*=}"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) N="$1"; shift ;;
+  esac
+done
+[[ "$N" =~ ^[1-9][0-9]*$ ]] || { echo "executor_rollout: N must be a positive number, got '$N'" >&2; exit 2; }
 RUN_DIR="$(mktemp -d /tmp/executor-rollout-XXXXXX)"
 source "$(dirname "${BASH_SOURCE[0]}")/lib_stack.sh"
-trap cleanup EXIT
-
-nodes=$(( (N + 149) / 150 ))
-start_devcluster --nodes="$nodes" --node_pods=200 --pod_start_delay=0s --pod_ready_delay=0s --pod_max_grace=0s \
-  --watch_history=100000
-start_planner
-PLANNER_PID="${PIDS[-1]}"
-# shellcheck disable=SC2086  # word splitting intended: a list of flags
-start_executor ${EXECUTOR_FLAGS:-}
+CURL_CFG_EXTRA=""
+case "$CLUSTER" in
+  embedded)
+    trap cleanup EXIT
+    nodes=$(( (N + 149) / 150 ))
+    start_devcluster --nodes="$nodes" --node_pods=200 --pod_start_delay=0s --pod_ready_delay=0s --pod_max_grace=0s \
+      --watch_history=100000
+    start_planner
+    PLANNER_PID="${PIDS[-1]}"
+    # shellcheck disable=SC2086  # word splitting intended: a list of flags
+    start_executor ${EXECUTOR_FLAGS:-}
+    SERVER_PIDS="devcluster $DEVCLUSTER_PID" ;;
+  real)
+    command -v jq >/dev/null || { echo "executor_rollout: jq is not installed (./run deps installs it)" >&2; exit 1; }
+    [ -z "${EXECUTOR_FLAGS:-}" ] || { echo "executor_rollout: EXECUTOR_FLAGS is for --cluster embedded" >&2; exit 2; }
+    export RUN_DIR BUILD_DIR
+    trap '"$ROOT/run" down --purge >/dev/null 2>&1 || true; [ -n "${KEEP_RUN_DIR:-}" ] || rm -rf "$RUN_DIR"' EXIT
+    # kwok nodes take 110 pods each.
+    export KUBECONFIG
+    KUBECONFIG="$(REAL_AUDIT_LOG=1 "$ROOT/run" up --cluster real --nodes $(( N / 100 + 2 )) | tail -1)"
+    export KUBECACHEDIR="$RUN_DIR/kubecache"
+    AUDIT_LOG="$RUN_DIR/kube-apiserver-audit.log"
+    [ -f "$AUDIT_LOG" ] || { echo "executor_rollout: kube-apiserver wrote no audit log at $AUDIT_LOG" >&2; exit 1; }
+    # shellcheck source=bench/lib_real.sh
+    source "$ROOT/bench/lib_real.sh"
+    EXECUTOR_PID=$(cat "$RUN_DIR/executor-0.pid")
+    PLANNER_PID=$(cat "$RUN_DIR/planner-0.pid")
+    EXECUTOR_METRICS="$(wait_line "$RUN_DIR/executor-0.log" "metrics on")"
+    SERVER="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')"
+    # Per URL of the probe's curl config (its "next" resets the options of the command line).
+    CURL_CFG_EXTRA="cacert = \"$RUN_DIR/real/pki/ca.crt\"
+header = \"Authorization: Bearer $(kubectl config view --raw -o jsonpath='{.users[0].user.token}')\"
+"
+    SERVER_PIDS=""
+    for c in kube-apiserver etcd kwok kube-controller-manager kube-scheduler; do
+      SERVER_PIDS+="$c $(cat "$RUN_DIR/$c.pid") "
+    done
+    # The executor's writes so far (audit log; leases are not logged).
+    writes_by() { audit_writes | sum_counts "$1" '.'; } ;;
+  *) echo "executor_rollout: --cluster must be embedded or real, got '$CLUSTER'" >&2; exit 2 ;;
+esac
 
 manifest() {
   cat <<YAML
@@ -54,14 +103,21 @@ create_s=$(echo "$(date +%s.%N) - $t0" | bc)
 sleep 2
 # cpu_s PID: CPU seconds (user + system) the process used so far.
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
-cpu0="$(cpu_s "$DEVCLUSTER_PID") $(cpu_s "$EXECUTOR_PID") $(cpu_s "$PLANNER_PID")"
+# cpus: "name cpu_s" for the executor, the planner and the cluster's processes.
+cpus() {
+  local name pid
+  echo "executor $(cpu_s "$EXECUTOR_PID")"; echo "planner $(cpu_s "$PLANNER_PID")"
+  set -- $SERVER_PIDS
+  while [ $# -ge 2 ]; do echo "$1 $(cpu_s "$2")"; shift 2; done
+}
+cpu0="$(cpus)"
 w0=$(writes_by cloneset-executor)
 t0=$(date +%s.%N)
 kubectl patch clonesets.apps.kruise.io big --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.local/big:v2"}]' >/dev/null
 wait_settled
 wall_s=$(echo "$(date +%s.%N) - $t0" | bc)
-cpu1="$(cpu_s "$DEVCLUSTER_PID") $(cpu_s "$EXECUTOR_PID") $(cpu_s "$PLANNER_PID")"
+cpu1="$(cpus)"
 sleep 1
 w1=$(writes_by cloneset-executor)
 writes=$((w1 - w0))
@@ -69,13 +125,13 @@ restarts=$(kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.status.co
 
 # The cluster's write rate, same cluster and pods, executor stopped: merge-patch a label on each pod, 4 rounds.
 curl -sf "http://$EXECUTOR_METRICS/metrics" >"$RUN_DIR/executor-metrics.txt" || true
-kill "$EXECUTOR_PID"; wait "$EXECUTOR_PID" 2>/dev/null || true
+kill "$EXECUTOR_PID"; wait "$EXECUTOR_PID" 2>/dev/null || while kill -0 "$EXECUTOR_PID" 2>/dev/null; do sleep 0.1; done
 kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' >"$RUN_DIR/pods"
 : >"$RUN_DIR/curl.cfg"
 for round in 1 2 3 4; do
   while read -r pod; do
-    printf 'url = "%s/api/v1/namespaces/default/pods/%s"\nrequest = "PATCH"\nheader = "Content-Type: application/merge-patch+json"\ndata = "{\\"metadata\\":{\\"labels\\":{\\"bench-round\\":\\"r%d\\"}}}"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nnext\n' \
-      "$SERVER" "$pod" "$round" >>"$RUN_DIR/curl.cfg"
+    printf 'url = "%s/api/v1/namespaces/default/pods/%s"\nrequest = "PATCH"\nheader = "Content-Type: application/merge-patch+json"\ndata = "{\\"metadata\\":{\\"labels\\":{\\"bench-round\\":\\"r%d\\"}}}"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\n%snext\n' \
+      "$SERVER" "$pod" "$round" "$CURL_CFG_EXTRA" >>"$RUN_DIR/curl.cfg"
   done <"$RUN_DIR/pods"
 done
 sed -i '$d' "$RUN_DIR/curl.cfg"  # no "next" after the last URL
@@ -87,11 +143,12 @@ ok=$(grep -c '^200' "$RUN_DIR/codes" || true)
 [ "$ok" = "$probe" ] || { echo "probe: only $ok of $probe PATCHes answered 200" >&2; sort "$RUN_DIR/codes" | uniq -c >&2; }
 rate=$(echo "$probe / $probe_s" | bc -l)
 ideal=$(echo "$writes / $rate" | bc -l)
-echo "machine: $(machine)"
+echo "backend: $CLUSTER; machine: $(machine)"
 echo "| pods | create (scale-up) | rollout wall | pods restarted in place | executor writes | cluster write rate | ideal = writes / rate | wall / ideal |"
 echo "|---|---|---|---|---|---|---|---|"
 printf "| %d | %.1f s | %.2f s | %d | %d (%.2f/pod) | %.0f/s (%d PATCHes in %.2f s) | %.2f s | %.2fx |\n" "$N" "$create_s" \
   "$wall_s" "$restarts" "$writes" "$(echo "$writes / $N" | bc -l)" "$rate" "$probe" "$probe_s" "$ideal" \
   "$(echo "$wall_s / $ideal" | bc -l)"
 # Where the machine's CPU went during the rollout (2 cores: at most 2 s of CPU per wall second for everyone).
-echo "$cpu0 $cpu1" | awk -v w="$wall_s" '{ printf "rollout CPU: devcluster %.2f s, executor %.2f s, planner %.2f s (wall %.2f s)\n", $4 - $1, $5 - $2, $6 - $3, w }'
+awk -v w="$wall_s" 'NR == FNR { c0[$1] = $2; next } { out = out sprintf("%s%s %.2f s", sep, $1, $2 - c0[$1]); sep = ", " }
+  END { printf "rollout CPU: %s (wall %.2f s)\n", out, w }' <(echo "$cpu0") <(echo "$cpu1")

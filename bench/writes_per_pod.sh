@@ -1,21 +1,53 @@
 #!/usr/bin/env bash
-# API writes per pod made by the executor (User-Agent cloneset-executor), from the embedded cluster's
-# apiserver_request_total{verb,resource,user_agent}. Scenarios (semantics §11; upstream 4, 4, 7; targets 3, 3, 5):
+# API writes per pod made by the executor. Scenarios (semantics §11; upstream 4, 4, 7; targets 3, 3, 5):
 #   scale-up of N pods with one PVC template, in-place image update of N pods, ReCreate update of N pods with one
 #   PVC. Counts POST/PUT/PATCH/DELETE on pods (incl. subresources) and PVCs; CloneSet status writes and events
 #   are per CloneSet and reported separately.
-# Usage: bench/writes_per_pod.sh [N]   (starts its own stack in a temporary run directory)
+# Backends (--cluster, default embedded):
+#   embedded  the embedded cluster's apiserver_request_total{verb,resource,user_agent}, User-Agent cloneset-executor.
+#   real      `./run up --cluster real` (kube-apiserver 1.34, kwok nodes): kube-apiserver's apiserver_request_total
+#             has no client label, so the executor's writes are counted from its audit log (REAL_AUDIT_LOG=1, by
+#             User-Agent, bench/lib_real.sh) and the metric's before/after difference is printed beside them for
+#             every client (the scheduler's bindings, kwok's pod status, the volume controllers' claim updates).
+# Usage: bench/writes_per_pod.sh [--cluster embedded|real] [N]   (starts its own stack in a temporary run directory)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-N="${1:-10}"
+CLUSTER=embedded
+N=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cluster) CLUSTER="${2:-}"; shift 2 ;;
+    --cluster=*) CLUSTER="${1#*=}"; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) N="$1"; shift ;;
+  esac
+done
+[[ "$N" =~ ^[1-9][0-9]*$ ]] || { echo "writes_per_pod: N must be a positive number, got '$N'" >&2; exit 2; }
+case "$CLUSTER" in
+  embedded|real) ;;
+  *) echo "writes_per_pod: --cluster must be embedded or real, got '$CLUSTER'" >&2; exit 2 ;;
+esac
+for t in kubectl curl $([ "$CLUSTER" = real ] && echo jq); do
+  command -v "$t" >/dev/null || { echo "writes_per_pod: $t is not installed (./run deps installs it)" >&2; exit 1; }
+done
 export RUN_DIR="$(mktemp -d /tmp/writes-bench-XXXXXX)"
 export BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
-trap '"$ROOT/run" down >/dev/null 2>&1 || true; rm -rf "$RUN_DIR"' EXIT
-KC="$("$ROOT/run" up --no-agents | tail -1)"
+trap '"$ROOT/run" down --purge >/dev/null 2>&1 || true; rm -rf "$RUN_DIR"' EXIT
+if [ "$CLUSTER" = real ]; then
+  # 2N pods at once (the in-place CloneSet stays while the ReCreate one runs); kwok nodes take 110 pods each.
+  KC="$(REAL_AUDIT_LOG=1 "$ROOT/run" up --cluster real --nodes $(( 2 * N / 100 + 3 )) | tail -1)"
+  AUDIT_LOG="$RUN_DIR/kube-apiserver-audit.log"
+  [ -f "$AUDIT_LOG" ] || { echo "writes_per_pod: kube-apiserver wrote no audit log at $AUDIT_LOG" >&2; exit 1; }
+  # shellcheck source=bench/lib_real.sh
+  source "$ROOT/bench/lib_real.sh"
+else
+  KC="$("$ROOT/run" up --no-agents | tail -1)"
+fi
 export KUBECONFIG="$KC" KUBECACHEDIR="$RUN_DIR/kubecache"
 
 # writes RESOURCE_REGEX: executor writes so far on matching resources.
 writes() {
+  if [ "$CLUSTER" = real ]; then audit_writes | sum_counts cloneset-executor "$1"; return; fi
   kubectl get --raw /metrics | awk -v re="$1" '
     /^apiserver_request_total\{/ && /user_agent="cloneset-executor"/ && /verb="(create|update|patch|delete|POST|PUT|PATCH|DELETE)"/ {
       match($0, /resource="[^"]*"/); r = substr($0, RSTART + 10, RLENGTH - 11)
@@ -64,12 +96,21 @@ wait_for() {  # wait_for NAME IMAGE: N pods Ready on IMAGE and the status caught
 # status patch (PatchPodStatus) from a spec patch (PatchPod): the server's metric has no subresource label.
 EXECUTOR_METRICS="$(grep -m1 -oE 'metrics on [^ "]+' "$RUN_DIR/executor-0.log" | awk '{print $NF}' | sed 's#^[a-z]*://##')"
 breakdown() {
+  if [ "$CLUSTER" = real ]; then
+    # The executor's writes (audit log) by verb, resource/subresource and code, then every client's writes on
+    # pods, claims, volumes, bindings and events from apiserver_request_total.
+    audit_writes | awk '$1 == "cloneset-executor" { print "audit", $2, $3, $4, $5 }'
+    audit_writes | awk '$1 != "cloneset-executor" && $3 ~ /^(pods|persistentvolumeclaims|persistentvolumes|events)/ {
+      k = "audit:" $1 " " $2 " " $3 " " $4; n[k] += $5 } END { for (k in n) print k, n[k] }'
+    metric_writes | awk '$3 ~ /^(pods|persistentvolumeclaims|persistentvolumes|events|clonesets)/'
+  else
   kubectl get --raw /metrics | awk '
     /^apiserver_request_total\{/ && /user_agent="cloneset-executor"/ && /verb="(create|update|patch|delete)"/ {
       match($0, /verb="[^"]*"/); v = substr($0, RSTART + 6, RLENGTH - 7)
       match($0, /resource="[^"]*"/); r = substr($0, RSTART + 10, RLENGTH - 11)
       match($0, /code="[^"]*"/); c = substr($0, RSTART + 6, RLENGTH - 7)
       print "server", v, r, c, $NF }'
+  fi
   curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '
     /^cloneset_executor_actions_total\{/ {
       match($0, /type="[^"]*"/); t = substr($0, RSTART + 6, RLENGTH - 7)
@@ -94,6 +135,7 @@ inplace() { manifest inplace InPlaceIfPossible img:v2 "$N" | kubectl apply -f - 
 recreate_setup() { manifest recreate ReCreate img:v1 "$N" | kubectl apply -f - >/dev/null; wait_for recreate img:v1; }
 recreate() { manifest recreate ReCreate img:v2 "$N" | kubectl apply -f - >/dev/null; wait_for recreate img:v2; }
 
+echo "backend: $CLUSTER; machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| scenario | pods | pod+PVC writes | writes/pod | CloneSet writes | events |"
 echo "|---|---|---|---|---|---|"
 measure "scale-up, 1 PVC template" scale_up
@@ -101,7 +143,12 @@ measure "in-place image update" inplace
 recreate_setup
 measure "ReCreate update, 1 PVC" recreate
 echo
-echo "Breakdown (server: verb resource code; executor: action result):"
+if [ "$CLUSTER" = real ]; then
+  echo "Breakdown (audit: the executor's writes in kube-apiserver's audit log; audit:CLIENT: other clients' writes;"
+  echo "all: apiserver_request_total of every client; executor: the executor's own action counter):"
+else
+  echo "Breakdown (server: verb resource code; executor: action result):"
+fi
 echo "| scenario | seen by | verb / action | resource / result | code | count |"
 echo "|---|---|---|---|---|---|"
 printf '%s' "$BREAKDOWN"

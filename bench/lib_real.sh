@@ -1,0 +1,46 @@
+# Shared by the benchmarks' real-cluster backend (`--cluster real`): who wrote what on a real kube-apiserver.
+# Sourced, not run. Needs KUBECONFIG (the admin kubeconfig of `./run up --cluster real`) and AUDIT_LOG (the audit
+# log that REAL_AUDIT_LOG=1 makes kube-apiserver write, tools/run.d/real_cluster.sh).
+#
+# kube-apiserver's apiserver_request_total counts by verb, resource, subresource and code but has no client label
+# (unlike the embedded cluster's user_agent), and on the real backend the controller manager, the scheduler, kwok
+# and the provisioner write pods and claims too (bindings, pod status, claim binding). The audit log names the
+# client of every write (its User-Agent; the executor's is "cloneset-executor/<version> (<identity>)"), so the
+# executor's share comes from there and apiserver_request_total gives the total of all clients, as a cross-check.
+
+# audit_writes: "client verb resource[/subresource] code count" for every answered write in the audit log so far
+# (client = the User-Agent up to its first '/'). Leases are not logged (the audit policy leaves them out).
+audit_writes() {
+  jq -r 'select(.stage == "ResponseComplete")
+    | [ ((.userAgent // "-") | split("/")[0] | gsub(" "; "_")), .verb,
+        ((.objectRef.resource // "-") + (if .objectRef.subresource then "/" + .objectRef.subresource else "" end)),
+        ((.responseStatus.code // 0) | tostring) ] | join(" ")' "$AUDIT_LOG" |
+    sort | uniq -c | awk '{ print $2, $3, $4, $5, $1 }'
+}
+
+# metric_writes: "all verb resource[/subresource] code count" from kube-apiserver's apiserver_request_total (every
+# client), write verbs only, leases left out.
+metric_writes() {
+  kubectl get --raw /metrics | awk '
+    /^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY)"/ && !/resource="leases"/ {
+      v = r = s = c = ""
+      if (match($0, /verb="[^"]*"/)) v = tolower(substr($0, RSTART + 6, RLENGTH - 7))
+      if (match($0, /resource="[^"]*"/)) r = substr($0, RSTART + 10, RLENGTH - 11)
+      if (match($0, /subresource="[^"]*"/)) s = substr($0, RSTART + 13, RLENGTH - 14)
+      if (match($0, /code="[^"]*"/)) c = substr($0, RSTART + 6, RLENGTH - 7)
+      if (s != "") r = r "/" s
+      n[v " " r " " c] += $NF }
+    END { for (k in n) print "all", k, n[k] }'
+}
+
+# diff_counts BEFORE AFTER: lines "k1 k2 k3 k4 count" of AFTER whose count grew, with the difference.
+diff_counts() {
+  awk 'NR == FNR { before[$1 " " $2 " " $3 " " $4] = $5; next }
+    { k = $1 " " $2 " " $3 " " $4; d = $5 - before[k]; if (d > 0) print k, d }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
+# sum_counts CLIENT RESOURCE_REGEX: sum of the counts on stdin ("client verb resource code count") of CLIENT on a
+# resource matching RESOURCE_REGEX (subresources included), answered or not.
+sum_counts() {
+  awk -v cl="$1" -v re="$2" '$1 == cl && $3 ~ re { s += $5 } END { print s + 0 }'
+}
