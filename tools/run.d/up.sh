@@ -147,9 +147,6 @@ run_up() {
     *) echo "up: --cluster must be embedded or real, got '$cluster'" >&2; return 2 ;;
   esac
   local kubeconfig_given="$kubeconfig"  # agents need the embedded cluster's CRI sockets
-  # The executors' credentials: on the real control plane the chart's executor identity (RBAC enforced).
-  local executor_kubeconfig="$kubeconfig"
-  [ "$cluster" = real ] && executor_kubeconfig="$dir/kubeconfig-executor"
   if [ -z "$kubeconfig" ]; then
     kubeconfig="$dir/kubeconfig"
     if ! _alive devcluster; then rm -f "$kubeconfig"; fi
@@ -157,6 +154,10 @@ run_up() {
       --kubeconfig="$kubeconfig" --nodes="$nodes"
     _wait_for 30 "the embedded cluster" kubectl --kubeconfig "$kubeconfig" get --raw /healthz
   fi
+  # The executors' credentials (once the embedded cluster's kubeconfig is known): on the real control plane the
+  # chart's executor identity (RBAC enforced).
+  local executor_kubeconfig="$kubeconfig"
+  [ "$cluster" = real ] && executor_kubeconfig="$dir/kubeconfig-executor"
   # Part of the executors' and agents' signatures: a cluster that moved to another port restarts them.
   local server="server=$kubeconfig"
   [ -z "$kubeconfig_given" ] && server="server=$(_addr devcluster 'listening on')"
