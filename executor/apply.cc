@@ -1,4 +1,5 @@
-// Applying a plan: the imperative half of Reconciler (see reconciler.h for the rules).
+// Applying a plan: the plan applier (planapi/applier.h: schedule, stop rules, status, events) over a writer to the
+// API server, and that writer's translation of each action into API requests (see reconciler.h for the rules).
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -6,7 +7,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "executor/plan_schedule.h"
 #include "executor/reconciler.h"
 #include "kube/api_status.h"
 #include "kube/watch_stream.h"
@@ -30,13 +30,43 @@ struct Reconciler::ApplyState {
     auto it = pods_by_name.find(name);
     return it == pods_by_name.end() ? nullptr : it->second;
   }
-  absl::Mutex mu;  // groups of a stage run concurrently (plan_schedule.h)
+  absl::Mutex mu;  // groups of a stage run concurrently (planapi/plan_schedule.h)
   // Pods whose status we wrote earlier in this plan, with metadata and spec still as in the snapshot -> the
   // version our write returned.
   std::map<std::string, std::string> written_rv ABSL_GUARDED_BY(mu);
   // Pods whose status write showed metadata or spec changed since the snapshot: no spec patch from this plan.
   std::set<std::string> changed_pods ABSL_GUARDED_BY(mu);
-  std::set<std::string> failed_pods ABSL_GUARDED_BY(mu);  // their events are not emitted
+};
+
+// The plan applier's writer for one plan: the API server, through the Reconciler's clients, caches and
+// expectations.
+class Reconciler::RestPlanWriter final : public planapi::PlanWriter {
+ public:
+  RestPlanWriter(Reconciler& r, ApplyState& st) : r_(r), st_(st) {}
+  bool MayWrite() override { return r_.Owns(st_.key); }
+  absl::StatusOr<bool> CloneSetExists() override {
+    // A reconcile can race the garbage collector: pods deleted with their CloneSet can reach the pod cache before
+    // the CloneSet's own deletion does, and the stale CloneSet would be scaled back up with pods nobody owns. One
+    // GET per plan that creates; no extra write.
+    const pb::CloneSet& cs = st_.cs;
+    auto fresh = r_.d_.client->Get(absl::StrCat("/apis/", cs.api_version(), "/namespaces/", st_.ns, "/clonesets/",
+                                                cs.metadata().name()));
+    if (!fresh.ok() && !absl::IsNotFound(fresh.status())) return fresh.status();
+    auto meta = fresh.ok() ? kube::ReadObjectMeta(*fresh) : absl::StatusOr<kube::ObjectMeta>(fresh.status());
+    return meta.ok() && meta->uid == cs.metadata().uid();
+  }
+  absl::Status Write(const pb::Action& action) override { return r_.ApplyAction(st_, action); }
+  absl::Status WriteStatus(const pb::CloneSetStatus& status) override {
+    return r_.PatchStatus(st_.key, st_.cs, status);
+  }
+  void Event(std::string_view type, std::string_view reason, std::string_view message) override {
+    r_.d_.events->Event(st_.cs, type, reason, message);
+  }
+  void Written(std::string_view type, const absl::Status& outcome) override { r_.CountAction(type, outcome); }
+
+ private:
+  Reconciler& r_;
+  ApplyState& st_;
 };
 
 namespace {
@@ -64,27 +94,6 @@ bool OutcomeUnknown(const absl::Status& s) {
 json OwnerJson(const pb::OwnerReference& o) {
   return {{"apiVersion", o.api_version()}, {"kind", o.kind()},       {"name", o.name()},
           {"uid", o.uid()},                {"controller", o.controller()}, {"blockOwnerDeletion", o.block_owner_deletion()}};
-}
-
-std::string_view ActionType(const pb::Action& a) {
-  switch (a.kind_case()) {
-    case pb::Action::kCreateRevision: return "CreateRevision";
-    case pb::Action::kUpdateRevision: return "UpdateRevision";
-    case pb::Action::kDeleteRevision: return "DeleteRevision";
-    case pb::Action::kCreatePod: return "CreatePod";
-    case pb::Action::kDeletePod: return "DeletePod";
-    case pb::Action::kPatchPod: return "PatchPod";
-    case pb::Action::kPatchPodStatus: return "PatchPodStatus";
-    case pb::Action::kDeletePvc: return "DeletePvc";
-    case pb::Action::kCreatePvc: return "CreatePvc";
-    case pb::Action::kUpdatePvcOwner: return "UpdatePvcOwner";
-    case pb::Action::kPatchCloneSet: return "PatchCloneSet";
-    case pb::Action::kCreateImagePullJob: return "CreateImagePullJob";
-    case pb::Action::kDeleteImagePullJob: return "DeleteImagePullJob";
-    case pb::Action::kStartInPlaceUpdates: return "StartInPlaceUpdates";
-    case pb::Action::KIND_NOT_SET: break;
-  }
-  return "Unknown";
 }
 
 // Whether `fresh` has the labels, annotations, finalizers, owners, containers and deletion state of `seen`, the
@@ -129,144 +138,14 @@ void Reconciler::ReReadAfterConflict(const std::string& key, ObjectKind kind, co
 
 ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const PlanSnapshot& snapshot,
                                   const pb::PlanResponse& plan) {
-  ReconcileResult r;
   ApplyState st{key, cs, snapshot.request, cs.metadata().namespace_()};
   const std::vector<const pb::Pod*> pods = snapshot.Pods();
   st.pods_by_name.reserve(pods.size());
   for (const pb::Pod* p : pods) st.pods_by_name.emplace(p->metadata().name(), p);
-  // A reconcile can race the garbage collector: pods deleted with their CloneSet can reach the pod cache before
-  // the CloneSet's own deletion does, and the stale CloneSet would be scaled back up with pods nobody owns.
-  // Creations are the writes that outlive the CloneSet, so they go only after a fresh read shows it still there
-  // (one GET per plan that creates; no extra write).
-  const bool creates = std::any_of(plan.actions().begin(), plan.actions().end(),
-                                   [](const pb::Action& a) { return a.has_create_pod() || a.has_create_pvc(); });
-  if (creates) {
-    auto fresh = d_.client->Get(absl::StrCat("/apis/", cs.api_version(), "/namespaces/", st.ns, "/clonesets/",
-                                             cs.metadata().name()));
-    if (!fresh.ok() && !absl::IsNotFound(fresh.status())) {
-      r.error = fresh.status();
-      r.result = "error";
-      return r;
-    }
-    auto meta = fresh.ok() ? kube::ReadObjectMeta(*fresh) : absl::StatusOr<kube::ObjectMeta>(fresh.status());
-    if (!meta.ok() || meta->uid != cs.metadata().uid()) {
-      r.result = "cloneset_gone";  // its DELETED event follows and forgets the key
-      return r;
-    }
-  }
-  absl::Mutex mu;  // the outcome below; groups of a stage run concurrently
-  absl::Status stop;
-  bool batch_failed = false;
-  bool lost_shard = false;
-  // The refused write of the lowest action index (the same plan reports the same write however writes overlap).
-  int refused_index = plan.actions_size();
-  std::optional<pb::Condition> refused;
-  std::atomic<bool> halt{false};  // no further action starts
-  const auto run = [&](int i) {
-    const pb::Action& action = plan.actions(i);
-    if (!Owns(key)) {
-      absl::MutexLock l(&mu);
-      lost_shard = true;
-      halt = true;  // the Lease is gone: another replica may write now
-      return;
-    }
-    absl::Status s = ApplyAction(st, action);
-    CountAction(ActionType(action), s);
-    if (s.ok()) return;
-    absl::MutexLock l(&mu);
-    const std::string pod = PodOfAction(action);
-    if (!pod.empty()) {
-      absl::MutexLock sl(&st.mu);
-      st.failed_pods.insert(pod);
-    }
-    if (WriteRefused(s) && i < refused_index) {
-      refused_index = i;
-      refused = ApplyFailedCondition(ActionType(action), pod, s);
-    }
-    // Only a failure the API server answered is an event: a transport error is retried (reconciler.h).
-    const bool answered = kube::HttpCode(s).has_value();
-    if (action.has_create_pod()) {
-      if (answered) {
-        d_.events->Event(cs, "Warning", "FailedCreate", absl::StrCat("failed to create pod: ", s.message()));
-      }
-      batch_failed = true;  // finish this batch, then stop
-      if (r.error.ok()) r.error = s;
-      return;
-    }
-    if (action.has_delete_pod() && answered) {
-      d_.events->Event(cs, "Warning", "FailedDelete",
-                       absl::StrCat("failed to delete pod ", action.delete_pod().name(), ": ", s.message()));
-    }
-    if (action.stop_on_error() || kube::IsConflict(s)) {
-      if (stop.ok()) stop = s;
-      halt = true;
-      return;
-    }
-    if (r.error.ok()) r.error = s;  // keep going, but retry the CloneSet with back-off
-  };
-  for (const PlanStage& stage : SchedulePlan(plan)) {
-    RunGroups(stage.groups, d_.apply_parallelism, halt, run);
-    absl::MutexLock l(&mu);
-    if (lost_shard) {
-      r.result = "lost_shard";
-      return r;
-    }
-    if (!stop.ok() || batch_failed) break;  // slow start: nothing after the batch with a failure runs
-  }
-  if (!stop.ok()) r.error = stop;
-  // ApplyFailed (reconciler.h): set when a write was refused, removed once a plan's writes all went through, left
-  // as it is after transport errors only. `report`: the condition is new or says something new.
-  const pb::Condition* had = FindCondition(cs.status(), kApplyFailedConditionType);
-  const pb::Condition* want = refused ? &*refused : nullptr;
-  const bool clear = !refused && r.error.ok() && had != nullptr;
-  bool report = false;
-  if (refused) {
-    pb::CloneSetStatus probe = cs.status();
-    report = SetOwnCondition(probe, kApplyFailedConditionType, want, d_.clock->Now());
-  }
-  bool condition_written = false;
-  // Remaining plan parts are skipped after a stop; status and events describe only what happened.
-  if (stop.ok() && !batch_failed && plan.write_status() && Owns(key)) {
-    pb::CloneSetStatus status = plan.status();  // the planner carries the CloneSet's conditions over
-    if (report || clear) SetOwnCondition(status, kApplyFailedConditionType, want, d_.clock->Now());
-    const auto sreq = snapshot::CloneSetStatusRequest(st.ns, cs.metadata().name(), cs.api_version(), status);
-    auto resp = d_.client->Patch(sreq.path, kube::PatchType::kMerge, sreq.body);
-    CountAction("WriteStatus", resp.status());
-    if (resp.ok()) {
-      ExpectFromResponse(key, ObjectKind::kCloneSet, cs.metadata().name(), Want::kAtLeastVersion, *resp);
-      condition_written = true;
-    } else {
-      if (r.error.ok()) r.error = resp.status();
-      if (WriteRefused(resp.status()) && !refused) {
-        // The status write itself was refused: another status write would be too, so only the event reports it.
-        refused = ApplyFailedCondition("WriteStatus", "", resp.status());
-        pb::CloneSetStatus probe = cs.status();
-        report = SetOwnCondition(probe, kApplyFailedConditionType, &*refused, d_.clock->Now());
-        condition_written = true;
-      }
-    }
-  }
-  if (report) d_.events->Event(cs, "Warning", kApplyFailedConditionType, refused->message());
-  if ((report || clear) && !condition_written && Owns(key)) {
-    if (absl::Status s = WriteOwnCondition(key, cs, kApplyFailedConditionType, refused ? &*refused : nullptr);
-        !s.ok() && r.error.ok()) {
-      r.error = s;
-    }
-  }
-  absl::MutexLock sl(&st.mu);
-  for (const auto& e : plan.events()) {
-    if (!e.involved_pod().empty() && st.failed_pods.count(e.involved_pod())) continue;
-    d_.events->Event(cs, e.type() == pb::WARNING ? "Warning" : "Normal", e.reason(), e.message());
-  }
-  if (!r.error.ok()) {
-    r.result = "error";
-    return r;
-  }
-  if (plan.has_requeue_after()) {
-    r.requeue_after = absl::Seconds(plan.requeue_after().seconds()) + absl::Nanoseconds(plan.requeue_after().nanos());
-    if (r.requeue_after > absl::ZeroDuration()) r.result = "requeue_after";
-  }
-  return r;
+  RestPlanWriter writer(*this, st);
+  const planapi::ApplyResult applied =
+      planapi::PlanApplier({.parallelism = d_.apply_parallelism}).Apply(cs, plan, writer, d_.clock->Now());
+  return {applied.error, applied.requeue_after, applied.result};
 }
 
 absl::Status Reconciler::CreateObject(const std::string& key, ObjectKind kind, const std::string& collection,
@@ -481,7 +360,7 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
     case pb::Action::kUpdateRevision:
     case pb::Action::kPatchCloneSet:
       return PatchFromAction(st, action);
-    case pb::Action::kStartInPlaceUpdates:  // CallPlanner expands every batch before a plan is applied
+    case pb::Action::kStartInPlaceUpdates:  // planapi::RequestPlan expands every batch before a plan is applied
       return absl::InternalError("StartInPlaceUpdates reached Apply without being expanded");
     case pb::Action::KIND_NOT_SET:
       break;

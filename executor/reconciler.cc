@@ -7,8 +7,6 @@
 #include "absl/strings/str_join.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
-#include "planapi/in_place_batches.h"
-#include "planapi/pod_table.h"
 #include "snapshot/patch.h"
 
 namespace cloneset::executor {
@@ -21,19 +19,6 @@ std::string RevisionsPath(std::string_view ns) {
   return "/apis/apps/v1/namespaces/" + std::string(ns) + "/controllerrevisions";
 }
 
-bool NeedsNodes(std::string_view template_json) {
-  if (template_json.find("topologySpreadConstraints") == std::string_view::npos) return false;
-  const nlohmann::json t = nlohmann::json::parse(template_json, nullptr, /*allow_exceptions=*/false);
-  if (!t.is_object()) return false;
-  const auto spec = t.find("spec");
-  if (spec == t.end() || !spec->is_object()) return false;
-  const auto constraints = spec->find("topologySpreadConstraints");
-  if (constraints == spec->end() || !constraints->is_array()) return false;
-  return std::any_of(constraints->begin(), constraints->end(), [](const nlohmann::json& c) {
-    return c.is_object() && c.contains("topologyKey") && c["topologyKey"].is_string();
-  });
-}
-
 namespace {
 
 bool DeadlineExceeded(const pb::CloneSet& cs) {
@@ -43,83 +28,21 @@ bool DeadlineExceeded(const pb::CloneSet& cs) {
   return false;
 }
 
-// A stable, per-state seed: the same snapshot always gets the same instance ids, a changed one new ids.
-uint64_t Seed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods) {
-  uint64_t h = 1469598103934665603ull;
-  const auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  };
-  mix(cs.metadata().uid());
-  mix(cs.metadata().resource_version());
-  for (const auto& p : pods) mix(p.metadata().resource_version());
-  return h;
-}
-
 }  // namespace
 
-std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
-  std::vector<const pb::Pod*> out;
-  if (request.pods_size() > 0) {
-    out.reserve(request.pods_size());
-    for (const pb::Pod& p : request.pods()) out.push_back(&p);
-  } else {
-    out.reserve(table_pods.size());
-    for (const pb::Pod& p : table_pods) out.push_back(&p);
-  }
-  return out;
-}
-
-void PlanSnapshot::SendPodsAsObjects() {
-  request.clear_pod_table();
-  request.mutable_pods()->Reserve(static_cast<int>(table_pods.size()));
-  for (pb::Pod& p : table_pods) *request.add_pods() = std::move(p);
-  table_pods.clear();
-}
-
 PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
-  PlanSnapshot snapshot;
-  pb::PlanRequest& req = snapshot.request;
-  *req.mutable_clone_set() = cs;
   const std::string& ns = cs.metadata().namespace_();
   const std::string& uid = cs.metadata().uid();
-  std::sort(pods.begin(), pods.end(),
-            [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
-  req.set_random_seed(Seed(cs, pods));
-  req.set_accept_in_place_batches(d_.planner_in_place_batches);
-  std::vector<std::string> node_names;
-  if (NeedsNodes(cs.spec().template_json())) {
-    for (const auto& p : pods) {
-      if (!p.node_name().empty()) node_names.push_back(p.node_name());
-    }
+  planapi::OwnedObjects objects{std::move(pods), d_.cache->PvcsOwnedBy(ns, uid), d_.cache->RevisionsOwnedBy(ns, uid)};
+  const planapi::RequestOptions options{.pod_table = d_.planner_pod_table && !planner_lacks_pod_table_.load(),
+                                        .in_place_batches = d_.planner_in_place_batches};
+  absl::Status table_error;
+  PlanSnapshot snapshot = planapi::AssembleRequest(
+      cs, std::move(objects), [this](const std::vector<std::string>& names) { return d_.cache->NodesNamed(names); },
+      d_.clock->Now(), options, &table_error);
+  if (!table_error.ok() && !pod_table_fallback_reported_.exchange(true) && d_.pod_table_fallback) {
+    d_.pod_table_fallback(key, table_error);
   }
-  snapshot.table_pods = std::move(pods);
-  bool as_table = d_.planner_pod_table && !planner_lacks_pod_table_.load();
-  if (as_table) {
-    absl::StatusOr<pb::PodTable> table = planapi::EncodePodTable(snapshot.Pods());
-    if (table.ok()) {
-      *req.mutable_pod_table() = *std::move(table);
-    } else {
-      as_table = false;
-      if (!pod_table_fallback_reported_.exchange(true) && d_.pod_table_fallback) {
-        d_.pod_table_fallback(key, table.status());
-      }
-    }
-  }
-  if (!as_table) snapshot.SendPodsAsObjects();
-  if (!node_names.empty()) {
-    std::sort(node_names.begin(), node_names.end());
-    node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
-    for (auto& n : d_.cache->NodesNamed(node_names)) *req.add_nodes() = std::move(n);
-  }
-  for (auto& pvc : d_.cache->PvcsOwnedBy(ns, uid)) {
-    if (pvc.metadata().has_deletion_timestamp()) continue;  // §0.5 step 4
-    *req.add_pvcs() = std::move(pvc);
-  }
-  for (auto& rev : d_.cache->RevisionsOwnedBy(ns, uid)) *req.add_revisions() = std::move(rev);
-  const absl::Time now = d_.clock->Now();
-  req.mutable_now()->set_seconds(absl::ToUnixSeconds(now));
-  req.mutable_now()->set_nanos(static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) /
-                                                    absl::Nanoseconds(1)));
   return snapshot;
 }
 
@@ -205,20 +128,14 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
 
   PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
-  auto plan = CallPlanner(snapshot.request);
-  if (plan.ok() && snapshot.request.has_pod_table() &&
-      plan->pods_read() != planapi::PodsInRequest(snapshot.request)) {
-    // A planner older than the pod table saw no pods and planned to create every replica: never apply that.
-    // Reported by the first reconcile that finds it out; others in flight with a table re-plan quietly.
-    if (!planner_lacks_pod_table_.exchange(true) && d_.pod_table_fallback) {
-      d_.pod_table_fallback(key, absl::FailedPreconditionError(absl::StrCat(
-                                     "the planner read ", plan->pods_read(), " of the ",
-                                     planapi::PodsInRequest(snapshot.request),
-                                     " pods sent as pod_table (a planner older than the table?); sending pods "
-                                     "from now on")));
-    }
-    snapshot.SendPodsAsObjects();
-    plan = CallPlanner(snapshot.request);
+  absl::Status table_unread;
+  auto plan = planapi::RequestPlan(
+      snapshot, [this](const pb::PlanRequest& request) { return CallPlanner(request); }, &table_unread);
+  // A planner older than the pod table saw no pods and planned to create every replica: RequestPlan never returns
+  // that plan. Reported by the first reconcile that finds it out; others in flight with a table re-plan quietly.
+  if (!table_unread.ok() && !planner_lacks_pod_table_.exchange(true) && d_.pod_table_fallback) {
+    d_.pod_table_fallback(key, absl::FailedPreconditionError(
+                                   absl::StrCat(table_unread.message(), "; sending pods from now on")));
   }
   if (!plan.ok()) {
     if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(plan.status().code()));
@@ -233,8 +150,6 @@ absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(const pb::PlanRequest& 
   const absl::Time start = absl::Now();
   auto plan = d_.planner->Plan(request);
   if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
-  // Before anything reads the plan: applying, write accounting and metrics see per-pod actions only.
-  if (plan.ok()) planapi::ExpandInPlaceBatches(&*plan);
   return plan;
 }
 
@@ -245,66 +160,6 @@ ReconcileResult Reconciler::HandleInvalid(const std::string& key, const pb::Clon
   d_.events->Event(cs, "Warning", kInvalidReason, message);
   if (auto s = WriteInvalidCondition(key, cs, &message); !s.ok()) return {s, absl::ZeroDuration(), "error"};
   return {};
-}
-
-const pb::Condition* FindCondition(const pb::CloneSetStatus& st, std::string_view type) {
-  for (const auto& c : st.conditions()) {
-    if (c.type() == type) return &c;
-  }
-  return nullptr;
-}
-
-bool WriteRefused(const absl::Status& s) {
-  const std::optional<int> code = kube::HttpCode(s);
-  return code.has_value() && *code >= 400 && *code < 500 && *code != 404 && *code != 409 && *code != 429;
-}
-
-pb::Condition ApplyFailedCondition(std::string_view action, std::string_view object, const absl::Status& refused) {
-  const int code = kube::HttpCode(refused).value_or(0);
-  std::string reason = kube::K8sReason(refused);
-  if (reason.empty()) {
-    switch (code) {
-      case 400: reason = "BadRequest"; break;
-      case 401: reason = "Unauthorized"; break;
-      case 403: reason = "Forbidden"; break;
-      case 405: reason = "MethodNotAllowed"; break;
-      case 413: reason = "RequestEntityTooLarge"; break;
-      case 415: reason = "UnsupportedMediaType"; break;
-      case 422: reason = "Invalid"; break;
-      default: reason = "WriteRefused"; break;
-    }
-  }
-  pb::Condition c;
-  c.set_type(kApplyFailedConditionType);
-  c.set_status("True");
-  c.set_reason(reason);
-  c.set_message(absl::StrCat(std::string(action), object.empty() ? "" : " ", std::string(object), ": ",
-                             refused.message(), " (HTTP ", code, ")"));
-  return c;
-}
-
-bool SetOwnCondition(pb::CloneSetStatus& status, std::string_view type, const pb::Condition* condition,
-                     absl::Time now) {
-  auto* conds = status.mutable_conditions();
-  std::optional<pb::Condition> old;
-  for (int i = conds->size() - 1; i >= 0; --i) {
-    if (conds->Get(i).type() != type) continue;
-    if (!old.has_value()) old = conds->Get(i);
-    conds->DeleteSubrange(i, 1);
-  }
-  if (condition == nullptr) return old.has_value();
-  pb::Condition* c = status.add_conditions();
-  *c = *condition;
-  c->set_type(std::string(type));
-  const int64_t seconds = absl::ToUnixSeconds(now);
-  c->mutable_last_update_time()->set_seconds(seconds);
-  const bool same_status = old.has_value() && old->status() == c->status();
-  if (same_status && old->has_last_transition_time()) {
-    *c->mutable_last_transition_time() = old->last_transition_time();
-  } else {
-    c->mutable_last_transition_time()->set_seconds(seconds);
-  }
-  return !same_status || old->reason() != c->reason() || old->message() != c->message();
 }
 
 absl::Status Reconciler::WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs,
@@ -321,10 +176,16 @@ absl::Status Reconciler::WriteOwnCondition(const std::string& key, const pb::Clo
   if (!Owns(key)) return absl::OkStatus();
   pb::CloneSetStatus status = cs.status();
   SetOwnCondition(status, type, condition, d_.clock->Now());
+  absl::Status s = PatchStatus(key, cs, status);
+  CountAction("WriteStatus", s);
+  return s;
+}
+
+absl::Status Reconciler::PatchStatus(const std::string& key, const pb::CloneSet& cs,
+                                     const pb::CloneSetStatus& status) {
   const auto req = snapshot::CloneSetStatusRequest(cs.metadata().namespace_(), cs.metadata().name(),
                                                    cs.api_version(), status);
   auto resp = d_.client->Patch(req.path, kube::PatchType::kMerge, req.body);
-  CountAction("WriteStatus", resp.status());
   if (!resp.ok()) return resp.status();
   ExpectFromResponse(key, ObjectKind::kCloneSet, cs.metadata().name(), Want::kAtLeastVersion, *resp);
   return absl::OkStatus();

@@ -9,10 +9,12 @@
 //    object is re-read with a GET and the CloneSet waits until the cache shows at least that version;
 //  * the planner unreachable => no write at all, the key is retried with back-off;
 //  * before every write the shard must still be held (`owns`), so a lost Lease stops writes at once;
-//  * the actions of a plan run in stages (plan_schedule.h): revisions before pods, one slow-start batch at a
-//    time, a pod's actions in plan order; different pods of a stage concurrently (`apply_parallelism`). After a
+//  * the actions of a plan run in stages (planapi/plan_schedule.h): revisions before pods, one slow-start batch at
+//    a time, a pod's actions in plan order; different pods of a stage concurrently (`apply_parallelism`). After a
 //    failure that stops the plan no further action starts (those in flight finish, each under its own
-//    precondition); the CloneSet status is written last, and only when nothing stopped the plan;
+//    precondition); the CloneSet status is written last, and only when nothing stopped the plan. These rules, the
+//    events and the ApplyFailed condition below are the plan applier's (planapi/applier.h), which `clonesetctl
+//    simulate` applies its plans with too; the executor gives it a writer to the API server (apply.cc);
 //  * pod status patches that set only the controller's own conditions are guarded by the pod's uid instead of
 //    its resourceVersion (snapshot/patch.h), so they do not lose to the kubelet's status writes; the version
 //    such a write returns is used for the pod's spec patch only when metadata and spec are still the snapshot's;
@@ -52,28 +54,19 @@
 #include "executor/metrics.h"
 #include "kube/clock.h"
 #include "kube/rest_client.h"
+#include "planapi/applier.h"
+#include "planapi/request.h"
 
 namespace cloneset::executor {
 
 inline constexpr char kInvalidConditionType[] = "Invalid";
 inline constexpr char kInvalidReason[] = "InvalidSpec";
-inline constexpr char kApplyFailedConditionType[] = "ApplyFailed";
-
-// The condition of `type` in `status` (null: none).
-const pb::Condition* FindCondition(const pb::CloneSetStatus& status, std::string_view type);
-
-// Whether the API server refused a write in a way a retry of the same write cannot change (see above).
-bool WriteRefused(const absl::Status& s);
-
-// The condition reporting a refused write: reason from the API server's Status (or the HTTP code's name), message
-// "<action> <object>: <message> (HTTP <code>)". `object` may be empty.
-pb::Condition ApplyFailedCondition(std::string_view action, std::string_view object, const absl::Status& refused);
-
-// Sets (`condition` non-null) or removes (null) the condition of `condition->type()` / `type` in `status`, keeping
-// lastTransitionTime when the condition was already there with the same status; `now` stamps the rest. Returns
-// whether `status` changed other than in its timestamps.
-bool SetOwnCondition(pb::CloneSetStatus& status, std::string_view type, const pb::Condition* condition,
-                     absl::Time now);
+// The executor's own conditions and the refused-write rule are the plan applier's (planapi/applier.h).
+using planapi::ApplyFailedCondition;
+using planapi::FindCondition;
+using planapi::kApplyFailedConditionType;
+using planapi::SetOwnCondition;
+using planapi::WriteRefused;
 
 struct ReconcileResult {
   absl::Status error;                                    // non-OK: retry with back-off
@@ -90,14 +83,15 @@ struct ReconcilerDeps {
   const kube::Clock* clock;
   ExecutorMetrics* metrics = nullptr;               // optional
   std::function<bool(const std::string& key)> owns;  // shard check; empty = own everything
-  // Writes of one plan in flight at once: independent pods of one stage (plan_schedule.h). 1 = plan order.
+  // Writes of one plan in flight at once: independent pods of one stage (planapi/plan_schedule.h).
   int apply_parallelism = 1;
   // Send the pods as PlanRequest.pod_table (the compact encoding, parsed ~30x faster by the planner); false sends
   // PlanRequest.pods, for a planner older than the table.
   bool planner_pod_table = true;
   // Set PlanRequest.accept_in_place_batches: the planner may start runs of in-place updates as one
-  // StartInPlaceUpdates action (a seventh of the bytes); CallPlanner expands them into the per-pod actions before
-  // anything reads the plan, so the writes are the same either way. A planner that predates batches ignores it.
+  // StartInPlaceUpdates action (a seventh of the bytes); planapi::RequestPlan expands them into the per-pod actions
+  // before anything reads the plan, so the writes are the same either way. A planner that predates batches
+  // ignores it.
   bool planner_in_place_batches = true;
   // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
   // the years 1678-2262): that request, and every such one after it, carries `pods` instead; and when a planner
@@ -106,28 +100,22 @@ struct ReconcilerDeps {
   std::function<void(const std::string& key, const absl::Status& error)> pod_table_fallback;
 };
 
-// The request sent to the planner and the snapshot's pods, sorted by name, that Apply checks its writes against.
-struct PlanSnapshot {
-  pb::PlanRequest request;
-  // The pods when the request carries them in `pod_table`; empty when they are in `request.pods` (no copy).
-  std::vector<pb::Pod> table_pods;
-  // The snapshot's pods, wherever they are.
-  std::vector<const pb::Pod*> Pods() const;
-  // Moves the pods from `table_pods` into `request.pods` and drops the table: a snapshot the table cannot carry,
-  // or a planner that did not read it.
-  void SendPodsAsObjects();
-};
+// The request sent to the planner and the snapshot's pods that Apply checks its writes against; assembled by the
+// plan contract's rules (planapi/request.h).
+using planapi::PlanSnapshot;
 
 class Reconciler {
  public:
   explicit Reconciler(ReconcilerDeps deps) : d_(std::move(deps)) {}
   ReconcileResult Reconcile(const std::string& key);
 
-  // The snapshot sent to the planner (exposed for tests). `key` names the CloneSet in the fallback report.
+  // The snapshot sent to the planner (exposed for tests): planapi::AssembleRequest over the cache's objects. `key`
+  // names the CloneSet in the fallback report.
   PlanSnapshot BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods);
 
  private:
   struct ApplyState;
+  class RestPlanWriter;  // the plan applier's writer: the API server (apply.cc)
   bool Owns(const std::string& key) const { return !d_.owns || d_.owns(key); }
   // Validation on generation change; returns the joined field errors ("" = valid).
   absl::StatusOr<std::string> ValidationErrors(const std::string& key, const pb::CloneSet& cs,
@@ -136,6 +124,8 @@ class Reconciler {
   absl::StatusOr<pb::PlanResponse> CallPlanner(const pb::PlanRequest& request);
   ReconcileResult HandleInvalid(const std::string& key, const pb::CloneSet& cs, const std::string& message);
   absl::Status WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs, const std::string* message);
+  // Patches the CloneSet status (a merge patch of the whole status); records the expectation on the new version.
+  absl::Status PatchStatus(const std::string& key, const pb::CloneSet& cs, const pb::CloneSetStatus& status);
   // Patches the CloneSet status with `condition` of `type` set (non-null) or removed (null).
   absl::Status WriteOwnCondition(const std::string& key, const pb::CloneSet& cs, std::string_view type,
                                  const pb::Condition* condition);
@@ -170,10 +160,8 @@ class Reconciler {
   std::atomic<bool> planner_lacks_pod_table_{false};
 };
 
-// Whether a PodTemplateSpec JSON has topologySpreadConstraints with a topologyKey (the planner's rule for the
-// spread ranker, semantics §4.6): only then does the snapshot carry the Nodes of the pods (Appendix A), so that
-// ordinary snapshots stay small. A cheap substring test comes first; malformed JSON counts as no constraints.
-bool NeedsNodes(std::string_view template_json);
+// Whether the snapshot carries the Nodes of the pods (planapi/request.h).
+using planapi::NeedsNodes;
 
 // API paths of the objects the executor writes.
 std::string PodsPath(std::string_view ns);

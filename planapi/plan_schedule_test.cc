@@ -1,6 +1,6 @@
 // The plan's stages and per-pod groups, and the bounded runner: order kept within a group, no more than
 // `parallelism` groups in flight, nothing started after a stop.
-#include "executor/plan_schedule.h"
+#include "planapi/plan_schedule.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
-namespace cloneset::executor {
+namespace cloneset::planapi {
 namespace {
 
 using Groups = std::vector<std::vector<int>>;
@@ -180,4 +180,4 @@ TEST(RunGroups, StoppedBeforehandRunsNothing) {
 }
 
 }  // namespace
-}  // namespace cloneset::executor
+}  // namespace cloneset::planapi

@@ -1,4 +1,4 @@
-#include "executor/plan_schedule.h"
+#include "planapi/plan_schedule.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,7 +7,7 @@
 
 #include "kube/watch_stream.h"
 
-namespace cloneset::executor {
+namespace cloneset::planapi {
 
 std::string PodOfAction(const pb::Action& a) {
   switch (a.kind_case()) {
@@ -71,4 +71,4 @@ void RunGroups(const std::vector<std::vector<int>>& groups, int parallelism, std
   for (auto& t : threads) t.join();
 }
 
-}  // namespace cloneset::executor
+}  // namespace cloneset::planapi

@@ -18,9 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "executor/interfaces.h"
+#include "cloneset/planner/v1/planner.pb.h"
 
-namespace cloneset::executor {
+namespace cloneset::planapi {
+
+namespace pb = ::cloneset::planner::v1;
 
 struct PlanStage {
   // Indices into PlanResponse.actions; each group in plan order, groups ordered by their first action.
@@ -39,4 +41,4 @@ std::string PodOfAction(const pb::Action& action);
 void RunGroups(const std::vector<std::vector<int>>& groups, int parallelism, std::atomic<bool>& stop,
                const std::function<void(int)>& run);
 
-}  // namespace cloneset::executor
+}  // namespace cloneset::planapi

@@ -1,0 +1,224 @@
+#include "planapi/applier.h"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "kube/api_status.h"
+#include "planapi/plan_schedule.h"
+
+namespace cloneset::planapi {
+
+std::string_view ActionType(const pb::Action& a) {
+  switch (a.kind_case()) {
+    case pb::Action::kCreateRevision: return "CreateRevision";
+    case pb::Action::kUpdateRevision: return "UpdateRevision";
+    case pb::Action::kDeleteRevision: return "DeleteRevision";
+    case pb::Action::kCreatePod: return "CreatePod";
+    case pb::Action::kDeletePod: return "DeletePod";
+    case pb::Action::kPatchPod: return "PatchPod";
+    case pb::Action::kPatchPodStatus: return "PatchPodStatus";
+    case pb::Action::kDeletePvc: return "DeletePvc";
+    case pb::Action::kCreatePvc: return "CreatePvc";
+    case pb::Action::kUpdatePvcOwner: return "UpdatePvcOwner";
+    case pb::Action::kPatchCloneSet: return "PatchCloneSet";
+    case pb::Action::kCreateImagePullJob: return "CreateImagePullJob";
+    case pb::Action::kDeleteImagePullJob: return "DeleteImagePullJob";
+    case pb::Action::kStartInPlaceUpdates: return "StartInPlaceUpdates";
+    case pb::Action::KIND_NOT_SET: break;
+  }
+  return "Unknown";
+}
+
+const pb::Condition* FindCondition(const pb::CloneSetStatus& st, std::string_view type) {
+  for (const auto& c : st.conditions()) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+bool WriteRefused(const absl::Status& s) {
+  const std::optional<int> code = kube::HttpCode(s);
+  return code.has_value() && *code >= 400 && *code < 500 && *code != 404 && *code != 409 && *code != 429;
+}
+
+pb::Condition ApplyFailedCondition(std::string_view action, std::string_view object, const absl::Status& refused) {
+  const int code = kube::HttpCode(refused).value_or(0);
+  std::string reason = kube::K8sReason(refused);
+  if (reason.empty()) {
+    switch (code) {
+      case 400: reason = "BadRequest"; break;
+      case 401: reason = "Unauthorized"; break;
+      case 403: reason = "Forbidden"; break;
+      case 405: reason = "MethodNotAllowed"; break;
+      case 413: reason = "RequestEntityTooLarge"; break;
+      case 415: reason = "UnsupportedMediaType"; break;
+      case 422: reason = "Invalid"; break;
+      default: reason = "WriteRefused"; break;
+    }
+  }
+  pb::Condition c;
+  c.set_type(kApplyFailedConditionType);
+  c.set_status("True");
+  c.set_reason(reason);
+  c.set_message(absl::StrCat(std::string(action), object.empty() ? "" : " ", std::string(object), ": ",
+                             refused.message(), " (HTTP ", code, ")"));
+  return c;
+}
+
+bool SetOwnCondition(pb::CloneSetStatus& status, std::string_view type, const pb::Condition* condition,
+                     absl::Time now) {
+  auto* conds = status.mutable_conditions();
+  std::optional<pb::Condition> old;
+  for (int i = conds->size() - 1; i >= 0; --i) {
+    if (conds->Get(i).type() != type) continue;
+    if (!old.has_value()) old = conds->Get(i);
+    conds->DeleteSubrange(i, 1);
+  }
+  if (condition == nullptr) return old.has_value();
+  pb::Condition* c = status.add_conditions();
+  *c = *condition;
+  c->set_type(std::string(type));
+  const int64_t seconds = absl::ToUnixSeconds(now);
+  c->mutable_last_update_time()->set_seconds(seconds);
+  const bool same_status = old.has_value() && old->status() == c->status();
+  if (same_status && old->has_last_transition_time()) {
+    *c->mutable_last_transition_time() = old->last_transition_time();
+  } else {
+    c->mutable_last_transition_time()->set_seconds(seconds);
+  }
+  return !same_status || old->reason() != c->reason() || old->message() != c->message();
+}
+
+ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& plan, PlanWriter& writer,
+                               absl::Time now) const {
+  ApplyResult r;
+  const bool creates = std::any_of(plan.actions().begin(), plan.actions().end(),
+                                   [](const pb::Action& a) { return a.has_create_pod() || a.has_create_pvc(); });
+  if (creates) {
+    absl::StatusOr<bool> exists = writer.CloneSetExists();
+    if (!exists.ok()) {
+      r.error = exists.status();
+      r.result = "error";
+      return r;
+    }
+    if (!*exists) {
+      r.result = "cloneset_gone";  // its DELETED event follows and forgets the key
+      return r;
+    }
+  }
+  absl::Mutex mu;  // the outcome below; groups of a stage run concurrently
+  absl::Status stop;
+  absl::Status batch_error;  // the first failed creation of the batch that ends the plan
+  bool lost_shard = false;
+  std::set<std::string> failed_pods;  // their events are not emitted
+  // The refused write of the lowest action index (the same plan reports the same write however writes overlap).
+  int refused_index = plan.actions_size();
+  std::optional<pb::Condition> refused;
+  std::atomic<bool> halt{false};  // no further action starts
+  const auto run = [&](int i) {
+    const pb::Action& action = plan.actions(i);
+    if (!writer.MayWrite()) {
+      absl::MutexLock l(&mu);
+      lost_shard = true;
+      halt = true;  // e.g. the Lease is gone: another replica may write now
+      return;
+    }
+    absl::Status s = writer.Write(action);
+    writer.Written(ActionType(action), s);
+    if (s.ok()) return;
+    absl::MutexLock l(&mu);
+    const std::string pod = PodOfAction(action);
+    if (!pod.empty()) failed_pods.insert(pod);
+    if (WriteRefused(s) && i < refused_index) {
+      refused_index = i;
+      refused = ApplyFailedCondition(ActionType(action), pod, s);
+    }
+    // Only a failure the API server answered is an event: a transport error is retried.
+    const bool answered = kube::HttpCode(s).has_value();
+    if (action.has_create_pod()) {
+      if (answered) writer.Event("Warning", "FailedCreate", absl::StrCat("failed to create pod: ", s.message()));
+      if (batch_error.ok()) batch_error = s;  // finish this batch, then stop
+      if (r.error.ok()) r.error = s;
+      return;
+    }
+    if (action.has_delete_pod() && answered) {
+      writer.Event("Warning", "FailedDelete",
+                   absl::StrCat("failed to delete pod ", action.delete_pod().name(), ": ", s.message()));
+    }
+    if (action.stop_on_error() || kube::IsConflict(s)) {
+      if (stop.ok()) stop = s;
+      halt = true;
+      return;
+    }
+    if (r.error.ok()) r.error = s;  // keep going, but retry the CloneSet with back-off
+  };
+  for (const PlanStage& stage : SchedulePlan(plan)) {
+    RunGroups(stage.groups, options_.parallelism, halt, run);
+    absl::MutexLock l(&mu);
+    if (lost_shard) {
+      r.result = "lost_shard";
+      return r;
+    }
+    if (!stop.ok() || !batch_error.ok()) break;  // slow start: nothing after the batch with a failure runs
+  }
+  const bool batch_failed = !batch_error.ok();
+  if (!stop.ok()) r.error = stop;
+  r.stopped = !stop.ok() ? stop : batch_error;
+  // ApplyFailed: set when a write was refused, removed once a plan's writes all went through, left as it is after
+  // transport errors only. `report`: the condition is new or says something new.
+  const pb::Condition* had = FindCondition(cs.status(), kApplyFailedConditionType);
+  const pb::Condition* want = refused ? &*refused : nullptr;
+  const bool clear = !refused && r.error.ok() && had != nullptr;
+  bool report = false;
+  if (refused) {
+    pb::CloneSetStatus probe = cs.status();
+    report = SetOwnCondition(probe, kApplyFailedConditionType, want, now);
+  }
+  bool condition_written = false;
+  // Remaining plan parts are skipped after a stop; status and events describe only what happened.
+  if (stop.ok() && !batch_failed && plan.write_status() && writer.MayWrite()) {
+    pb::CloneSetStatus status = plan.status();  // the planner carries the CloneSet's conditions over
+    if (report || clear) SetOwnCondition(status, kApplyFailedConditionType, want, now);
+    absl::Status s = writer.WriteStatus(status);
+    writer.Written("WriteStatus", s);
+    if (s.ok()) {
+      condition_written = true;
+    } else {
+      if (r.error.ok()) r.error = s;
+      if (WriteRefused(s) && !refused) {
+        // The status write itself was refused: another status write would be too, so only the event reports it.
+        refused = ApplyFailedCondition("WriteStatus", "", s);
+        pb::CloneSetStatus probe = cs.status();
+        report = SetOwnCondition(probe, kApplyFailedConditionType, &*refused, now);
+        condition_written = true;
+      }
+    }
+  }
+  if (report) writer.Event("Warning", kApplyFailedConditionType, refused->message());
+  if ((report || clear) && !condition_written && writer.MayWrite()) {
+    pb::CloneSetStatus status = cs.status();
+    SetOwnCondition(status, kApplyFailedConditionType, refused ? &*refused : nullptr, now);
+    absl::Status s = writer.WriteStatus(status);
+    writer.Written("WriteStatus", s);
+    if (!s.ok() && r.error.ok()) r.error = s;
+  }
+  for (const auto& e : plan.events()) {
+    if (!e.involved_pod().empty() && failed_pods.count(e.involved_pod())) continue;
+    writer.Event(e.type() == pb::WARNING ? "Warning" : "Normal", e.reason(), e.message());
+  }
+  if (!r.error.ok()) {
+    r.result = "error";
+    return r;
+  }
+  if (plan.has_requeue_after()) {
+    r.requeue_after = absl::Seconds(plan.requeue_after().seconds()) + absl::Nanoseconds(plan.requeue_after().nanos());
+    if (r.requeue_after > absl::ZeroDuration()) r.result = "requeue_after";
+  }
+  return r;
+}
+
+}  // namespace cloneset::planapi

@@ -1,0 +1,228 @@
+// The plan applier's stop rules, status and events, over an in-memory writer that answers each action with a
+// scripted outcome (the executor's writer is covered with the API calls it makes in executor/reconciler_test.cc
+// and apply_failures_test.cc).
+#include "planapi/applier.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/api_status.h"
+
+namespace cloneset::planapi {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::IsEmpty;
+
+absl::Status Http(int code, const std::string& reason) {
+  return kube::StatusFromHttp(code, R"({"kind":"Status","status":"Failure","reason":")" + reason +
+                                        R"(","message":")" + reason + R"(","code":)" + std::to_string(code) + "}");
+}
+
+// Writes are recorded as "<type> <pod>"; an action's outcome is scripted by that string.
+class ScriptedWriter : public PlanWriter {
+ public:
+  std::map<std::string, absl::Status> outcomes;
+  bool may_write = true;
+  int writes_allowed = 1000;  // MayWrite turns false after this many writes
+  absl::StatusOr<bool> exists = true;
+  std::vector<std::string> writes;
+  std::vector<pb::CloneSetStatus> statuses;
+  std::vector<std::string> events;
+
+  bool MayWrite() override { return may_write && static_cast<int>(writes.size()) < writes_allowed; }
+  absl::StatusOr<bool> CloneSetExists() override { return exists; }
+  absl::Status Write(const pb::Action& action) override {
+    std::string what(ActionType(action));
+    if (action.has_create_pod()) what += " " + action.create_pod().revision();  // the test's pod name
+    if (action.has_patch_pod()) what += " " + action.patch_pod().name();
+    if (action.has_delete_pod()) what += " " + action.delete_pod().name();
+    writes.push_back(what);
+    auto it = outcomes.find(what);
+    return it == outcomes.end() ? absl::OkStatus() : it->second;
+  }
+  absl::Status WriteStatus(const pb::CloneSetStatus& status) override {
+    statuses.push_back(status);
+    return absl::OkStatus();
+  }
+  void Event(std::string_view type, std::string_view reason, std::string_view message) override {
+    events.push_back(std::string(type) + " " + std::string(reason));
+  }
+};
+
+pb::Action Create(const std::string& pod, int batch) {
+  pb::Action a;
+  a.mutable_create_pod()->set_pod_json(R"({"metadata":{"name":")" + pod + R"("}})");
+  a.mutable_create_pod()->set_revision(pod);
+  a.mutable_create_pod()->set_batch(batch);
+  return a;
+}
+pb::Action Patch(const std::string& pod, bool stop_on_error = false) {
+  pb::Action a;
+  a.mutable_patch_pod()->set_name(pod);
+  a.set_stop_on_error(stop_on_error);
+  return a;
+}
+pb::Action Delete(const std::string& pod) {
+  pb::Action a;
+  a.mutable_delete_pod()->set_name(pod);
+  return a;
+}
+
+pb::PlanResponse Plan(std::vector<pb::Action> actions) {
+  pb::PlanResponse plan;
+  for (auto& a : actions) *plan.add_actions() = std::move(a);
+  plan.set_write_status(true);
+  plan.mutable_status()->set_replicas(3);
+  pb::Event* e = plan.add_events();
+  e->set_type(pb::NORMAL);
+  e->set_reason("About-b");
+  e->set_involved_pod("b");
+  return plan;
+}
+
+const absl::Time kNow = absl::FromUnixSeconds(1767225600);
+
+struct Case {
+  std::string name;
+  std::vector<pb::Action> actions;
+  std::map<std::string, absl::Status> outcomes;
+  std::vector<std::string> want_writes;
+  bool want_status;
+  std::string want_result;
+  bool want_stopped;
+  std::vector<std::string> want_events;
+};
+
+class ApplierTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ApplierTest, StopRulesStatusAndEvents) {
+  const Case& tc = GetParam();
+  ScriptedWriter w;
+  w.outcomes = tc.outcomes;
+  const ApplyResult r = PlanApplier().Apply(pb::CloneSet(), Plan(tc.actions), w, kNow);
+  EXPECT_THAT(w.writes, ElementsAreArray(tc.want_writes));
+  EXPECT_EQ(w.statuses.size(), tc.want_status ? 1u : 0u);
+  EXPECT_EQ(r.result, tc.want_result) << r.error;
+  EXPECT_EQ(!r.stopped.ok(), tc.want_stopped) << r.stopped;
+  EXPECT_THAT(w.events, ElementsAreArray(tc.want_events));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ApplierTest,
+    ::testing::Values(
+        Case{"all_written", {Patch("a"), Patch("b")}, {}, {"PatchPod a", "PatchPod b"}, true, "success", false,
+             {"Normal About-b"}},
+        // A conflict means a stale snapshot: nothing more, no status.
+        Case{"conflict_stops",
+             {Patch("a"), Patch("b"), Delete("c")},
+             {{"PatchPod a", Http(409, "Conflict")}},
+             {"PatchPod a"},
+             false,
+             "error",
+             true,
+             {"Normal About-b"}},
+        // Any other failure is noted and the plan goes on: the status is still written. An error without an HTTP
+        // code (the simulation's old Aborted / FailedPrecondition) is no stop either.
+        Case{"not_found_goes_on",
+             {Patch("a"), Patch("b")},
+             {{"PatchPod a", Http(404, "NotFound")}, {"PatchPod b", absl::AbortedError("modified")}},
+             {"PatchPod a", "PatchPod b"},
+             true,
+             "error",
+             false,
+             {}},
+        Case{"stop_on_error_stops",
+             {Patch("a", true), Patch("b")},
+             {{"PatchPod a", Http(500, "InternalError")}},
+             {"PatchPod a"},
+             false,
+             "error",
+             true,
+             {"Normal About-b"}},
+        // Slow start: the batch with a failure finishes, the next one does not start. The plan's status is not
+        // written, the CloneSet's with the ApplyFailed condition is (the 403 is a refusal).
+        Case{"failed_batch_ends_the_plan",
+             {Create("a", 0), Create("b", 0), Create("c", 1), Patch("d")},
+             {{"CreatePod a", Http(403, "Forbidden")}},
+             {"CreatePod a", "CreatePod b"},
+             true,
+             "error",
+             true,
+             {"Warning FailedCreate", "Warning ApplyFailed", "Normal About-b"}},
+        // An answered delete failure is an event; the pod's own plan events are not emitted.
+        Case{"failed_delete_event",
+             {Delete("b")},
+             {{"DeletePod b", Http(404, "NotFound")}},
+             {"DeletePod b"},
+             true,
+             "error",
+             false,
+             {"Warning FailedDelete"}},
+        // A transport error (no answer) is retried, no event.
+        Case{"transport_error_no_event",
+             {Delete("c")},
+             {{"DeletePod c", absl::UnavailableError("connection reset")}},
+             {"DeletePod c"},
+             true,
+             "error",
+             false,
+             {"Normal About-b"}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ApplierTest, RefusedWriteSetsApplyFailedInTheStatus) {
+  ScriptedWriter w;
+  w.outcomes["PatchPod a"] = Http(422, "Invalid");
+  const ApplyResult r = PlanApplier().Apply(pb::CloneSet(), Plan({Patch("a")}), w, kNow);
+  ASSERT_EQ(w.statuses.size(), 1u);
+  const pb::Condition* c = FindCondition(w.statuses[0], kApplyFailedConditionType);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->reason(), "Invalid");
+  EXPECT_EQ(c->message(), "PatchPod a: Invalid (HTTP 422)");
+  EXPECT_EQ(w.statuses[0].replicas(), 3);
+  EXPECT_THAT(w.events, ElementsAre("Warning ApplyFailed", "Normal About-b"));
+  EXPECT_EQ(r.result, "error");
+}
+
+TEST(ApplierTest, LostWritePermissionStopsAtOnce) {
+  ScriptedWriter w;
+  w.writes_allowed = 1;
+  const ApplyResult r = PlanApplier().Apply(pb::CloneSet(), Plan({Patch("a"), Patch("b")}), w, kNow);
+  EXPECT_THAT(w.writes, ElementsAre("PatchPod a"));
+  EXPECT_THAT(w.statuses, IsEmpty());
+  EXPECT_THAT(w.events, IsEmpty());
+  EXPECT_EQ(r.result, "lost_shard");
+}
+
+TEST(ApplierTest, CreationsWaitForTheCloneSetToBeThere) {
+  ScriptedWriter gone;
+  gone.exists = false;
+  EXPECT_EQ(PlanApplier().Apply(pb::CloneSet(), Plan({Create("a", 0)}), gone, kNow).result, "cloneset_gone");
+  EXPECT_THAT(gone.writes, IsEmpty());
+  ScriptedWriter unknown;
+  unknown.exists = absl::UnavailableError("down");
+  const ApplyResult r = PlanApplier().Apply(pb::CloneSet(), Plan({Create("a", 0)}), unknown, kNow);
+  EXPECT_EQ(r.result, "error");
+  EXPECT_TRUE(absl::IsUnavailable(r.error));
+  EXPECT_THAT(unknown.writes, IsEmpty());
+  // A plan without creations does not ask.
+  ScriptedWriter patches;
+  patches.exists = false;
+  EXPECT_EQ(PlanApplier().Apply(pb::CloneSet(), Plan({Patch("a")}), patches, kNow).result, "success");
+}
+
+TEST(ApplierTest, RequeueAfterThePlansDelay) {
+  ScriptedWriter w;
+  pb::PlanResponse plan = Plan({});
+  plan.mutable_requeue_after()->set_seconds(30);
+  const ApplyResult r = PlanApplier().Apply(pb::CloneSet(), plan, w, kNow);
+  EXPECT_EQ(r.result, "requeue_after");
+  EXPECT_EQ(r.requeue_after, absl::Seconds(30));
+}
+
+}  // namespace
+}  // namespace cloneset::planapi

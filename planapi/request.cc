@@ -1,0 +1,121 @@
+#include "planapi/request.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "planapi/in_place_batches.h"
+#include "planapi/pod_table.h"
+
+namespace cloneset::planapi {
+
+std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
+  std::vector<const pb::Pod*> out;
+  if (request.pods_size() > 0) {
+    out.reserve(request.pods_size());
+    for (const pb::Pod& p : request.pods()) out.push_back(&p);
+  } else {
+    out.reserve(table_pods.size());
+    for (const pb::Pod& p : table_pods) out.push_back(&p);
+  }
+  return out;
+}
+
+void PlanSnapshot::SendPodsAsObjects() {
+  request.clear_pod_table();
+  request.mutable_pods()->Reserve(static_cast<int>(table_pods.size()));
+  for (pb::Pod& p : table_pods) *request.add_pods() = std::move(p);
+  table_pods.clear();
+}
+
+bool NeedsNodes(std::string_view template_json) {
+  if (template_json.find("topologySpreadConstraints") == std::string_view::npos) return false;
+  const nlohmann::json t = nlohmann::json::parse(template_json, nullptr, /*allow_exceptions=*/false);
+  if (!t.is_object()) return false;
+  const auto spec = t.find("spec");
+  if (spec == t.end() || !spec->is_object()) return false;
+  const auto constraints = spec->find("topologySpreadConstraints");
+  if (constraints == spec->end() || !constraints->is_array()) return false;
+  return std::any_of(constraints->begin(), constraints->end(), [](const nlohmann::json& c) {
+    return c.is_object() && c.contains("topologyKey") && c["topologyKey"].is_string();
+  });
+}
+
+uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods) {
+  uint64_t h = 1469598103934665603ull;
+  const auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  mix(cs.metadata().uid());
+  mix(cs.metadata().resource_version());
+  for (const auto& p : pods) mix(p.metadata().resource_version());
+  return h;
+}
+
+PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
+                             const RequestOptions& options, absl::Status* table_error) {
+  PlanSnapshot snapshot;
+  pb::PlanRequest& req = snapshot.request;
+  *req.mutable_clone_set() = cs;
+  std::vector<pb::Pod>& pods = objects.pods;
+  std::sort(pods.begin(), pods.end(),
+            [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
+  req.set_random_seed(PlanSeed(cs, pods));
+  req.set_accept_in_place_batches(options.in_place_batches);
+  std::vector<std::string> node_names;
+  if (NeedsNodes(cs.spec().template_json())) {
+    for (const auto& p : pods) {
+      if (!p.node_name().empty()) node_names.push_back(p.node_name());
+    }
+  }
+  snapshot.table_pods = std::move(pods);
+  bool as_table = options.pod_table;
+  if (as_table) {
+    absl::StatusOr<pb::PodTable> table = EncodePodTable(snapshot.Pods());
+    if (table.ok()) {
+      *req.mutable_pod_table() = *std::move(table);
+    } else {
+      as_table = false;
+      if (table_error != nullptr) *table_error = table.status();
+    }
+  }
+  if (!as_table) snapshot.SendPodsAsObjects();
+  if (!node_names.empty() && nodes) {
+    std::sort(node_names.begin(), node_names.end());
+    node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
+    for (auto& n : nodes(node_names)) *req.add_nodes() = std::move(n);
+  }
+  for (auto& pvc : objects.pvcs) {
+    if (pvc.metadata().has_deletion_timestamp()) continue;
+    *req.add_pvcs() = std::move(pvc);
+  }
+  for (auto& rev : objects.revisions) *req.add_revisions() = std::move(rev);
+  req.mutable_now()->set_seconds(absl::ToUnixSeconds(now));
+  req.mutable_now()->set_nanos(static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) /
+                                                    absl::Nanoseconds(1)));
+  return snapshot;
+}
+
+absl::StatusOr<pb::PlanResponse> RequestPlan(PlanSnapshot& snapshot, const PlanCall& call,
+                                             absl::Status* table_unread) {
+  const auto ask = [&]() {
+    absl::StatusOr<pb::PlanResponse> plan = call(snapshot.request);
+    // Before anything reads the plan: applying, write accounting and metrics see per-pod actions only.
+    if (plan.ok()) ExpandInPlaceBatches(&*plan);
+    return plan;
+  };
+  absl::StatusOr<pb::PlanResponse> plan = ask();
+  if (plan.ok() && snapshot.request.has_pod_table() && plan->pods_read() != PodsInRequest(snapshot.request)) {
+    if (table_unread != nullptr) {
+      *table_unread = absl::FailedPreconditionError(
+          absl::StrCat("the planner read ", plan->pods_read(), " of the ", PodsInRequest(snapshot.request),
+                       " pods sent as pod_table (a planner older than the table?)"));
+    }
+    snapshot.SendPodsAsObjects();
+    plan = ask();
+  }
+  return plan;
+}
+
+}  // namespace cloneset::planapi

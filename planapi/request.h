@@ -1,0 +1,84 @@
+// The PlanRequest for one CloneSet, assembled from the objects a cluster holds, and the plan a planner answers it
+// with, as every caller of the planner asks and reads it: the executor on every reconcile, `clonesetctl plan` for
+// a live CloneSet. One set of rules, so that what the tool shows is what the executor would get:
+//  * the pods sorted by name (the planner's tie-breaks assume a defined order);
+//  * the random seed a function of the state (PlanSeed): the same snapshot always gets the same instance ids;
+//  * the Nodes of the pods only when the template has a topology spread constraint (NeedsNodes), so that
+//    ordinary snapshots stay small; a node the caller cannot read is left out;
+//  * PVCs that are being deleted left out (the planner must not count a claim that is going away as the pod's);
+//  * the pods as a pod table (pod_table.h) unless a caller says otherwise or a timestamp does not fit the table;
+//  * accept_in_place_batches, and every batch expanded (in_place_batches.h) before anyone reads the plan.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
+
+namespace cloneset::planapi {
+
+namespace pb = ::cloneset::planner::v1;
+
+// The request sent to the planner and the snapshot's pods, sorted by name, that the plan's writes are checked
+// against.
+struct PlanSnapshot {
+  pb::PlanRequest request;
+  // The pods when the request carries them in `pod_table`; empty when they are in `request.pods` (no copy).
+  std::vector<pb::Pod> table_pods;
+  // The snapshot's pods, wherever they are.
+  std::vector<const pb::Pod*> Pods() const;
+  // Moves the pods from `table_pods` into `request.pods` and drops the table: a snapshot the table cannot carry,
+  // or a planner that did not read it.
+  void SendPodsAsObjects();
+};
+
+struct RequestOptions {
+  // Send the pods as PlanRequest.pod_table (the compact encoding); false sends PlanRequest.pods, for a planner
+  // older than the table.
+  bool pod_table = true;
+  // Set PlanRequest.accept_in_place_batches (a planner that predates batches ignores it).
+  bool in_place_batches = true;
+};
+
+// What the request is made of: the CloneSet and the objects it owns, in any order.
+struct OwnedObjects {
+  std::vector<pb::Pod> pods;
+  std::vector<pb::PersistentVolumeClaim> pvcs;
+  std::vector<pb::ControllerRevision> revisions;
+};
+
+// The Nodes among `names` (sorted, distinct) that the caller can read, in the order given.
+using NodeLookup = std::function<std::vector<pb::Node>(const std::vector<std::string>& names)>;
+
+// The request by the rules above. `nodes` is called only when the request needs nodes and some pod has one.
+// `table_error`, when not null, receives why the pods could not be encoded as a table (they are sent as objects
+// then); it is left as it is otherwise.
+PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
+                             const RequestOptions& options, absl::Status* table_error = nullptr);
+
+// Whether a PodTemplateSpec JSON has topologySpreadConstraints with a topologyKey (the planner's rule for the
+// spread ranker): only then does the snapshot carry the Nodes of the pods. A cheap substring test comes first;
+// malformed JSON counts as no constraints.
+bool NeedsNodes(std::string_view template_json);
+
+// A stable, per-state seed: FNV-1a over the CloneSet's uid and resourceVersion and the pods' resourceVersions (in
+// the order given, which AssembleRequest makes the name order).
+uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods);
+
+// One call of the planner's Plan.
+using PlanCall = std::function<absl::StatusOr<pb::PlanResponse>(const pb::PlanRequest&)>;
+
+// Asks `call` for the plan of `snapshot` and returns it with every in-place batch expanded. A planner that answers
+// a pod-table request without reading its pods (PlanResponse.pods_read differs: a planner older than the table saw
+// no pods and would create every replica) gets the request again with the pods as objects (`snapshot` is changed
+// so); `table_unread` then receives why, when not null.
+absl::StatusOr<pb::PlanResponse> RequestPlan(PlanSnapshot& snapshot, const PlanCall& call,
+                                             absl::Status* table_unread = nullptr);
+
+}  // namespace cloneset::planapi
