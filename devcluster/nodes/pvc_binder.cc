@@ -37,6 +37,36 @@ std::optional<std::string> DefaultStorageClass(const std::vector<nlohmann::json>
   return best;
 }
 
+const nlohmann::json* ClaimClass(const nlohmann::json& pvc, const std::vector<nlohmann::json>& classes) {
+  const auto& spec = Obj(pvc, "spec");
+  std::string cls;
+  if (spec.contains("storageClassName") && spec["storageClassName"].is_string()) {
+    cls = spec["storageClassName"].get<std::string>();
+  } else if (auto def = DefaultStorageClass(classes)) {
+    cls = *def;
+  }
+  if (cls.empty()) return nullptr;
+  for (const auto& c : classes) {
+    if (Str(Obj(c, "metadata"), "name") == cls) return &c;
+  }
+  return nullptr;
+}
+
+nlohmann::json DefaultStorageClassObject(const std::string& name) {
+  return {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "StorageClass"},
+          {"metadata", {{"name", name}, {"annotations", {{"storageclass.kubernetes.io/is-default-class", "true"}}}}},
+          {"provisioner", "devcluster.local/simulated"},
+          {"reclaimPolicy", "Delete"},
+          {"volumeBindingMode", "WaitForFirstConsumer"}};
+}
+
+bool BindsImmediately(const nlohmann::json& storage_class) {
+  return Str(storage_class, "volumeBindingMode") != "WaitForFirstConsumer";
+}
+
+bool Provisionable(const nlohmann::json& storage_class) { return Str(storage_class, "provisioner") != kNoProvisioner; }
+
 PvcDecision DecidePvc(const nlohmann::json& pvc, const std::vector<nlohmann::json>& classes,
                       const std::optional<nlohmann::json>& existing_volume, const std::string& now) {
   PvcDecision d;
@@ -45,23 +75,19 @@ PvcDecision DecidePvc(const nlohmann::json& pvc, const std::vector<nlohmann::jso
   const nlohmann::json status = Obj(pvc, "status");
   if (meta.contains("deletionTimestamp")) return d;
 
-  std::string cls;
-  bool has_class = spec.contains("storageClassName") && spec["storageClassName"].is_string();
-  if (has_class) {
-    cls = spec["storageClassName"].get<std::string>();
-  } else if (auto def = DefaultStorageClass(classes)) {
-    cls = *def;
-    d.class_to_record = cls;
-  }
-  const nlohmann::json* sc = nullptr;
-  for (const auto& c : classes) {
-    if (!cls.empty() && Str(Obj(c, "metadata"), "name") == cls) sc = &c;
-  }
-  if (sc == nullptr && Str(spec, "volumeName").empty()) {
+  const nlohmann::json* sc = ClaimClass(pvc, classes);
+  const bool has_class = spec.contains("storageClassName") && spec["storageClassName"].is_string();
+  const std::string cls = sc != nullptr ? Str(Obj(*sc, "metadata"), "name") : std::string();
+  // Like the PersistentVolume controller (Kubernetes 1.28+), an unbound claim without a class gets the default
+  // one written down even while it waits.
+  if (sc != nullptr && !has_class) d.class_to_record = cls;
+  // Waiting: no class, a class nothing provisions, or a WaitForFirstConsumer class before a pod's node is picked.
+  const bool waits = sc == nullptr || !Provisionable(*sc) ||
+                     (!BindsImmediately(*sc) && Str(Obj(meta, "annotations"), kSelectedNodeAnnotation).empty());
+  if (waits && Str(spec, "volumeName").empty()) {
     nlohmann::json pending = status;
     pending["phase"] = "Pending";
     if (pending != status) d.claim_status = std::move(pending);
-    d.class_to_record.reset();
     return d;
   }
 

@@ -13,11 +13,17 @@ json Class(const std::string& name, bool is_default, const std::string& created 
   return sc;
 }
 
-json Claim(std::optional<std::string> cls) {
+json Claim(std::optional<std::string> cls, std::string selected_node = "") {
   json pvc = {{"metadata", {{"name", "data"}, {"namespace", "ns"}, {"uid", "u1"}}},
               {"spec", {{"resources", {{"requests", {{"storage", "2Gi"}}}}}}}};
   if (cls) pvc["spec"]["storageClassName"] = *cls;
+  if (!selected_node.empty()) pvc["metadata"]["annotations"][kSelectedNodeAnnotation] = selected_node;
   return pvc;
+}
+
+json With(json sc, const std::string& key, const std::string& value) {
+  sc[key] = value;
+  return sc;
 }
 
 TEST(PvcBinder, Table) {
@@ -35,6 +41,21 @@ TEST(PvcBinder, Table) {
       {"no default", Claim(std::nullopt), {Class("fast", false)}, false, "Pending", std::nullopt},
       {"explicit empty class", Claim(""), {Class("std", true)}, false, "Pending", std::nullopt},
       {"missing class", Claim("gone"), {Class("std", true)}, false, "Pending", std::nullopt},
+      // Nothing provisions kubernetes.io/no-provisioner classes: the claim waits for a volume forever.
+      {"no provisioner", Claim("local"), {With(Class("local", false), "provisioner", kNoProvisioner)}, false,
+       "Pending", std::nullopt},
+      {"no provisioner, default", Claim(std::nullopt), {With(Class("local", true), "provisioner", kNoProvisioner)},
+       false, "Pending", "local"},
+      // WaitForFirstConsumer: provisioned once the scheduler picked a node for a pod using the claim; the default
+      // class is written down while it waits.
+      {"first consumer, no node yet", Claim(std::nullopt),
+       {With(Class("std", true), "volumeBindingMode", "WaitForFirstConsumer")}, false, "Pending", "std"},
+      {"first consumer, node picked", Claim("std", "node-1"),
+       {With(Class("std", true), "volumeBindingMode", "WaitForFirstConsumer")}, true, "Bound", std::nullopt},
+      {"immediate ignores the node", Claim("std", "node-1"), {With(Class("std", true), "volumeBindingMode", "Immediate")},
+       true, "Bound", std::nullopt},
+      {"the simulator's default class", Claim(std::nullopt, "node-0"), {DefaultStorageClassObject("standard")}, true,
+       "Bound", "standard"},
   };
   for (const auto& c : cases) {
     PvcDecision d = DecidePvc(c.pvc, c.classes, std::nullopt, "t");

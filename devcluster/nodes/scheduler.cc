@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "devcluster/nodes/pvc_binder.h"
 #include "devcluster/nodes/quantity.h"
 
 namespace cloneset::devcluster::nodes {
@@ -73,8 +74,10 @@ PodRequest RequestOf(const nlohmann::json& pod) {
   return r;
 }
 
-std::optional<std::string> ClaimsUnschedulable(const std::vector<std::string>& claims, size_t nodes,
-                                               const std::function<std::optional<nlohmann::json>(const std::string&)>& claim) {
+ClaimsVerdict CheckClaims(const std::vector<std::string>& claims, size_t nodes,
+                          const std::function<std::optional<nlohmann::json>(const std::string&)>& claim,
+                          const std::vector<nlohmann::json>& classes) {
+  ClaimsVerdict v;
   for (const std::string& name : claims) {
     std::optional<nlohmann::json> c = claim(name);
     std::string why;
@@ -83,12 +86,31 @@ std::optional<std::string> ClaimsUnschedulable(const std::vector<std::string>& c
     } else if (auto meta = c->find("metadata"); meta != c->end() && meta->is_object() &&
                                                 meta->contains("deletionTimestamp")) {
       why = absl::StrCat("persistentvolumeclaim \"", name, "\" is being deleted");
+    } else if (auto st = c->find("status");
+               st != c->end() && st->is_object() && st->value("phase", "") == "Bound") {
+      continue;
+    } else if (const nlohmann::json* sc = ClaimClass(*c, classes); sc == nullptr || BindsImmediately(*sc)) {
+      why = "pod has unbound immediate PersistentVolumeClaims";
+    } else if (!Provisionable(*sc)) {
+      // A Filter verdict (per node), so kube-scheduler also reports what preemption found.
+      v.unschedulable = absl::StrCat("0/", nodes, " nodes are available: ", nodes,
+                                     " node(s) didn't find available persistent volumes to bind. no new claims to "
+                                     "deallocate, preemption: 0/",
+                                     nodes, " nodes are available: ", nodes,
+                                     " Preemption is not helpful for scheduling.");
+      v.awaiting_node.clear();
+      return v;
     } else {
+      v.awaiting_node.push_back(name);
       continue;
     }
-    return absl::StrCat("0/", nodes, " nodes are available: ", why, ".");
+    // A PreFilter verdict: kube-scheduler 1.34 ends it with its preemption step's " not found" (as compared on
+    // ./run up --cluster real).
+    v.unschedulable = absl::StrCat("0/", nodes, " nodes are available: ", why, ". not found");
+    v.awaiting_node.clear();
+    return v;
   }
-  return std::nullopt;
+  return v;
 }
 
 Placement PickNode(const PodRequest& request, const std::vector<NodeSlot>& nodes) {

@@ -58,12 +58,26 @@ struct Placement {
 // Least allocated after placement (mean of cpu and memory fractions), then fewest pods, then name.
 Placement PickNode(const PodRequest& request, const std::vector<NodeSlot>& nodes);
 
-// kube-scheduler's VolumeBinding pre-filter over the claims a pod mounts: the first claim that does not exist or is
-// being deleted makes the pod unschedulable on every node, in kube-scheduler's words
-// ("0/3 nodes are available: persistentvolumeclaim \"data-web-0\" not found."); nullopt when every claim exists.
-// `claim` returns the stored claim by name, nullopt when there is none.
-std::optional<std::string> ClaimsUnschedulable(const std::vector<std::string>& claims, size_t nodes,
-                                               const std::function<std::optional<nlohmann::json>(const std::string&)>& claim);
+// kube-scheduler's VolumeBinding plugin over the claims a pod mounts, in volume order (`claim` returns the stored
+// claim by name, nullopt when there is none; `classes` are the StorageClasses):
+//  - a claim that does not exist or is being deleted makes the pod unschedulable on every node
+//    ("0/3 nodes are available: persistentvolumeclaim \"data-web-0\" not found. not found");
+//  - an unbound claim of an Immediate class (or of no class) too: its pod stays Pending until it is Bound
+//    ("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found");
+//  - an unbound WaitForFirstConsumer claim that nothing provisions finds no volume on any node
+//    ("0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. no new claims to
+//    deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
+//  The messages are kube-scheduler 1.34's, word for word.
+//  - an unbound WaitForFirstConsumer claim that a provisioner serves is listed in `awaiting_node`: the scheduler
+//    picks the pod's node, records it on the claim (kSelectedNodeAnnotation) and binds the pod once the claim is
+//    Bound.
+struct ClaimsVerdict {
+  std::optional<std::string> unschedulable;  // the first failing claim's message
+  std::vector<std::string> awaiting_node;
+};
+ClaimsVerdict CheckClaims(const std::vector<std::string>& claims, size_t nodes,
+                          const std::function<std::optional<nlohmann::json>(const std::string&)>& claim,
+                          const std::vector<nlohmann::json>& classes);
 
 // Writes the binding into `pod` (spec.nodeName + PodScheduled True). Returns false when nothing changed.
 bool ApplyBinding(nlohmann::json& pod, const std::string& node, const std::string& now_rfc3339);

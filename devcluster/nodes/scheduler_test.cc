@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "devcluster/nodes/pvc_binder.h"
+
 namespace cloneset::devcluster::nodes {
 namespace {
 
@@ -87,31 +89,59 @@ TEST(Scheduler, RequestOfListsTheClaimsThePodMounts) {
   EXPECT_TRUE(RequestOf(nlohmann::json::object()).claims.empty());
 }
 
-TEST(Scheduler, ClaimsUnschedulableTable) {
-  const nlohmann::json bound = {{"metadata", {{"name", "c"}}}, {"status", {{"phase", "Bound"}}}};
-  const nlohmann::json pending = {{"metadata", {{"name", "c"}}}, {"status", {{"phase", "Pending"}}}};
-  const nlohmann::json deleting = {{"metadata", {{"name", "c"}, {"deletionTimestamp", "2026-01-01T00:00:00Z"}}}};
+TEST(Scheduler, CheckClaimsTable) {
+  using nlohmann::json;
+  const json bound = {{"metadata", {{"name", "c"}}}, {"status", {{"phase", "Bound"}}}};
+  auto pending = [](std::optional<std::string> cls) {
+    json c = {{"metadata", {{"name", "c"}}}, {"spec", json::object()}, {"status", {{"phase", "Pending"}}}};
+    if (cls) c["spec"]["storageClassName"] = *cls;
+    return c;
+  };
+  const json deleting = {{"metadata", {{"name", "c"}, {"deletionTimestamp", "2026-01-01T00:00:00Z"}}}};
+  const json immediate = {{"metadata", {{"name", "fast"}}}, {"provisioner", "x.io/p"}};
+  const json wffc = {{"metadata", {{"name", "wffc"}}}, {"provisioner", "x.io/p"},
+                     {"volumeBindingMode", "WaitForFirstConsumer"}};
+  const json local = {{"metadata", {{"name", "local"}}}, {"provisioner", "kubernetes.io/no-provisioner"},
+                      {"volumeBindingMode", "WaitForFirstConsumer"}};
+  const std::vector<json> classes = {immediate, wffc, local, DefaultStorageClassObject("standard")};
+  const std::string unbound = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found";
   struct Case {
     std::string name;
     std::vector<std::string> claims;
-    std::map<std::string, nlohmann::json> stored;
+    std::map<std::string, json> stored;
+    std::vector<json> classes;
     std::optional<std::string> want;
+    std::vector<std::string> awaiting = {};
   };
   const std::vector<Case> cases = {
-      {"no claims", {}, {}, std::nullopt},
-      {"all there", {"a", "b"}, {{"a", bound}, {"b", pending}}, std::nullopt},
-      {"missing", {"a", "b"}, {{"a", bound}},
-       "0/3 nodes are available: persistentvolumeclaim \"b\" not found."},
-      {"first missing wins", {"x", "y"}, {}, "0/3 nodes are available: persistentvolumeclaim \"x\" not found."},
-      {"being deleted", {"a"}, {{"a", deleting}},
-       "0/3 nodes are available: persistentvolumeclaim \"a\" is being deleted."},
+      {"no claims", {}, {}, classes, std::nullopt},
+      {"all bound", {"a", "b"}, {{"a", bound}, {"b", bound}}, classes, std::nullopt},
+      {"missing", {"a", "b"}, {{"a", bound}}, classes,
+       "0/3 nodes are available: persistentvolumeclaim \"b\" not found. not found"},
+      {"first missing wins", {"x", "y"}, {}, classes,
+       "0/3 nodes are available: persistentvolumeclaim \"x\" not found. not found"},
+      {"being deleted", {"a"}, {{"a", deleting}}, classes,
+       "0/3 nodes are available: persistentvolumeclaim \"a\" is being deleted. not found"},
+      // The claim exists but is not Bound: a real scheduler keeps the pod Pending (before, it ran).
+      {"unbound immediate", {"a", "b"}, {{"a", bound}, {"b", pending("fast")}}, classes, unbound},
+      {"unbound, no class and no default", {"a"}, {{"a", pending(std::nullopt)}}, {immediate}, unbound},
+      {"unbound, missing class", {"a"}, {{"a", pending("gone")}}, classes, unbound},
+      {"first consumer, provisioned", {"a", "b"}, {{"a", pending("wffc")}, {"b", pending(std::nullopt)}}, classes,
+       std::nullopt, {"a", "b"}},
+      {"first consumer, nothing provisions", {"a", "b"}, {{"a", pending("wffc")}, {"b", pending("local")}}, classes,
+       "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. no new claims to "
+       "deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
   };
   for (const auto& c : cases) {
-    auto got = ClaimsUnschedulable(c.claims, 3, [&](const std::string& name) -> std::optional<nlohmann::json> {
-      auto it = c.stored.find(name);
-      return it == c.stored.end() ? std::nullopt : std::optional<nlohmann::json>(it->second);
-    });
-    EXPECT_EQ(got, c.want) << c.name;
+    ClaimsVerdict got = CheckClaims(
+        c.claims, 3,
+        [&](const std::string& name) -> std::optional<json> {
+          auto it = c.stored.find(name);
+          return it == c.stored.end() ? std::nullopt : std::optional<json>(it->second);
+        },
+        c.classes);
+    EXPECT_EQ(got.unschedulable, c.want) << c.name;
+    EXPECT_EQ(got.awaiting_node, c.awaiting) << c.name;
   }
 }
 

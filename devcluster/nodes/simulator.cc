@@ -247,6 +247,7 @@ struct NodeSimulator::Impl {
     slots.reserve(nodes.size());
     for (const auto& n : nodes) slots.push_back(n.slot);
     const std::string now_s = FormatTime(now);
+    std::optional<std::vector<json>> class_list;  // read once per pass, when a pod mounts claims
     for (auto it = unscheduled.begin(); it != unscheduled.end();) {
       const std::string key = *it;
       auto pit = pods.find(key);
@@ -256,16 +257,39 @@ struct NodeSimulator::Impl {
       }
       PodEntry& e = pit->second;
       auto [ns, name] = SplitKey(key);
-      // Like kube-scheduler's VolumeBinding plugin: a pod whose claim is missing or being deleted stays Pending on
-      // every node (and so never runs) until the claim exists; the retry is this loop.
-      std::optional<std::string> claims_block;
+      // Like kube-scheduler's VolumeBinding plugin: a pod whose claim is missing, being deleted or unbound stays
+      // Pending on every node (and so never runs) until the claim is Bound; the retry is this loop.
+      ClaimsVerdict claims_verdict;
       if (!e.request.claims.empty()) {
-        claims_block = ClaimsUnschedulable(e.request.claims, slots.size(), [&](const std::string& claim) {
-          auto got = store->Get(kPersistentVolumeClaims, ns, claim);
-          return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
-        });
+        claims_verdict = CheckClaims(
+            e.request.claims, slots.size(),
+            [&](const std::string& claim) {
+              auto got = store->Get(kPersistentVolumeClaims, ns, claim);
+              return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
+            },
+            class_list ? *class_list : *(class_list = ClassList()));
       }
-      Placement p = claims_block ? Placement{.node = std::nullopt, .message = *claims_block} : PickNode(e.request, slots);
+      Placement p = claims_verdict.unschedulable
+                        ? Placement{.node = std::nullopt, .message = *claims_verdict.unschedulable}
+                        : PickNode(e.request, slots);
+      if (p.node && !claims_verdict.awaiting_node.empty()) {
+        // WaitForFirstConsumer: the node is chosen; its claims are provisioned for it (BindClaims) and the pod
+        // is bound on a later pass once they are Bound. Waiting writes nothing on the pod, as kube-scheduler's
+        // PreBind wait does not.
+        for (const std::string& claim : claims_verdict.awaiting_node) {
+          (void)store->Mutate(kPersistentVolumeClaims, ns, claim, false, [&](json& pvc) {
+            json& ann = pvc["metadata"]["annotations"];
+            if (ann.is_object() && ann.contains(kSelectedNodeAnnotation)) {
+              return absl::FailedPreconditionError("node already selected");
+            }
+            ann[kSelectedNodeAnnotation] = slots[*p.node].name;
+            return absl::OkStatus();
+          });
+        }
+        claims_dirty = true;
+        ++it;
+        continue;
+      }
       if (!p.node) {
         // Only the first failure is written; later retries keep the message unless it changes.
         auto r = store->Mutate(kPods, ns, name, true, [&](json& pod) {
@@ -385,10 +409,16 @@ struct NodeSimulator::Impl {
     }
   }
 
+  std::vector<json> ClassList() const {
+    std::vector<json> class_list;
+    class_list.reserve(classes.size());
+    for (const auto& [name, sc] : classes) class_list.push_back(sc);
+    return class_list;
+  }
+
   void BindClaims(TimePoint now) {
     if (pending_claims.empty()) return;
-    std::vector<json> class_list;
-    for (const auto& [name, sc] : classes) class_list.push_back(sc);
+    const std::vector<json> class_list = ClassList();
     const std::string now_s = FormatTime(now);
     for (auto it = pending_claims.begin(); it != pending_claims.end();) {
       auto [ns, name] = SplitKey(*it);
@@ -420,7 +450,7 @@ struct NodeSimulator::Impl {
         (void)store->Mutate(kPersistentVolumeClaims, ns, name, false, [&](json& obj) {
           if (!d.volume_name.empty()) obj["spec"]["volumeName"] = d.volume_name;
           if (d.class_to_record) obj["spec"]["storageClassName"] = *d.class_to_record;
-          obj["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] = "yes";
+          if (!d.volume_name.empty()) obj["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] = "yes";
           return absl::OkStatus();
         });
       }
@@ -563,6 +593,18 @@ absl::Status NodeSimulator::Start() {
       auto cri = CriServer::Start(CriSocket(n.slot.name), n.images.get(), s.clock);
       if (!cri.ok()) return cri.status();
       n.cri = std::move(*cri);
+    }
+  }
+  if (!s.config.default_storage_class.empty()) {
+    // The cluster's default StorageClass, as a real cluster's installer creates one (the real backend's is
+    // "standard" too, tools/run.d/real_cluster.sh). Created at start when missing: a class the user changed
+    // stays changed, a deleted one is back after a restart.
+    auto existing = s.store->Get(kStorageClasses, "", s.config.default_storage_class);
+    if (absl::IsNotFound(existing.status())) {
+      auto created = s.store->Create(kStorageClasses, DefaultStorageClassObject(s.config.default_storage_class));
+      if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
+    } else if (!existing.ok()) {
+      return existing.status();
     }
   }
   for (auto [w, r] : {std::pair{&s.node_watch, kNodes}, std::pair{&s.class_watch, kStorageClasses},

@@ -23,6 +23,7 @@
 //   --preloaded-images=<a,b>        images every node has from the start
 //   --pod-events=true               write Events like kubelet and the scheduler (see events.h)
 //   --max-events=20000              most Event objects kept (the oldest the simulator wrote go first)
+//   --default-storage-class=standard  the default StorageClass created at start when missing ("" = none)
 // Pod faults by annotation devcluster.cloneset.io/fault: image-pull-failure | crash-loop | slow-start=5s
 // (comma-separated).
 #pragma once
@@ -58,6 +59,9 @@ struct SimulatorConfig {
   std::string run_dir;
   int cri_socket_nodes = 64;
   std::vector<std::string> preloaded_images;
+  // The default StorageClass created at start when missing (pvc_binder.h DefaultStorageClassObject); "" = none,
+  // and then a claim that names no class stays Pending, as on a cluster without a default class.
+  std::string default_storage_class = "standard";
   bool pod_events = true;     // Events for scheduling and container lifecycle (events.h)
   size_t max_events = 20000;  // bound on the Event objects the simulator keeps
   prometheus::Registry* registry = nullptr;  // devcluster_cri_* and devcluster_sim_* metrics; may be null

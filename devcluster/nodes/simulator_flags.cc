@@ -40,6 +40,9 @@ ABSL_FLAG(bool, pod_events, true,
           "Created, Started, Killing, BackOff, Failed, FailedScheduling); repeats are aggregated by count");
 ABSL_FLAG(int, max_events, 20000,
           "Most Event objects the simulator keeps; beyond it the oldest it wrote are deleted");
+ABSL_FLAG(std::string, default_storage_class, "standard",
+          "Name of the default StorageClass (WaitForFirstConsumer, simulated provisioner) created at start when "
+          "missing, so that claims naming no class get bound; empty: none (such claims and their pods stay Pending)");
 
 namespace cloneset::devcluster::nodes {
 
@@ -80,6 +83,7 @@ absl::StatusOr<SimulatorConfig> SimulatorConfigFromFlags() {
   }
   c.cri_socket_nodes = absl::GetFlag(FLAGS_cri_socket_nodes);
   c.pod_events = absl::GetFlag(FLAGS_pod_events);
+  c.default_storage_class = absl::GetFlag(FLAGS_default_storage_class);
   if (absl::GetFlag(FLAGS_max_events) < 1) return absl::InvalidArgumentError("--max-events must be at least 1");
   c.max_events = static_cast<size_t>(absl::GetFlag(FLAGS_max_events));
   for (absl::string_view image : absl::StrSplit(absl::GetFlag(FLAGS_preloaded_images), ',', absl::SkipWhitespace())) {

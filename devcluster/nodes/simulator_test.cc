@@ -8,6 +8,7 @@
 #include <functional>
 #include <thread>
 
+#include "devcluster/nodes/pvc_binder.h"
 #include "grpcpp/grpcpp.h"
 #include "runtime/v1/cri.grpc.pb.h"
 
@@ -252,6 +253,7 @@ TEST_F(SimulatorTest, FaultsByFlagAndAnnotation) {
 TEST_F(SimulatorTest, ClaimsBindToProvisionedVolumes) {
   SimulatorConfig c;
   c.nodes = 1;
+  c.default_storage_class = "";  // this test brings its own (Immediate) default class
   StartSim(c);
   json sc = {{"apiVersion", "storage.k8s.io/v1"},
              {"kind", "StorageClass"},
@@ -289,7 +291,7 @@ TEST_F(SimulatorTest, PodWithoutItsClaimStaysPendingUntilTheClaimExists) {
   StartSim(c);
   json pod = Pod("web-0", "busybox", {{"volumes", {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data-0"}}}}}}});
   ASSERT_TRUE(store_.Create(kPods, pod).ok());
-  const std::string want = "0/1 nodes are available: persistentvolumeclaim \"data-0\" not found.";
+  const std::string want = "0/1 nodes are available: persistentvolumeclaim \"data-0\" not found. not found";
   json got = WaitPod("web-0", [](const json& p) { return Condition(p, "PodScheduled") == "False"; });
   EXPECT_EQ(got["spec"].value("nodeName", ""), "");
   EXPECT_EQ(got["status"].value("phase", ""), "Pending");
@@ -326,6 +328,98 @@ TEST_F(SimulatorTest, PodWithoutItsClaimStaysPendingUntilTheClaimExists) {
   });
   clock_.Advance(seconds(60));  // pull + start
   WaitPod("web-0", [](const json& p) { return p["status"].value("phase", "") == "Running"; });
+}
+
+json Claim(const std::string& name, std::optional<std::string> cls) {
+  json pvc = {{"apiVersion", "v1"},
+              {"kind", "PersistentVolumeClaim"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  if (cls) pvc["spec"]["storageClassName"] = *cls;
+  return pvc;
+}
+
+json PodWithClaim(const std::string& name, const std::string& claim) {
+  return Pod(name, "busybox", {{"volumes", {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", claim}}}}}}});
+}
+
+// True when a FailedScheduling event with `message` names pod `name` (polls: events are written asynchronously).
+bool HasFailedScheduling(Store& store, const std::string& name, const std::string& message) {
+  for (int i = 0; i < 1000; ++i) {
+    auto events = store.ListObjects(kEvents, {});
+    if (!events.ok()) return false;
+    for (const json& e : *events) {
+      if (e.value("reason", "") == "FailedScheduling" && e.value("message", "") == message &&
+          e["involvedObject"].value("name", "") == name)
+        return true;
+    }
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return false;
+}
+
+// Like a real cluster: a pod whose claim exists but is not Bound stays Pending with kube-scheduler's event and
+// never runs (before, it was scheduled and ran Ready as soon as the claim existed); a claim naming no class gets
+// the default class "standard" the simulator creates (WaitForFirstConsumer: provisioned for the node picked for
+// its pod), and then its pod runs.
+TEST_F(SimulatorTest, PodStaysPendingUntilItsClaimIsBound) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  StartSim(c);
+  auto standard = store_.Get(kStorageClasses, "", "standard");
+  ASSERT_TRUE(standard.ok()) << standard.status();
+  EXPECT_EQ((*standard)["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"], "true");
+  EXPECT_EQ((*standard)["volumeBindingMode"], "WaitForFirstConsumer");
+
+  json local = {{"apiVersion", "storage.k8s.io/v1"},
+                {"kind", "StorageClass"},
+                {"metadata", {{"name", "local"}}},
+                {"provisioner", "kubernetes.io/no-provisioner"}};
+  ASSERT_TRUE(store_.Create(kStorageClasses, local).ok());
+  ASSERT_TRUE(store_.Create(kPersistentVolumeClaims, Claim("data-0", "local")).ok());
+  ASSERT_TRUE(store_.Create(kPods, PodWithClaim("web-0", "data-0")).ok());
+  const std::string want = "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found";
+  json got = WaitPod("web-0", [](const json& p) { return Condition(p, "PodScheduled") == "False"; });
+  EXPECT_EQ(got["status"].value("phase", ""), "Pending");
+  EXPECT_TRUE(HasFailedScheduling(store_, "web-0", want)) << "no FailedScheduling event: " << want;
+  clock_.Advance(seconds(60));
+  Settle();
+  got = *store_.Get(kPods, "default", "web-0");
+  EXPECT_EQ(got["spec"].value("nodeName", ""), "");
+  EXPECT_FALSE(got["status"].contains("containerStatuses"));
+  EXPECT_EQ((*store_.Get(kPersistentVolumeClaims, "default", "data-0"))["status"].value("phase", ""), "Pending");
+
+  // The default class: bound for the pod's node, then the pod runs.
+  ASSERT_TRUE(store_.Create(kPersistentVolumeClaims, Claim("data-1", std::nullopt)).ok());
+  ASSERT_TRUE(store_.Create(kPods, PodWithClaim("web-1", "data-1")).ok());
+  got = WaitPod("web-1", [](const json& p) { return !p["spec"].value("nodeName", "").empty(); });
+  json claim = *store_.Get(kPersistentVolumeClaims, "default", "data-1");
+  EXPECT_EQ(claim["status"].value("phase", ""), "Bound");
+  EXPECT_EQ(claim["spec"].value("storageClassName", ""), "standard");
+  EXPECT_EQ(claim["metadata"]["annotations"].value(kSelectedNodeAnnotation, ""), got["spec"]["nodeName"]);
+  clock_.Advance(seconds(60));
+  WaitPod("web-1", [](const json& p) { return p["status"].value("phase", "") == "Running"; });
+}
+
+// Without a default class (--default-storage-class=""), a claim naming no class stays Pending forever and so
+// does its pod, as on a real cluster without one.
+TEST_F(SimulatorTest, WithoutADefaultClassAClaimWithoutClassWaitsForever) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  c.default_storage_class = "";
+  StartSim(c);
+  auto classes = store_.ListObjects(kStorageClasses, {});
+  ASSERT_TRUE(classes.ok());
+  EXPECT_TRUE(classes->empty());
+  ASSERT_TRUE(store_.Create(kPersistentVolumeClaims, Claim("data-0", std::nullopt)).ok());
+  ASSERT_TRUE(store_.Create(kPods, PodWithClaim("web-0", "data-0")).ok());
+  WaitPod("web-0", [](const json& p) { return Condition(p, "PodScheduled") == "False"; });
+  EXPECT_TRUE(HasFailedScheduling(store_, "web-0",
+                                  "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found"));
+  clock_.Advance(seconds(60));
+  Settle();
+  EXPECT_EQ((*store_.Get(kPods, "default", "web-0"))["spec"].value("nodeName", ""), "");
+  EXPECT_EQ((*store_.Get(kPersistentVolumeClaims, "default", "data-0"))["status"].value("phase", ""), "Pending");
 }
 
 TEST_F(SimulatorTest, CriSocketSharesTheKubeletImageStore) {

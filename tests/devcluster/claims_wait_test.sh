@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Claims that wait, with kubectl, on either backend (the same assertions, so the embedded cluster is held to what
+# the real control plane does):
+#  - a claim of a class that nothing provisions (kubernetes.io/no-provisioner, Immediate) stays Pending, and the pod
+#    mounting it stays Pending with no node and kube-scheduler's FailedScheduling event "... pod has unbound
+#    immediate PersistentVolumeClaims ...";
+#  - a claim naming no class gets the cluster's default class ("standard" on both backends), is Bound, and the pod
+#    mounting it runs.
+# Usage: claims_wait_test.sh embedded DEVCLUSTER_BIN     (starts that cloneset-devcluster on 127.0.0.1 port 0)
+#        claims_wait_test.sh real REPO_ROOT              (`./run up --cluster real --nodes 1 --executors 0
+#                                                         --planners 0 --no-agents` in a private RUN_DIR; BUILD_DIR
+#                                                         names the build tree)
+set -euo pipefail
+BACKEND="${1:?usage: claims_wait_test.sh embedded|real DEVCLUSTER_BIN|REPO_ROOT}"
+ARG="${2:?usage: claims_wait_test.sh embedded|real DEVCLUSTER_BIN|REPO_ROOT}"
+for t in kubectl curl; do
+  command -v "$t" >/dev/null || { echo "FAIL: $t is not installed (./run deps installs it)" >&2; exit 1; }
+done
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/claims-wait.XXXXXX")"
+SERVER_PID=""
+NS="claims-$RANDOM"
+CLASS="$NS-none"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+kc() { kubectl --request-timeout=10s "$@"; }
+cleanup() {
+  local rc=$?
+  if [ "$rc" != 0 ] && [ -n "${KUBECONFIG:-}" ]; then
+    echo "--- cluster state"
+    kc -n "$NS" get pods,pvc -o wide 2>&1 | head -20 || true
+    kc -n "$NS" get events 2>&1 | tail -20 || true
+  fi
+  if [ "$BACKEND" = real ]; then
+    "$ARG/run" down --purge >/dev/null 2>&1 || true
+  elif [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$TMP"
+  exit "$rc"
+}
+trap cleanup EXIT
+# poll SECONDS DESCRIPTION COMMAND...: retry every 0.5 s until COMMAND succeeds.
+poll() {
+  local secs="$1" what="$2"; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || fail "timed out after ${secs}s waiting for $what"
+    sleep 0.5
+  done
+}
+
+case "$BACKEND" in
+  embedded)
+    [ -x "$ARG" ] || fail "no cloneset-devcluster binary at '$ARG'"
+    "$ARG" --listen=127.0.0.1:0 --kubeconfig="$TMP/kubeconfig" --nodes=1 --pod_start_delay=100ms \
+      --pod_ready_delay=100ms >"$TMP/server.out" 2>"$TMP/server.err" &
+    SERVER_PID=$!
+    for _ in $(seq 1 200); do grep -q "^listening on" "$TMP/server.out" 2>/dev/null && break; sleep 0.05; done
+    grep -q "^listening on" "$TMP/server.out" || { cat "$TMP/server.err" >&2; fail "cloneset-devcluster did not start"; }
+    export KUBECONFIG="$TMP/kubeconfig" ;;
+  real)
+    : "${BUILD_DIR:?BUILD_DIR must name the build tree}"
+    export RUN_DIR="$TMP/run" BUILD_DIR
+    "$ARG/run" up --cluster real --nodes 1 --executors 0 --planners 0 --no-agents >"$TMP/up.log" 2>&1 || { cat "$TMP/up.log"; fail "./run up --cluster real"; }
+    export KUBECONFIG="$RUN_DIR/kubeconfig" ;;
+  *) fail "backend must be embedded or real, got '$BACKEND'" ;;
+esac
+export KUBECACHEDIR="$TMP/kubecache"
+
+default_class=$(kc get storageclass -o jsonpath='{range .items[?(@.metadata.annotations.storageclass\.kubernetes\.io/is-default-class=="true")]}{.metadata.name}{"\n"}{end}')
+[ "$default_class" = standard ] || fail "want the default StorageClass 'standard', got '$default_class'"
+
+kc create namespace "$NS" >/dev/null
+kc apply -f - >/dev/null <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: $CLASS}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: Immediate
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: stuck, namespace: $NS}
+spec: {storageClassName: $CLASS, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: stuck, namespace: $NS}
+spec:
+  containers: [{name: c, image: "busybox:1.36"}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: stuck}}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ok, namespace: $NS}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ok, namespace: $NS}
+spec:
+  containers: [{name: c, image: "busybox:1.36"}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: ok}}]
+YAML
+# (the class goes with the namespace at the end; a leftover in a private cluster is harmless)
+
+phase() { kc -n "$NS" get "$1" "$2" -o jsonpath='{.status.phase}'; }
+is_phase() { [ "$(phase "$1" "$2")" = "$3" ]; }
+poll 90 "claim 'ok' (default class) Bound" is_phase pvc ok Bound
+poll 90 "pod 'ok' Running" is_phase pod ok Running
+[ "$(kc -n "$NS" get pvc ok -o jsonpath='{.spec.storageClassName}')" = standard ] ||
+  fail "claim 'ok' did not get the default class: $(kc -n "$NS" get pvc ok -o yaml)"
+
+failed_scheduling() {
+  kc -n "$NS" get events --field-selector involvedObject.name=stuck,reason=FailedScheduling \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -F "pod has unbound immediate PersistentVolumeClaims"
+}
+poll 60 "a FailedScheduling event for pod 'stuck'" failed_scheduling
+echo "FailedScheduling: $(failed_scheduling | head -1)"
+sleep 5  # however long it waits, nothing binds the claim and the pod is not scheduled
+is_phase pvc stuck Pending || fail "claim 'stuck' is $(phase pvc stuck), want Pending"
+is_phase pod stuck Pending || fail "pod 'stuck' is $(phase pod stuck), want Pending"
+node=$(kc -n "$NS" get pod stuck -o jsonpath='{.spec.nodeName}')
+[ -z "$node" ] || fail "pod 'stuck' was scheduled to '$node' although its claim is not bound"
+reason=$(kc -n "$NS" get pod stuck -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')
+[ "$reason" = Unschedulable ] || fail "pod 'stuck' PodScheduled reason '$reason', want Unschedulable"
+
+kc delete namespace "$NS" --wait=false >/dev/null
+kc delete storageclass "$CLASS" >/dev/null
+echo "PASS ($BACKEND)"
