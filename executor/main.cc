@@ -163,8 +163,10 @@ int Run() {
   shard_opts.renew_deadline = absl::GetFlag(FLAGS_renew_deadline);
   shard_opts.retry_period = absl::GetFlag(FLAGS_retry_period);
   shard_opts.registry = registry.get();
-  ShardManager shards(**client, shard_opts, [&](int shard) {
-    Log("info", "shard acquired", {{"shard", shard}});
+  ShardManager shards(**client, shard_opts, [&](int shard, bool gained) {
+    // Not gained: a worker skipped one of its keys while the Lease's renew deadline had passed (shards.h).
+    Log("info", gained ? "shard acquired" : "shard held again after a lapse: its CloneSets enqueued",
+        {{"shard", shard}});
     for (const auto& key : cache.CloneSetKeys()) {
       if (ShardOf(key, shard_count) == shard) queue.Add(key);
     }

@@ -56,6 +56,17 @@ ShardRound DecideShards(const std::vector<bool>& held, int quota) {
   return r;
 }
 
+std::vector<int> ShardsToEnqueue(const std::vector<bool>& held, const std::vector<bool>& was_held,
+                                 const std::vector<bool>& skipped) {
+  std::vector<int> out;
+  for (size_t i = 0; i < held.size(); ++i) {
+    const bool gained = i >= was_held.size() || !was_held[i];
+    const bool was_skipped = i < skipped.size() && skipped[i];
+    if (held[i] && (gained || was_skipped)) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
 int CountLiveMembers(std::string_view leases_json, absl::Time now) {
   const auto doc = nlohmann::json::parse(leases_json, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("items") || !doc["items"].is_array()) return 0;
@@ -70,7 +81,8 @@ int CountLiveMembers(std::string_view leases_json, absl::Time now) {
   return live;
 }
 
-ShardManager::ShardManager(kube::RestClient& client, ShardOptions options, std::function<void(int)> on_acquired)
+ShardManager::ShardManager(kube::RestClient& client, ShardOptions options,
+                           std::function<void(int shard, bool gained)> on_acquired)
     : client_(client),
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : kube::RealClock::Get()),
@@ -92,6 +104,7 @@ ShardManager::ShardManager(kube::RestClient& client, ShardOptions options, std::
     electors_.push_back(std::make_unique<kube::LeaderElector>(client, config(ShardLeaseName(i), options_.registry)));
   }
   was_leader_.assign(options_.shards, false);
+  skipped_.assign(options_.shards, false);
 }
 
 ShardManager::~ShardManager() { Stop(/*release=*/false); }
@@ -113,11 +126,21 @@ void ShardManager::RunRound() {
     auto got = electors_[i]->TryAcquireOrRenew();
     if (got.ok() && *got) ++owned;
   }
-  for (int i = 0; i < options_.shards; ++i) {
-    const bool now = electors_[i]->IsLeader();
-    if (now && !was_leader_[i] && on_acquired_) on_acquired_(i);
-    was_leader_[i] = now;
+  std::vector<bool> held_now(options_.shards);
+  for (int i = 0; i < options_.shards; ++i) held_now[i] = electors_[i]->IsLeader();
+  std::vector<bool> skipped;
+  {
+    // Cleared only for shards held now: a worker's "no" after this point marks the shard for the next round.
+    absl::MutexLock l(&skipped_mu_);
+    skipped = skipped_;
+    for (int i = 0; i < options_.shards; ++i) {
+      if (held_now[i]) skipped_[i] = false;
+    }
   }
+  for (int i : ShardsToEnqueue(held_now, was_leader_, skipped)) {
+    if (on_acquired_) on_acquired_(i, !was_leader_[i]);
+  }
+  was_leader_ = std::move(held_now);
 }
 
 void ShardManager::Start() {
@@ -140,6 +163,14 @@ void ShardManager::Stop(bool release) {
   if (!release) return;
   for (auto& e : electors_) (void)e->Release();
   (void)member_->Release();
+}
+
+bool ShardManager::Owns(std::string_view key) {
+  const int shard = ShardOf(key, options_.shards);
+  if (OwnsShard(shard)) return true;
+  absl::MutexLock l(&skipped_mu_);
+  if (shard >= 0 && shard < static_cast<int>(skipped_.size())) skipped_[shard] = true;
+  return false;
 }
 
 bool ShardManager::OwnsShard(int shard) const {

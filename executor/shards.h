@@ -12,6 +12,14 @@
 // it holds, releases the highest-numbered extras when it holds more than the quota (a newcomer takes them), and
 // tries free or expired shards while it holds fewer than the quota. With one replica alive, quota = N: one replica
 // owns every shard. Releases set the holder to "" so the successor need not wait for expiry.
+//
+// No key is lost while a shard is not held. A worker that finds a key's shard not ours (Owns() answers no) skips
+// it: nothing requeues it, and no further event may ever come (a settled CloneSet). So every "no" marks the shard,
+// and the round that next finds the shard held enqueues all its CloneSets again (on_acquired), as it does when the
+// shard is gained. Sampling held/not held once per round would not do: IsLeader() turns false the moment the renew
+// deadline passes, between two rounds or inside one, and the next successful renewal turns it true again before
+// any round sees the gap (with failed renewals for longer than renew_deadline: seed 1795628852598324 stalled both
+// CloneSets of the fault suite's API-fault test that way, docs/reliability.md).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +54,11 @@ struct ShardRound {
 };
 ShardRound DecideShards(const std::vector<bool>& held, int quota);
 
+// The shards whose CloneSets a round enqueues (pure): held at the end of the round and either not held at the end of
+// the last one (gained) or found not held by a worker since their keys were last enqueued (`skipped`).
+std::vector<int> ShardsToEnqueue(const std::vector<bool>& held, const std::vector<bool>& was_held,
+                                 const std::vector<bool>& skipped);
+
 // Counts live members among `leases_json` (a LeaseList) with the member name prefix. `now` judges expiry.
 int CountLiveMembers(std::string_view leases_json, absl::Time now);
 
@@ -62,8 +75,11 @@ struct ShardOptions {
 
 class ShardManager {
  public:
-  // `on_acquired(shard)` runs (on the manager thread) when a shard is gained, so its keys get enqueued.
-  ShardManager(kube::RestClient& client, ShardOptions options, std::function<void(int)> on_acquired);
+  // `on_acquired(shard, gained)` runs on the manager thread for each shard of ShardsToEnqueue after a round and
+  // enqueues the shard's CloneSets; `gained`: the shard was not held at the end of the last round (else a worker
+  // skipped one of its keys since the last call).
+  ShardManager(kube::RestClient& client, ShardOptions options,
+               std::function<void(int shard, bool gained)> on_acquired);
   ~ShardManager();
 
   void Start();
@@ -73,7 +89,9 @@ class ShardManager {
   void RunRound();
 
   bool OwnsShard(int shard) const;
-  bool Owns(std::string_view key) const { return OwnsShard(ShardOf(key, options_.shards)); }
+  // For workers, before they act on `key`: whether its shard is held. A "no" means the key is skipped, so it marks
+  // the shard and its CloneSets are enqueued once it is held again (see above).
+  bool Owns(std::string_view key);
   int owned() const;
   int shards() const { return options_.shards; }
 
@@ -81,10 +99,12 @@ class ShardManager {
   kube::RestClient& client_;
   const ShardOptions options_;
   const kube::Clock& clock_;
-  std::function<void(int)> on_acquired_;
+  std::function<void(int, bool)> on_acquired_;
   std::unique_ptr<kube::LeaderElector> member_;
   std::vector<std::unique_ptr<kube::LeaderElector>> electors_;
   std::vector<bool> was_leader_;  // manager thread only
+  absl::Mutex skipped_mu_;
+  std::vector<bool> skipped_ ABSL_GUARDED_BY(skipped_mu_);  // a worker found the shard not held
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
