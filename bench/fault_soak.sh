@@ -11,6 +11,8 @@
 #   --timeout       per run, seconds (default 900); a run that hits it counts as a failure
 # BUILD_DIR=build-xx picks the binaries (default build/); the suite starts build/bin's devcluster, planner and
 # executor itself. Logs of failing runs stay in the printed directory; passing runs' logs are removed.
+# Each run's line and the summary give the 1-minute load average (/proc/loadavg) at the end of the run, so a
+# "quiet" run on a shared machine says how quiet it was; the summary gives each mode's wall time and seeds.
 # Replay one failure: CLONESET_FAULT_SEED=<seed> $BUILD_DIR/tests/executor_fault_test --gtest_filter=<test>
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,13 +60,17 @@ start_load() {
 }
 
 seed() { od -An -N6 -tu8 /dev/urandom | tr -d ' '; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
 
-declare -A TOTAL FAILED
+declare -A TOTAL FAILED WALL LOADS SEEDS
 FAILURES=()
 echo "fault soak: $RUNS run(s) per mode (${MODES[*]}), filter '$FILTER', binary $BIN, logs in $OUT"
 for mode in "${MODES[@]}"; do
   TOTAL[$mode]=0
   FAILED[$mode]=0
+  LOADS[$mode]=""
+  SEEDS[$mode]=""
+  mode_t0=$SECONDS
   [ "$mode" = loaded ] && start_load
   for ((run = 1; run <= RUNS; run++)); do
     s=$(seed)
@@ -73,24 +79,30 @@ for mode in "${MODES[@]}"; do
     rc=0
     CLONESET_FAULT_SEED="$s" timeout --kill-after=30 "$TIMEOUT" "$BIN" --gtest_filter="$FILTER" >"$log" 2>&1 || rc=$?
     TOTAL[$mode]=$((TOTAL[$mode] + 1))
+    load=$(load1)
+    LOADS[$mode]+=" $load"
+    SEEDS[$mode]+=" $s"
     if [ "$rc" -eq 0 ]; then
-      echo "$mode run $run/$RUNS seed $s: ok ($((SECONDS - t0)) s)"
+      echo "$mode run $run/$RUNS seed $s: ok ($((SECONDS - t0)) s, load $load)"
       rm -f "$log"
     else
       FAILED[$mode]=$((FAILED[$mode] + 1))
       tests=$(grep -oE '^\[  FAILED  \] [A-Za-z0-9_]+\.[A-Za-z0-9_/]+' "$log" | awk '{print $NF}' | sort -u | paste -sd, -)
       [ -n "$tests" ] || tests="(no gtest verdict: exit $rc$([ "$rc" -eq 124 ] && echo ', timed out'))"
-      echo "$mode run $run/$RUNS seed $s: FAILED $tests ($((SECONDS - t0)) s) log $log"
+      echo "$mode run $run/$RUNS seed $s: FAILED $tests ($((SECONDS - t0)) s, load $load) log $log"
       FAILURES+=("$mode seed $s: $tests; replay: CLONESET_FAULT_SEED=$s $BIN --gtest_filter=${tests//,/:}")
     fi
   done
   [ "$mode" = loaded ] && stop_load
+  WALL[$mode]=$((SECONDS - mode_t0))
 done
 
 echo
 echo "fault soak summary ($(date -u +%FT%TZ), $(nproc) cores, filter '$FILTER')"
 for mode in "${MODES[@]}"; do
-  echo "  $mode: ${TOTAL[$mode]} runs, ${FAILED[$mode]} failed"
+  range=$(tr ' ' '\n' <<<"${LOADS[$mode]}" | sed '/^$/d' | sort -g | sed -n '1p;$p' | paste -sd- -)
+  echo "  $mode: ${TOTAL[$mode]} runs, ${FAILED[$mode]} failed, ${WALL[$mode]} s, load ${range}"
+  echo "    seeds:${SEEDS[$mode]}"
 done
 if [ ${#FAILURES[@]} -eq 0 ]; then
   echo "  no failing seed"
