@@ -4,11 +4,14 @@
 //                        [--fail-rate 0.1] [--seed N] [-o table|json]
 //   clonesetctl status NAME [-n ns] [-w]
 //   clonesetctl plan NAME [-n ns] [--planner 127.0.0.1:7070]
+//   clonesetctl rollout status|history|undo|pause|resume|restart|next NAME [...]   (rollout.h, rollout_io.h)
+//   clonesetctl completion bash|zsh                                               (cli_help.h)
 //
 // Exit codes: 0 success, 1 runtime error (unreachable cluster or planner, unknown CloneSet), 2 usage error or
 // invalid manifest.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,9 +28,12 @@
 #include "google/protobuf/util/json_util.h"
 #include "kube/config.h"
 #include "kube/rest_client.h"
+#include "tools/clonesetctl/cli_help.h"
 #include "tools/clonesetctl/demo.h"
 #include "tools/clonesetctl/live.h"
 #include "tools/clonesetctl/render.h"
+#include "tools/clonesetctl/rollout.h"
+#include "tools/clonesetctl/rollout_io.h"
 #include "tools/clonesetctl/simulate.h"
 
 ABSL_FLAG(std::string, f, "", "simulate: the CloneSet manifest (YAML; the first CloneSet document is used)");
@@ -51,22 +57,18 @@ ABSL_FLAG(std::string, manifests, "", "demo: directory with the seed 000 manifes
 ABSL_FLAG(bool, fast, false, "demo: no pauses between steps");
 ABSL_FLAG(std::string, planner, "",
           "planner gRPC address (default: the planner of `./run up`, else 127.0.0.1:7070)");
+ABSL_FLAG(absl::Duration, timeout, absl::ZeroDuration(), "rollout status: give up after this long (0: never)");
+ABSL_FLAG(bool, partition_ok, false, "rollout status: a rollout held by its partition counts as done");
+ABSL_FLAG(int64_t, revision, 0, "rollout history: show this revision's template and changes");
+ABSL_FLAG(int64_t, to_revision, 0, "rollout undo: the revision to restore (0: the previous one)");
+ABSL_FLAG(bool, dry_run, false, "migrate: print the steps, change nothing");
+ABSL_FLAG(int32_t, max_unavailable, 1, "migrate: pods moved per step (the unavailability budget)");
+ABSL_FLAG(int32_t, step, 0, "rollout next: lower the partition by this many pods (0: one maxUnavailable batch)");
 
 namespace cc = cloneset::clonesetctl;
 
 namespace {
 
-constexpr char kUsage[] = R"(clonesetctl: see, plan and simulate CloneSet rollouts
-
-  clonesetctl simulate -f cloneset.yaml [--set image=IMG] [--set partition=N] [--set replicas=N]
-                       [--ready-after 30s] [--fail-rate 0.1] [--seed N] [-o table|json]
-      Replays the whole rollout offline with the real planner, a simulated clock and simulated pods.
-  clonesetctl status NAME [-n NAMESPACE] [-w]
-      Rollout progress of one CloneSet and its pods (live with -w).
-  clonesetctl plan NAME [-n NAMESPACE] [--planner ADDRESS]
-      What the planner would do next for the live CloneSet, without doing it.
-
-Installed as `kubectl-cloneset` on the PATH it is also `kubectl cloneset ...` (./run install-plugin).)";
 
 int Fail(const absl::Status& s, int code = 1) {
   std::cerr << "error: " << s.message() << "\n";
@@ -83,7 +85,9 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
     for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
              {"--filename", "--f"}, {"--namespace", "--n"}, {"--watch", "--w"}, {"--output", "--o"},
              {"--ready-after", "--ready_after"}, {"--fail-rate", "--fail_rate"}, {"--start-delay", "--start_delay"},
-             {"--terminate-after", "--terminate_after"}}) {
+             {"--terminate-after", "--terminate_after"}, {"--partition-ok", "--partition_ok"},
+             {"--to-revision", "--to_revision"}, {"--dry-run", "--dry_run"},
+             {"--max-unavailable", "--max_unavailable"}}) {
       if (a == from || a.rfind(from + "=", 0) == 0) a = to + a.substr(from.size());
     }
     if (a == "--set" || a == "-set") {
@@ -197,19 +201,95 @@ int Plan(const std::string& name) {
     return 0;
   }
   std::cout << cc::RenderPlan(*live, *plan);
+  for (const std::string& why : cc::HoldReasons(live->clone_set, live->pods, absl::Now())) {
+    std::cout << "Held: " << why << "\n";
+  }
+  return 0;
+}
+
+
+// `rollout VERB NAME`: the client, the options from the flags, then rollout_io.
+int Rollout(const std::vector<char*>& positional, bool watch_given) {
+  if (positional.size() < 4) {
+    const std::string what = positional.size() < 3 ? "rollout needs a command and a CloneSet NAME"
+                                                    : absl::StrCat("rollout ", positional[2], " needs a CloneSet NAME");
+    return Fail(absl::InvalidArgumentError(absl::StrCat(what, " (clonesetctl rollout --help)")), 2);
+  }
+  cc::RolloutOptions o;
+  o.namespace_ = absl::GetFlag(FLAGS_n);
+  o.timeout = absl::GetFlag(FLAGS_timeout);
+  // Unlike `status -w`, `rollout status` watches unless told --watch=false, as kubectl does.
+  o.watch = !watch_given || absl::GetFlag(FLAGS_w);
+  o.partition_ok = absl::GetFlag(FLAGS_partition_ok);
+  o.revision = absl::GetFlag(FLAGS_revision);
+  o.to_revision = absl::GetFlag(FLAGS_to_revision);
+  if (absl::GetFlag(FLAGS_step) != 0) o.step = absl::GetFlag(FLAGS_step);
+  if (o.timeout < absl::ZeroDuration()) return Fail(absl::InvalidArgumentError("--timeout must not be negative"), 2);
+  if (o.revision < 0 || o.to_revision < 0) {
+    return Fail(absl::InvalidArgumentError("--revision and --to-revision must not be negative"), 2);
+  }
+  if (o.step.has_value() && *o.step < 1) return Fail(absl::InvalidArgumentError("--step must be at least 1"), 2);
+  auto conn = Connect();
+  if (!conn.ok()) return Fail(conn.status());
+  const std::string verb = positional[2], name = positional[3];
+  if (verb == "status") return cc::RolloutStatus(*conn->first, conn->second, name, o, std::cout, std::cerr);
+  return cc::RolloutCommand(*conn->first, conn->second, verb, name, o, std::cout, std::cerr);
+}
+
+// `__complete WORDS...` (the completion scripts call it; kubectl calls kubectl_complete-cloneset WORDS..., a link to
+// this binary): candidates one a line, then cobra's ":4" directive (no file completion), which kubectl reads.
+int Complete(int argc, char** argv, int first) {
+  std::vector<std::string> words;
+  for (int i = first; i < argc; ++i) words.push_back(argv[i]);
+  if (words.empty()) words.push_back("");
+  std::vector<std::string> names;
+  if (cc::CompletesName(words)) {
+    std::vector<std::string> args = NormalizeArgs(argc, argv);
+    for (size_t i = 1; i + 1 < args.size(); ++i) {  // only -n/--namespace and --kubeconfig matter here
+      if (args[i] == "--n" || args[i] == "-n") absl::SetFlag(&FLAGS_n, args[i + 1]);
+      if (args[i] == "--kubeconfig") absl::SetFlag(&FLAGS_kubeconfig, args[i + 1]);
+    }
+    if (auto conn = Connect(); conn.ok()) {
+      auto body = conn->first->List(
+          absl::StrCat("/apis/apps.kruise.io/v1alpha1/namespaces/", absl::GetFlag(FLAGS_n), "/clonesets"), {});
+      if (body.ok()) {
+        auto list = nlohmann::json::parse(*body, nullptr, false);
+        if (list.is_object() && list["items"].is_array()) {
+          for (const auto& item : list["items"]) names.push_back(item["metadata"].value("name", ""));
+        }
+      }
+    }
+  }
+  for (const std::string& c : cc::CompleteWords(words, names)) std::cout << c << "\n";
+  std::cout << ":4\n";
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
+  {
+    // --help anywhere prints the usage on stdout and exits 0 (absl's own --help exits 1 and lists only the flags
+    // of files named like the binary: "No flags matched").
+    std::vector<std::string> raw(argv + 1, argv + argc);
+    std::string about;
+    if (argc > 1 && std::string(argv[1]) == "__complete") return Complete(argc, argv, 2);
+    const std::string program = argv[0];
+    if (program.size() >= 25 && program.substr(program.size() - 25) == "kubectl_complete-cloneset") {
+      return Complete(argc, argv, 1);
+    }
+    if (cc::WantsHelp(raw, &about)) {
+      std::cout << cc::UsageText(about);
+      return 0;
+    }
+  }
+  absl::SetProgramUsageMessage(cc::UsageText(""));
   std::vector<std::string> args = NormalizeArgs(argc, argv);
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
   if (positional.size() < 2) {
-    std::cerr << kUsage << "\n";
+    std::cerr << cc::UsageText("");
     return 2;
   }
   const std::string command = positional[1];
@@ -225,6 +305,36 @@ int main(int argc, char** argv) {
     if (name.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(command, " needs a CloneSet NAME")), 2);
     return command == "status" ? Status(name) : Plan(name);
   }
-  std::cerr << "unknown command: " << command << "\n" << kUsage << "\n";
+  if (command == "rollout") {
+    const bool watch_given = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+      return a == "-w" || a == "--w" || a.rfind("-w=", 0) == 0 || a.rfind("--w=", 0) == 0;
+    });
+    return Rollout(positional, watch_given);
+  }
+  if (command == "migrate") {
+    std::string target = name;
+    for (const char* kind : {"deployment/", "deployments/", "deploy/", "deployments.apps/", "deployment.apps/"}) {
+      if (target.rfind(kind, 0) == 0) target = target.substr(std::string(kind).size());
+    }
+    if (target.empty() || target == name) {
+      return Fail(absl::InvalidArgumentError("migrate needs deployment/NAME (clonesetctl migrate --help)"), 2);
+    }
+    cc::MigrateOptions o;
+    o.namespace_ = absl::GetFlag(FLAGS_n);
+    o.dry_run = absl::GetFlag(FLAGS_dry_run);
+    o.max_unavailable = absl::GetFlag(FLAGS_max_unavailable);
+    if (o.max_unavailable < 1) return Fail(absl::InvalidArgumentError("--max-unavailable must be at least 1"), 2);
+    if (absl::GetFlag(FLAGS_timeout) > absl::ZeroDuration()) o.step_timeout = absl::GetFlag(FLAGS_timeout);
+    auto conn = Connect();
+    if (!conn.ok()) return Fail(conn.status());
+    return cc::Migrate(*conn->first, conn->second, target, o, std::cout, std::cerr);
+  }
+  if (command == "completion") {
+    auto script = cc::CompletionScript(name);
+    if (!script) return Fail(absl::InvalidArgumentError("completion needs a shell: bash or zsh"), 2);
+    std::cout << *script;
+    return 0;
+  }
+  std::cerr << "unknown command: " << command << "\n" << cc::UsageText("");
   return 2;
 }
