@@ -25,6 +25,7 @@
 #include "executor/readiness.h"
 #include "executor/reconciler.h"
 #include "executor/shards.h"
+#include "executor/worker.h"
 #include "kube/endpoints.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
@@ -236,29 +237,17 @@ int Run() {
       absl::SleepFor(absl::Milliseconds(500));
     }
   });
+  const WorkerDeps worker{.queue = &queue,
+                          .reconcile = [&](const std::string& key) { return reconciler.Reconcile(key); },
+                          .synced = [&] { return cache.HasSynced(); },
+                          .clock = &kube::RealClock::Get(),
+                          .metrics = &metrics,
+                          .failed = [](const std::string& key, const absl::Status& error) {
+                            Log("warn", "reconcile failed", {{"key", key}, {"error", error.ToString()}});
+                          }};
   std::vector<std::thread> workers;
   for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_workers)); ++i) {
-    workers.emplace_back([&] {
-      while (auto key = queue.Get()) {
-        if (!cache.HasSynced()) {
-          queue.Done(*key);
-          queue.AddAfter(*key, absl::Milliseconds(200));
-          continue;
-        }
-        const absl::Time start = absl::Now();
-        ReconcileResult r = reconciler.Reconcile(*key);
-        if (!r.error.ok()) r.result = "error";
-        metrics.Reconciled(r.result, absl::ToDoubleSeconds(absl::Now() - start));
-        if (!r.error.ok()) {
-          Log("warn", "reconcile failed", {{"key", *key}, {"error", r.error.ToString()}});
-          queue.AddRateLimited(*key);
-        } else {
-          queue.Forget(*key);
-          if (r.requeue_after > absl::ZeroDuration()) queue.AddAfter(*key, r.requeue_after);
-        }
-        queue.Done(*key);
-      }
-    });
+    workers.emplace_back([&] { RunWorker(worker); });
   }
   Log("info", "started", {{"identity", shard_opts.identity}, {"shards", shard_count},
                           {"planner", planner_opts.address}, {"server", config->server}});
