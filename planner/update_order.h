@@ -1,11 +1,12 @@
-// The order in which update candidates are taken (semantics §5.4): the default "least useful first" order,
-// then priority (weight or order), then scatter, then PreparingUpdate pods first. Every step is a stable sort,
-// so the same snapshot always yields the same order (upstream's first step is an unstable sort).
+// The order in which update candidates are taken (semantics §5.4): common/update_order.h holds the rule (the image
+// pre-download coordinator orders its nodes with it too); this is the planner's side, which reads each pod's
+// ActivePods key from its PodFacts instead of the pod message.
 #pragma once
 
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/update_order.h"
 #include "planner/context.h"
 
 namespace cloneset::planner {
@@ -18,17 +19,12 @@ std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const 
 // The individual steps, exposed for tests and the simulate CLI.
 void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates,
                            const PodFacts* facts = nullptr);
-void SortByPriority(const pb::UpdatePriorityStrategy& priority, const std::vector<const pb::Pod*>& pods,
-                    std::vector<int>& candidates);
-std::vector<int> ScatterCandidates(const google::protobuf::RepeatedPtrField<pb::UpdateScatterTerm>& terms,
-                                   const std::vector<const pb::Pod*>& pods, std::vector<int> candidates);
+using common::ScatterCandidates;
+using common::SelectorMatches;
+using common::SortByPriority;
+using common::TrailingNumber;
 
-// k8s label selector semantics (matchLabels AND matchExpressions). An unknown operator or a malformed
-// requirement makes the selector invalid: returns false and sets *valid = false when given.
-bool SelectorMatches(const pb::LabelSelector& selector, const google::protobuf::Map<std::string, std::string>& labels,
-                     bool* valid = nullptr);
-
-// The integer formed by the trailing decimal digits of `value` ("o-10" -> 10, "abc" -> 0).
-int64_t TrailingNumber(std::string_view value);
+// The ActivePods key of a pod from its facts (the same fields common::ActiveKeyOf reads from the message).
+common::ActiveKey ActiveKeyOf(const PodFacts& facts);
 
 }  // namespace cloneset::planner

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "planner/pod_facts.h"
 #include "planner/testing/fixtures.h"
 
 namespace cloneset::planner {
@@ -340,6 +341,29 @@ INSTANTIATE_TEST_SUITE_P(Operators, SelectorTest,
                                            SelectorCase{"InWithoutValues", "In", {}, false, false},
                                            SelectorCase{"Unknown", "Near", {"web"}, false, false}),
                          [](const auto& info) { return info.param.name; });
+
+// The planner reads the ActivePods key from its facts, the pre-download coordinator from the pod message: the
+// same key either way, so both order alike.
+TEST(ActiveKeyTest, FactsAndMessageAgree) {
+  const absl::Time t = Now();
+  for (const pb::Pod& pod : std::vector<pb::Pod>{
+           PodBuilder("cs-a"), PodBuilder("cs-b").Node("n1").Phase("Running").Ready(t - absl::Seconds(5)),
+           PodBuilder("cs-c").Node("n2").Phase("Unknown").NotReady(t).Restarts(4).Created(t - absl::Hours(1)),
+           PodBuilder("cs-d").Phase("Pending").Condition("Ready", "True", t).Condition("Ready", "False", t),
+           PodBuilder("cs-e").Node("n3").Phase("Failed").Restarts(2)}) {
+    SCOPED_TRACE(pod.metadata().name());
+    const common::ActiveKey from_facts = ActiveKeyOf(ComputePodFacts(pod));
+    const common::ActiveKey from_pod = common::ActiveKeyOf(pod);
+    EXPECT_EQ(from_facts.node_name, from_pod.node_name);
+    EXPECT_EQ(from_facts.phase, from_pod.phase);
+    EXPECT_EQ(from_facts.ready, from_pod.ready);
+    if (from_facts.ready) {
+      EXPECT_EQ(from_facts.ready_time, from_pod.ready_time);  // read only when ready
+    }
+    EXPECT_EQ(from_facts.restarts, from_pod.restarts);
+    EXPECT_EQ(from_facts.created, from_pod.created);
+  }
+}
 
 TEST(SortUpdateCandidatesTest, PreparingUpdateFirstAfterPriority) {
   std::vector<pb::Pod> pods = {PodBuilder("cs-a").Node("n").Label("tier", "web"),
