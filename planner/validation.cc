@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
-#include "planner/context_builder.h"
+#include "planner/spec.h"
 #include "planner/int_or_percent.h"
 #include "planner/predicates.h"
 
