@@ -533,20 +533,5 @@ TEST(CompletionTest, PodLevel) {
       PodBuilder("cs-a").Annotation(kLegacyInPlaceStateAnnotation, FormatInPlaceState(state))));
 }
 
-struct ImageCase {
-  std::string in;
-  std::string want;
-};
-class NormalizeImageTest : public ::testing::TestWithParam<ImageCase> {};
-TEST_P(NormalizeImageTest, Normalizes) { EXPECT_EQ(NormalizeImage(GetParam().in), GetParam().want); }
-INSTANTIATE_TEST_SUITE_P(
-    Refs, NormalizeImageTest,
-    ::testing::Values(ImageCase{"nginx", "docker.io/library/nginx:latest"},
-                      ImageCase{"nginx:1.25", "docker.io/library/nginx:1.25"},
-                      ImageCase{"user/app", "docker.io/user/app:latest"},
-                      ImageCase{"reg.io/a/b:1", "reg.io/a/b:1"},
-                      ImageCase{"localhost:5000/x", "localhost:5000/x:latest"},
-                      ImageCase{"nginx@sha256:abc", "docker.io/library/nginx@sha256:abc"}));
-
 }  // namespace
 }  // namespace cloneset::planner

@@ -1,14 +1,13 @@
 #include "planner/revision.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "planner/context_builder.h"
+#include "planner/spec.h"
+#include "planner/go_json.h"
 #include "planner/pod_facts.h"
 
 namespace cloneset::planner {
@@ -16,99 +15,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr char kHexDigits[] = "0123456789abcdef";
 constexpr size_t kMaxRevisionPrefix = 223;  // 253 - len("-") - 29 (room for the hash), as upstream
 constexpr int kMaxCollisionRetries = 64;
-
-// Go's encoding/json float64 rendering: shortest round-trip digits, 'f' format for 1e-6 <= |v| < 1e21, else 'e'
-// with a one-digit negative exponent written without its leading zero ("1e-7", but "1e+21").
-void AppendGoNumber(double v, std::string& out) {
-  char buf[64];
-  const double abs = std::fabs(v);
-  const bool exp_format = abs != 0 && (abs < 1e-6 || abs >= 1e21);
-  auto res = std::to_chars(buf, buf + sizeof(buf), v,
-                           exp_format ? std::chars_format::scientific : std::chars_format::fixed);
-  std::string s(buf, res.ptr);
-  if (exp_format) {
-    const size_t n = s.size();
-    if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') s.erase(n - 2, 1);
-  }
-  out += s;
-}
-
-// Go's encoding/json string rendering with HTML escaping (the default of json.Marshal).
-void AppendGoString(const std::string& s, std::string& out) {
-  out += '"';
-  for (size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"': out += "\\\""; continue;
-        case '\\': out += "\\\\"; continue;
-        case '\b': out += "\\b"; continue;
-        case '\f': out += "\\f"; continue;
-        case '\n': out += "\\n"; continue;
-        case '\r': out += "\\r"; continue;
-        case '\t': out += "\\t"; continue;
-        default: break;
-      }
-      if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-        out += "\\u00";
-        out += kHexDigits[c >> 4];
-        out += kHexDigits[c & 0xF];
-      } else {
-        out += static_cast<char>(c);
-      }
-      continue;
-    }
-    // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) break JavaScript string literals; Go escapes them.
-    if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-        (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
-      out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
-      i += 2;
-      continue;
-    }
-    out += static_cast<char>(c);
-  }
-  out += '"';
-}
-
-// nlohmann's object type is a std::map, so keys come out in byte order, like Go's sorted map keys.
-void AppendGoJson(const Json& j, std::string& out) {
-  switch (j.type()) {
-    case Json::value_t::null: out += "null"; return;
-    case Json::value_t::boolean: out += j.get<bool>() ? "true" : "false"; return;
-    case Json::value_t::number_integer: AppendGoNumber(static_cast<double>(j.get<int64_t>()), out); return;
-    case Json::value_t::number_unsigned: AppendGoNumber(static_cast<double>(j.get<uint64_t>()), out); return;
-    case Json::value_t::number_float: AppendGoNumber(j.get<double>(), out); return;
-    case Json::value_t::string: AppendGoString(j.get_ref<const std::string&>(), out); return;
-    case Json::value_t::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& e : j) {
-        if (!first) out += ',';
-        first = false;
-        AppendGoJson(e, out);
-      }
-      out += ']';
-      return;
-    }
-    case Json::value_t::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [k, v] : j.items()) {
-        if (!first) out += ',';
-        first = false;
-        AppendGoString(k, out);
-        out += ':';
-        AppendGoJson(v, out);
-      }
-      out += '}';
-      return;
-    }
-    default: out += "null"; return;  // binary/discarded never come out of the parser
-  }
-}
 
 absl::StatusOr<Json> ParseObject(std::string_view text, std::string_view field) {
   Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
@@ -139,7 +47,7 @@ absl::StatusOr<std::string> RevisionData(std::string_view template_json) {
   Json data = Json::object();
   data["spec"]["template"] = std::move(*tmpl);
   std::string out;
-  AppendGoJson(data, out);
+  AppendGoJson(out, data);
   return out;
 }
 
@@ -170,7 +78,7 @@ absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json)
   Json t = std::move(*tmpl);
   t.erase("$patch");
   std::string out;
-  AppendGoJson(t, out);
+  AppendGoJson(out, t);
   return out;
 }
 
@@ -210,7 +118,7 @@ std::string VolumeClaimTemplatesHash(const pb::CloneSetSpec& spec) {
   Json list = Json::array();
   for (auto& [_, j] : vcts) list.push_back(std::move(j));
   std::string canonical;
-  AppendGoJson(list, canonical);
+  AppendGoJson(canonical, list);
   uint32_t h = 2166136261u;
   for (char c : canonical) {
     h ^= static_cast<unsigned char>(c);
@@ -274,7 +182,7 @@ std::string ControllerRevisionJson(const pb::CloneSet& cs, const std::string& na
       {"revision", revision},
   };
   std::string out;
-  AppendGoJson(rev, out);
+  AppendGoJson(out, rev);
   // The data goes in verbatim: the API server keeps a RawExtension's bytes, and revisions compare by bytes.
   out.pop_back();
   absl::StrAppend(&out, ",\"data\":", data_json, "}");

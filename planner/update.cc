@@ -100,7 +100,8 @@ void MarkInPlaceReady(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& p
 }
 
 // A pending update whose target is no longer the update revision (a rollback or a newer template arrived during
-// the grace period) is undone: the pod gets back the labels of the revision it still runs (field notes §2 #3).
+// the grace period) is undone: the pod gets back the labels of the revision it still runs (docs/compatibility.md,
+// "Rollback during the grace period is undone").
 void CancelGracePeriod(const PlanContext& ctx, const pb::Pod& pod, const InPlaceUpdateSpec& spec, PlanBuilder& plan) {
   pb::PatchPod* patch = AddPodPatch(pod, "cancel-grace", plan);
   RemoveGraceAnnotations(pod, patch);
