@@ -25,6 +25,8 @@ bool Process::Start(const std::vector<std::string>& argv, const std::string& log
     dup2(fd, 2);
     int null = open("/dev/null", O_RDONLY);
     dup2(null, 0);
+    if (fd > 2) close(fd);
+    if (null > 2) close(null);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -96,8 +98,11 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::map<st
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
     dup2(err_fd, 2);
-    close(out_pipe[0]);
-    close(in_pipe[1]);
+    // Only 0, 1 and 2 may stay open: a daemon the command leaves running (`./run up` starts the real control plane)
+    // would otherwise inherit the pipe's write end, and the read below would wait for that daemon to exit.
+    for (int fd : {out_pipe[0], out_pipe[1], in_pipe[0], in_pipe[1], err_fd}) {
+      if (fd > 2) close(fd);
+    }
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
