@@ -4,77 +4,35 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "common/update_order.h"
 #include "nlohmann/json.hpp"
+#include "snapshot/snapshot.h"
 
 namespace cloneset::imagepull {
 namespace {
 
 using Json = nlohmann::json;
 
-int PhaseRank(const std::string& phase) {
-  if (phase == "Pending") return 0;
-  if (phase == "Unknown") return 1;
-  if (phase == "Running") return 2;
-  return 3;
-}
-
 }  // namespace
 
-absl::StatusOr<PodInfo> ParsePodInfo(std::string_view json) {
-  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return absl::InvalidArgumentError("Pod: not a JSON object");
-  PodInfo p;
-  const Json meta = j.value("metadata", Json::object());
-  const Json spec = j.value("spec", Json::object());
-  const Json status = j.value("status", Json::object());
-  if (!meta.is_object() || !spec.is_object() || !status.is_object()) {
-    return absl::InvalidArgumentError("Pod: metadata, spec and status must be objects");
+std::vector<std::string> TargetNodes(const pb::UpdateStrategy& strategy, const std::vector<pb::Pod>& pods) {
+  // In name order, as the planner's candidates are: every step of the order is stable, so ties keep it.
+  std::vector<const pb::Pod*> live;
+  for (const pb::Pod& p : pods) {
+    if (!p.metadata().has_deletion_timestamp()) live.push_back(&p);
   }
-  p.name = meta.value("name", "");
-  p.node = spec.value("nodeName", "");
-  if (meta.contains("labels") && meta["labels"].is_object()) {
-    for (auto it = meta["labels"].begin(); it != meta["labels"].end(); ++it) {
-      if (it->is_string()) p.labels[it.key()] = it->get<std::string>();
-    }
-  }
-  p.deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
-  p.created = meta["creationTimestamp"].is_string() ? ParseTime(meta["creationTimestamp"].get<std::string>())
-                                                    : absl::InfinitePast();
-  p.phase = status.value("phase", "Pending");
-  if (status.contains("conditions") && status["conditions"].is_array()) {
-    for (const Json& c : status["conditions"]) {
-      if (c.is_object() && c.value("type", "") == "Ready") {
-        p.ready = c.value("status", "") == "True";
-        if (c.contains("lastTransitionTime") && c["lastTransitionTime"].is_string()) {
-          p.ready_since = ParseTime(c["lastTransitionTime"].get<std::string>());
-        }
-      }
-    }
-  }
-  if (status.contains("containerStatuses") && status["containerStatuses"].is_array()) {
-    for (const Json& c : status["containerStatuses"]) {
-      if (c.is_object() && c.contains("restartCount") && c["restartCount"].is_number_integer()) {
-        p.restarts = std::max(p.restarts, c["restartCount"].get<int32_t>());
-      }
-    }
-  }
-  return p;
-}
-
-std::vector<std::string> TargetNodes(std::vector<PodInfo> pods) {
-  std::erase_if(pods, [](const PodInfo& p) { return p.node.empty() || p.deleting; });
-  std::stable_sort(pods.begin(), pods.end(), [](const PodInfo& a, const PodInfo& b) {
-    if (PhaseRank(a.phase) != PhaseRank(b.phase)) return PhaseRank(a.phase) < PhaseRank(b.phase);
-    if (a.ready != b.ready) return !a.ready;
-    if (a.ready && a.ready_since != b.ready_since) return a.ready_since > b.ready_since;
-    if (a.restarts != b.restarts) return a.restarts > b.restarts;
-    if (a.created != b.created) return a.created > b.created;
-    return a.name < b.name;  // deterministic where upstream's unstable sort is not
-  });
+  std::stable_sort(live.begin(), live.end(),
+                   [](const pb::Pod* a, const pb::Pod* b) { return a->metadata().name() < b->metadata().name(); });
+  std::vector<int> candidates(live.size());
+  for (size_t i = 0; i < live.size(); ++i) candidates[i] = static_cast<int>(i);
+  const std::vector<int> order = common::SortUpdateCandidates(
+      strategy, live, std::move(candidates), [&](int i) { return common::ActiveKeyOf(*live[i]); },
+      [&](int i) { return common::IsPreparingUpdate(*live[i]); });
   std::vector<std::string> nodes;
   std::set<std::string> seen;
-  for (const PodInfo& p : pods) {
-    if (seen.insert(p.node).second) nodes.push_back(p.node);
+  for (int i : order) {
+    const std::string& node = live[i]->node_name();
+    if (!node.empty() && seen.insert(node).second) nodes.push_back(node);
   }
   return nodes;
 }
@@ -105,6 +63,9 @@ absl::StatusOr<OwnerState> ParseOwnerState(std::string_view clone_set_json) {
   if (st.contains("updateRevision") && st["updateRevision"].is_string()) o.update_revision = st["updateRevision"].get<std::string>();
   if (st.contains("updatedReadyReplicas") && st["updatedReadyReplicas"].is_number_integer()) {
     o.updated_ready = st["updatedReadyReplicas"].get<int32_t>();
+  }
+  if (absl::StatusOr<pb::CloneSet> decoded = snapshot::CloneSetFromJson(clone_set_json); decoded.ok()) {
+    o.strategy = decoded->spec().update_strategy();
   }
   return o;
 }
@@ -140,7 +101,7 @@ PullRequest RequestFor(const PullJob& job, absl::Time now) {
 JobDecision DecideJob(const JobInputs& in) {
   const PullJob& job = *in.job;
   JobDecision out;
-  const std::vector<std::string> targets = TargetNodes(in.pods);
+  const std::vector<std::string> targets = TargetNodes(in.strategy, in.pods);
 
   // Effective per-node state from the requests and reports.
   std::map<std::string, NodePullStatus> nodes;

@@ -11,28 +11,18 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
 #include "imagepull/types.h"
 
 namespace cloneset::imagepull {
 
-// What the coordinator needs of a pod (the ones matching a job's podSelector: not yet on the new revision).
-struct PodInfo {
-  std::string name;
-  std::string node;  // "" = unscheduled
-  std::map<std::string, std::string> labels;
-  std::string phase;  // Pending, Running, Unknown, Succeeded, Failed
-  bool ready = false;
-  absl::Time ready_since = absl::InfinitePast();
-  int32_t restarts = 0;
-  absl::Time created = absl::InfinitePast();
-  bool deleting = false;
-};
-absl::StatusOr<PodInfo> ParsePodInfo(std::string_view json);
+namespace pb = ::cloneset::planner::v1;
 
-// The nodes of `pods` in the CloneSet's default update order (semantics §5.4 step 1: Pending < Unknown < Running,
-// not-ready before ready, more recently ready first, more restarts first, newer first), first occurrence wins.
-// Unscheduled and terminating pods are skipped. Priority/scatter strategies are not applied to node selection.
-std::vector<std::string> TargetNodes(std::vector<PodInfo> pods);
+// The nodes of `pods` (the ones matching a job's podSelector: not yet on the new revision, decoded by
+// snapshot::PodFromJson) in the order the planner updates those pods: common/update_order.h under the CloneSet's
+// update `strategy` (default order, then priority, then scatter, PreparingUpdate first), first occurrence wins.
+// Terminating pods are left out; unscheduled pods take their place in the order but have no node to pull on.
+std::vector<std::string> TargetNodes(const pb::UpdateStrategy& strategy, const std::vector<pb::Pod>& pods);
 
 // One node as seen for one job: the request the coordinator wrote (if any) and the agent's report (if any).
 struct NodeView {
@@ -48,10 +38,11 @@ absl::Time StaleDeadline(const NodeView& view, int32_t timeout_seconds);
 
 struct JobInputs {
   const PullJob* job = nullptr;
-  std::vector<PodInfo> pods;          // pods in the job's namespace matching its podSelector
+  std::vector<pb::Pod> pods;          // pods in the job's namespace matching its podSelector
   int32_t updated_ready = 0;          // the CloneSet's updatedReadyReplicas for this revision (0 otherwise)
   std::map<std::string, NodeView> nodes;  // node -> view, for every node that has a request or report of this job
   absl::Time now;
+  pb::UpdateStrategy strategy;        // the owning CloneSet's, for the node order
 };
 
 struct JobEvent {
@@ -75,6 +66,9 @@ struct OwnerState {
   int64_t generation = 0, observed_generation = 0;
   std::string current_revision, update_revision;
   int32_t updated_ready = 0;
+  // spec.updateStrategy as the planner reads it (snapshot::CloneSetFromJson); the default strategy when the
+  // CloneSet does not decode (the planner then plans nothing for it either).
+  pb::UpdateStrategy strategy;
 };
 absl::StatusOr<OwnerState> ParseOwnerState(std::string_view clone_set_json);
 // updatedReadyReplicas, counted only while the owner's status is about the job's revision.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/update_order.h"
 #include "imagepull/coordinator.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
@@ -14,6 +15,7 @@
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "snapshot/snapshot.h"
 
 namespace cloneset::imagepull {
 namespace {
@@ -126,7 +128,7 @@ absl::StatusOr<RoundStats> Coordinator::RunOnce() {
     }
     live_uids.insert(job.uid);
     ++stats.jobs;
-    JobInputs in{.job = &job, .updated_ready = UpdatedReadyFor(job, *owner), .now = now};
+    JobInputs in{.job = &job, .updated_ready = UpdatedReadyFor(job, *owner), .now = now, .strategy = owner->strategy};
     kube::ListOptions lo;
     lo.label_selector = job.pod_selector.ToQuery();
     auto pods_body = client_.List(absl::StrCat("/api/v1/namespaces/", job.namespace_, "/pods"), lo);
@@ -137,9 +139,10 @@ absl::StatusOr<RoundStats> Coordinator::RunOnce() {
     }
     auto pod_items = Items(*pods_body);
     if (!pod_items.ok()) continue;
+    const pb::LabelSelector selector = job.pod_selector.Proto();
     for (const std::string& p : *pod_items) {
-      auto pod = ParsePodInfo(p);
-      if (pod.ok() && job.pod_selector.Matches(pod->labels)) in.pods.push_back(*std::move(pod));
+      absl::StatusOr<pb::Pod> pod = snapshot::PodFromJson(p);
+      if (pod.ok() && common::SelectorMatches(selector, pod->metadata().labels())) in.pods.push_back(*std::move(pod));
     }
     for (const auto& [node, ni] : node_images) {
       NodeView view;

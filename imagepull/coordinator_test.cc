@@ -13,16 +13,22 @@ using ::testing::IsEmpty;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1767225600);
 
-PodInfo Pod(std::string name, std::string node, std::string phase = "Running", bool ready = true,
+void SetTime(absl::Time t, google::protobuf::Timestamp* out) {
+  out->set_seconds(absl::ToUnixSeconds(t));
+}
+
+pb::Pod Pod(std::string name, std::string node, std::string phase = "Running", bool ready = true,
             absl::Time ready_since = kT0, int restarts = 0) {
-  PodInfo p;
-  p.name = std::move(name);
-  p.node = std::move(node);
-  p.phase = std::move(phase);
-  p.ready = ready;
-  p.ready_since = ready_since;
-  p.restarts = restarts;
-  p.created = kT0 - absl::Hours(1);
+  pb::Pod p;
+  p.mutable_metadata()->set_name(std::move(name));
+  p.set_node_name(std::move(node));
+  p.set_phase(std::move(phase));
+  pb::Condition* condition = p.add_conditions();
+  condition->set_type("Ready");
+  condition->set_status(ready ? "True" : "False");
+  SetTime(ready_since, condition->mutable_last_transition_time());
+  p.add_container_statuses()->set_restart_count(restarts);
+  SetTime(kT0 - absl::Hours(1), p.mutable_metadata()->mutable_creation_timestamp());
   return p;
 }
 
@@ -49,12 +55,12 @@ NodeView Assigned(absl::Time at, std::optional<PullPhase> reported = std::nullop
   return v;
 }
 
-std::vector<PodInfo> FourNodes() {
+std::vector<pb::Pod> FourNodes() {
   return {Pod("p0", "n0"), Pod("p1", "n1"), Pod("p2", "n2"), Pod("p3", "n3")};
 }
 
 TEST(TargetNodesTest, FollowsDefaultUpdateOrderAndDeduplicates) {
-  std::vector<PodInfo> pods = {
+  std::vector<pb::Pod> pods = {
       Pod("ready-old", "n1", "Running", true, kT0 - absl::Minutes(10)),
       Pod("ready-new", "n2", "Running", true, kT0 - absl::Minutes(1)),
       Pod("not-ready", "n3", "Running", false),
@@ -64,10 +70,72 @@ TEST(TargetNodesTest, FollowsDefaultUpdateOrderAndDeduplicates) {
       Pod("restarts", "n6", "Running", true, kT0 - absl::Minutes(10), 3),
       Pod("same-node", "n4", "Running", true),
   };
-  PodInfo deleting = Pod("deleting", "n9", "Pending", false);
-  deleting.deleting = true;
+  pb::Pod deleting = Pod("deleting", "n9", "Pending", false);
+  SetTime(kT0, deleting.mutable_metadata()->mutable_deletion_timestamp());
   pods.push_back(deleting);
-  EXPECT_THAT(TargetNodes(pods), ElementsAre("n4", "n5", "n3", "n2", "n6", "n1"));
+  EXPECT_THAT(TargetNodes(pb::UpdateStrategy(), pods), ElementsAre("n4", "n5", "n3", "n2", "n6", "n1"));
+}
+
+// The coordinator pulls in the order the planner updates the pods (common/update_order.h), strategy included:
+// before it shared that order it sorted by the default order only, so these gave n0 n1 n2 n3.
+TEST(TargetNodesTest, FollowsThePlannersPriorityStrategy) {
+  std::vector<pb::Pod> pods = FourNodes();
+  (*pods[2].mutable_metadata()->mutable_labels())["tier"] = "canary";
+  pb::UpdateStrategy strategy;
+  pb::UpdatePriorityWeightTerm* term = strategy.mutable_priority_strategy()->add_weight_priority();
+  term->set_weight(100);
+  (*term->mutable_match_selector()->mutable_match_labels())["tier"] = "canary";
+  EXPECT_THAT(TargetNodes(strategy, pods), ElementsAre("n2", "n0", "n1", "n3"));
+}
+
+TEST(TargetNodesTest, FollowsThePlannersScatterStrategy) {
+  std::vector<pb::Pod> pods = FourNodes();
+  for (int i : {0, 1}) (*pods[i].mutable_metadata()->mutable_labels())["zone"] = "A";
+  pb::UpdateStrategy strategy;
+  pb::UpdateScatterTerm* term = strategy.add_scatter_strategy();
+  term->set_key("zone");
+  term->set_value("A");
+  EXPECT_THAT(TargetNodes(strategy, pods), ElementsAre("n0", "n2", "n3", "n1"));
+}
+
+TEST(TargetNodesTest, PreparingUpdatePodsFirst) {
+  std::vector<pb::Pod> pods = FourNodes();
+  (*pods[3].mutable_metadata()->mutable_labels())["lifecycle.apps.kruise.io/state"] = "PreparingUpdate";
+  EXPECT_THAT(TargetNodes(pb::UpdateStrategy(), pods), ElementsAre("n3", "n0", "n1", "n2"));
+}
+
+TEST(DecideJobTest, AssignsInTheStrategysOrder) {
+  PullJob job = Job(1);
+  JobInputs in{.job = &job, .pods = FourNodes(), .now = kT0};
+  (*in.pods[3].mutable_metadata()->mutable_labels())["tier"] = "canary";
+  pb::UpdatePriorityOrderTerm* term = in.strategy.mutable_priority_strategy()->add_order_priority();
+  term->set_ordered_key("tier");
+  EXPECT_THAT(DecideJob(in).assign, ElementsAre("n0"));  // pods without the key come first (upstream parity)
+  for (int i : {0, 1, 2}) (*in.pods[i].mutable_metadata()->mutable_labels())["tier"] = "v1";
+  (*in.pods[3].mutable_metadata()->mutable_labels())["tier"] = "v2";
+  EXPECT_THAT(DecideJob(in).assign, ElementsAre("n3"));  // the higher number first
+}
+
+TEST(ParseOwnerStateTest, ReadsTheUpdateStrategyAsThePlannerDoes) {
+  const std::string clone_set = R"({"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet",
+    "metadata":{"name":"web","namespace":"ns","generation":2},
+    "spec":{"replicas":4,"selector":{"matchLabels":{"app":"web"}},
+      "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx:1.25"}]}},
+      "updateStrategy":{"type":"InPlaceIfPossible","scatterStrategy":[{"key":"zone","value":"A"}],
+        "priorityStrategy":{"weightPriority":[{"weight":50,"matchSelector":{"matchLabels":{"tier":"canary"}}}]}}},
+    "status":{"observedGeneration":2,"updatedReadyReplicas":1}})";
+  absl::StatusOr<OwnerState> owner = ParseOwnerState(clone_set);
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  EXPECT_EQ(owner->updated_ready, 1);
+  ASSERT_EQ(owner->strategy.scatter_strategy_size(), 1);
+  EXPECT_EQ(owner->strategy.scatter_strategy(0).key(), "zone");
+  ASSERT_EQ(owner->strategy.priority_strategy().weight_priority_size(), 1);
+  EXPECT_EQ(owner->strategy.priority_strategy().weight_priority(0).weight(), 50);
+  // A CloneSet the planner cannot decode still gives the status fields, with the default order.
+  absl::StatusOr<OwnerState> odd = ParseOwnerState(R"({"spec":{"replicas":"x"},"status":{"updatedReadyReplicas":3}})");
+  ASSERT_TRUE(odd.ok()) << odd.status();
+  EXPECT_EQ(odd->updated_ready, 3);
+  EXPECT_FALSE(odd->strategy.has_priority_strategy());
 }
 
 TEST(DecideJobTest, AssignsAtMostParallelismNodesInUpdateOrder) {
@@ -209,7 +277,7 @@ TEST(DecideJobTest, ParallelismIsNeverExceededMeasured) {
     SCOPED_TRACE(parallelism);
     std::mt19937 rng(parallelism);
     PullJob job = Job(parallelism);
-    std::vector<PodInfo> pods;
+    std::vector<pb::Pod> pods;
     for (int i = 0; i < 12; ++i) pods.push_back(Pod("p" + std::to_string(i), "n" + std::to_string(i)));
     std::map<std::string, NodeView> api;  // what the NodeImages say
     absl::Time now = kT0;

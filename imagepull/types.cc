@@ -100,21 +100,16 @@ const PullRequest* NodeImage::RequestFor(std::string_view job_uid) const {
   return nullptr;
 }
 
-bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {
-  for (const auto& [k, v] : match_labels) {
-    auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
+::cloneset::planner::v1::LabelSelector LabelSelector::Proto() const {
+  ::cloneset::planner::v1::LabelSelector out;
+  for (const auto& [k, v] : match_labels) (*out.mutable_match_labels())[k] = v;
   for (const LabelRequirement& r : match_expressions) {
-    auto it = labels.find(r.key);
-    const bool has = it != labels.end();
-    const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-    if (r.op == "In" && !in) return false;
-    if (r.op == "NotIn" && in) return false;
-    if (r.op == "Exists" && !has) return false;
-    if (r.op == "DoesNotExist" && has) return false;
+    auto* req = out.add_match_expressions();
+    req->set_key(r.key);
+    req->set_operator_(r.op);
+    for (const std::string& v : r.values) req->add_values(v);
   }
-  return true;
+  return out;
 }
 
 std::string LabelSelector::ToQuery() const {

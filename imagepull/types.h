@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
 #include "nlohmann/json.hpp"
 
 namespace cloneset::imagepull {
@@ -74,7 +75,9 @@ struct LabelRequirement {
 struct LabelSelector {
   std::map<std::string, std::string> match_labels;
   std::vector<LabelRequirement> match_expressions;
-  bool Matches(const std::map<std::string, std::string>& labels) const;
+  // The same selector as the planner API's message: pods are matched with common::SelectorMatches, the one
+  // label selector rule.
+  ::cloneset::planner::v1::LabelSelector Proto() const;
   // The selector in the API's labelSelector query syntax ("a=b,k notin (x,y)").
   std::string ToQuery() const;
 };

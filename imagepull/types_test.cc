@@ -1,5 +1,7 @@
 #include "imagepull/types.h"
 
+#include "common/update_order.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -32,9 +34,13 @@ TEST(ParsePullJobTest, ReadsThePlannersJob) {
   EXPECT_EQ(job->owner_uid, "cs-uid");
   EXPECT_EQ(job->revision_hash, "7f9");
   EXPECT_EQ(job->pod_selector.ToQuery(), "app=web,controller-revision-hash notin (web-7f9,7f9)");
-  EXPECT_TRUE(job->pod_selector.Matches({{"app", "web"}, {"controller-revision-hash", "old"}}));
-  EXPECT_FALSE(job->pod_selector.Matches({{"app", "web"}, {"controller-revision-hash", "7f9"}}));
-  EXPECT_FALSE(job->pod_selector.Matches({{"app", "db"}}));
+  const auto matches = [&](std::map<std::string, std::string> labels) {
+    return common::SelectorMatches(job->pod_selector.Proto(),
+                                   google::protobuf::Map<std::string, std::string>(labels.begin(), labels.end()));
+  };
+  EXPECT_TRUE(matches({{"app", "web"}, {"controller-revision-hash", "old"}}));
+  EXPECT_FALSE(matches({{"app", "web"}, {"controller-revision-hash", "7f9"}}));
+  EXPECT_FALSE(matches({{"app", "db"}}));
 }
 
 TEST(ParsePullJobTest, ErrorsNameTheField) {
