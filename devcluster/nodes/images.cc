@@ -15,24 +15,6 @@
 
 namespace cloneset::devcluster::nodes {
 
-std::string NormalizeImage(std::string_view image) {
-  std::string ref(image);
-  if (ref.empty()) return ref;
-  auto slash = ref.find('/');
-  std::string_view first = slash == std::string::npos ? std::string_view() : std::string_view(ref).substr(0, slash);
-  bool has_domain = !first.empty() &&
-                    (first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos ||
-                     first == "localhost");
-  if (!has_domain) {
-    ref = slash == std::string::npos ? absl::StrCat("docker.io/library/", ref) : absl::StrCat("docker.io/", ref);
-  }
-  // Tag or digest? Only a ':' after the last '/' is a tag separator (a registry port comes before it).
-  auto last_slash = ref.rfind('/');
-  bool tagged = ref.find('@') != std::string::npos || ref.find(':', last_slash) != std::string::npos;
-  if (!tagged) ref += ":latest";
-  return ref;
-}
-
 std::string Sha256Hex(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/image_ref.h"
 
 namespace prometheus {
 class Registry;
@@ -31,8 +32,9 @@ namespace cloneset::devcluster::nodes {
 using TimePoint = std::chrono::system_clock::time_point;
 using Duration = std::chrono::nanoseconds;
 
-// Docker reference normalisation as containerd reports repo tags: "nginx" -> "docker.io/library/nginx:latest".
-std::string NormalizeImage(std::string_view image);
+// Docker reference normalisation as containerd reports repo tags: "nginx" -> "docker.io/library/nginx:latest"
+// (the rule the planner and the agent compare images with).
+using common::NormalizeImage;
 
 // Lowercase hex sha256 of `data`.
 std::string Sha256Hex(std::string_view data);

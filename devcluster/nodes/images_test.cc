@@ -28,6 +28,13 @@ TEST(Images, NormalizeTable) {
   }
 }
 
+// The simulated runtime normalizes as the planner and the agent compare (common/image_ref.h): before it shared
+// that rule, "docker.io/nginx" was its own image here, with an ID of its own.
+TEST(Images, SpellingsOfOneImageShareAnId) {
+  EXPECT_EQ(ImageIdFor("docker.io/nginx"), ImageIdFor("nginx"));
+  EXPECT_EQ(ImageIdFor("index.docker.io/library/nginx:1.25"), ImageIdFor("nginx:1.25"));
+}
+
 TEST(Images, IdIsDeterministicAndDiffersPerImage) {
   EXPECT_EQ(ImageIdFor("nginx"), ImageIdFor("docker.io/library/nginx:latest"));
   EXPECT_NE(ImageIdFor("nginx:1.25"), ImageIdFor("nginx:1.26"));
