@@ -1,4 +1,5 @@
-// The agent against d2's simulated CRI runtime (devcluster/nodes/cri_server.h) over a real unix socket.
+// The agent against the embedded cluster's simulated CRI runtime (devcluster/nodes/cri_server.h) over a real unix
+// socket.
 #include <unistd.h>
 
 #include <filesystem>

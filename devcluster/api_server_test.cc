@@ -301,7 +301,7 @@ TEST(DiscoveryTest, OpenApiV2MatchesKubectlReferenceBytes) {
   cm.version = "v1";
   cm.resource = "configmaps";
   cm.kind = "ConfigMap";
-  // kubectl-compat §3.3: the 205-byte single-entry document that kubectl 1.27-1.33 accepted.
+  // The 205-byte single-entry document that kubectl 1.27-1.33 accepted.
   const std::string want =
       "0a03322e3012150a0a4b756265726e65746573120776312e33322e3042ae0112ab010a302f6170692f76312f6e616d65737061636573"
       "2f7b6e616d6573706163657d2f636f6e6669676d6170732f7b6e616d657d1277427542260a2412221a2012057175657279220f666965"

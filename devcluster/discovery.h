@@ -1,4 +1,5 @@
-// Discovery and OpenAPI documents, computed from the registered resource types (kubectl-compat §2, §3).
+// Discovery and OpenAPI documents, computed from the registered resource types (what kubectl reads before it sends
+// a request: the group/version/resource lists and the OpenAPI schemas).
 #pragma once
 
 #include <optional>

@@ -9,8 +9,8 @@
 
 namespace cloneset::kube {
 
-// Maps an HTTP status code plus a Kubernetes `Status` body (kubectl-compat
-// §10) to an absl::Status. The Status `message` becomes the absl message;
+// Maps an HTTP status code plus a Kubernetes `Status` body (kind Status, as
+// kube-apiserver answers errors) to an absl::Status. The Status `message` becomes the absl message;
 // the HTTP code and the `reason` are kept as payloads so callers can tell a
 // Conflict from an AlreadyExists or detect 410 Gone without string matching.
 //   404 -> kNotFound          409 AlreadyExists -> kAlreadyExists

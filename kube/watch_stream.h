@@ -12,8 +12,8 @@
 namespace cloneset::kube {
 
 // Splits a byte stream of concatenated JSON objects (a watch body) into
-// whole objects. Chunk boundaries and newlines don't matter (kubectl-compat
-// §6); each byte is scanned once, keeping string/escape state across Feed()
+// whole objects. Chunk boundaries and newlines don't matter (a watch body is
+// one JSON event after another); each byte is scanned once, keeping string/escape state across Feed()
 // calls. Holds at most one incomplete object.
 class JsonObjectSplitter {
  public:

@@ -103,7 +103,7 @@ echo "prometheus on $PROM"
 KUBECACHEDIR="$TMP/kubecache" kubectl --kubeconfig "$KUBECONFIG_PATH" apply -f "$SEED/" >"$TMP/apply.log" 2>&1 ||
   { cat "$TMP/apply.log"; fail "kubectl apply $SEED"; }
 
-# The first scrape lands 5-7 s after start (environment notes §6(c)): poll for well over that.
+# The first scrape lands 5-7 s after start (Prometheus waits before its first scrape): poll for well over that.
 all_up() { [ "$(query 'up{job=~"planner|executor|agent"} == 1' | result_count)" = 3 ]; }
 poll 60 "up == 1 for planner, executor and agent" all_up
 got="$(query 'up' | values | tr '\n' ' ')"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Integration tests: start cloneset-devcluster on 127.0.0.1:0 with a fresh KUBECACHEDIR and drive real kubectl
-# through the workflows of the seeds and docs/kubectl-compat. Usage: kubectl_test.sh <suite> <binary> <repo-root>
+# through the workflows of the seeds and the README's kubectl section. Usage: kubectl_test.sh <suite> <binary> <repo-root>
 set -uo pipefail
 SUITE="$1" BIN="$2" ROOT="$3"
 WORK=$(mktemp -d /tmp/devcluster-kubectl-XXXXXX)

@@ -185,7 +185,7 @@ run_up() {
     _wait_for 30 "executor-$i health endpoint" _has_addr "executor-$i" 'listening on'
     _wait_for 60 "executor-$i /readyz" _ready "executor-$i"
   done
-  # Image pre-download (a1): CRDs always; one cloneset-agent per simulated node on that node's CRI socket.
+  # Image pre-download: CRDs always; one cloneset-agent per simulated node on that node's CRI socket.
   local pcrd
   for pcrd in imagepulljobs nodeimages; do
     "${kc[@]}" apply -f "$ROOT/charts/cloneset/crds/$pcrd.apps.kruise.io.yaml" >/dev/null
