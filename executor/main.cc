@@ -34,7 +34,7 @@
 #include "nlohmann/json.hpp"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
-#include "imagepull/coordinator_loop.h"  // image pre-download coordinator (a1)
+#include "imagepull/coordinator_loop.h"  // image pre-download coordinator
 
 ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file; empty: $KUBECONFIG, ~/.kube/config, then in-cluster");
 ABSL_FLAG(std::string, planner_address, "dns:///127.0.0.1:7070",
