@@ -113,7 +113,7 @@ struct PlanContext {
   std::string update_vct_hash;
   int32_t collision_count = 0;  // from ChooseRevisions (status.collisionCount)
   // RolloutIsInPlace(*this), computed once per plan: the current-to-update change is applied in place, so the diff
-  // uses no surge for it (field notes §2 #5, docs/compatibility.md "Update").
+  // uses no surge for it (docs/compatibility.md, "maxSurge with an in-place-able rollout creates no surge pods").
   bool rollout_in_place = false;
 
   pb::FeatureGates gates;
