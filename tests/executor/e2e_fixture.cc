@@ -90,7 +90,7 @@ void E2eTest::SetUp() {
   ns_ = "e2e-";
   for (char c : name) ns_ += std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '-';
   if (ns_.size() > 60) ns_.resize(60);
-  MustKubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + ns_ + "\n");
+  ASSERT_EQ(cluster_->stack().CreateNamespace(ns_), "");
 }
 
 void E2eTest::TearDown() {

@@ -1,11 +1,14 @@
 #include "tests/support/stack.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 
 namespace cloneset::testing {
@@ -17,7 +20,27 @@ std::string Bin(const char* env, const char* built) {
   return v != nullptr && *v != '\0' ? v : built;
 }
 
+std::string Tail(const std::string& s, size_t n) { return s.substr(s.size() > n ? s.size() - n : 0); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
+
+std::string BackendFromEnv(Backend* backend) {
+  const char* v = std::getenv("CLONESET_E2E_BACKEND");
+  const std::string name = v == nullptr ? "" : v;
+  if (name.empty() || name == "embedded") {
+    *backend = Backend::kEmbedded;
+  } else if (name == "real") {
+    *backend = Backend::kReal;
+  } else {
+    return "CLONESET_E2E_BACKEND must be 'embedded' or 'real', got '" + name + "'";
+  }
+  return "";
+}
 
 bool Poll(const std::function<bool()>& f, absl::Duration timeout, absl::Duration every) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -51,17 +74,26 @@ std::vector<json> ReadJsonValues(const std::string& path) {
 }
 
 std::string Stack::Start(const StackOptions& options) {
-  kubeconfig_ = dir_.path() + "/kubeconfig";
-  env_ = {{"KUBECONFIG", kubeconfig_}, {"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()}};
-  std::vector<std::string> argv = {Bin("CLONESET_DEVCLUSTER_BIN", DEVCLUSTER_BIN), "--listen=127.0.0.1:0",
-                                   "--kubeconfig=" + kubeconfig_, "--nodes=3",
-                                   "--pod_ready_delay=" + options.pod_ready_delay,
-                                   "--pod_start_delay=" + options.pod_start_delay, "--pod_max_grace=1s"};
-  argv.insert(argv.end(), options.devcluster_flags.begin(), options.devcluster_flags.end());
-  if (!devcluster_.Start(argv, dir_.path() + "/devcluster.log")) return "cannot start devcluster";
-  if (devcluster_.WaitForAddress("listening on", absl::Seconds(30)).empty()) return "devcluster: " + devcluster_.Log();
+  if (std::string err = BackendFromEnv(&backend_); !err.empty()) return err;
+  env_ = {{"KUBECACHEDIR", dir_.path() + "/kubecache"}, {"HOME", dir_.path()}};
+  if (real()) {
+    if (std::string err = StartReal(options); !err.empty()) return err;
+  } else {
+    kubeconfig_ = dir_.path() + "/kubeconfig";
+    executor_kubeconfig_ = kubeconfig_;
+    std::vector<std::string> argv = {Bin("CLONESET_DEVCLUSTER_BIN", DEVCLUSTER_BIN), "--listen=127.0.0.1:0",
+                                     "--kubeconfig=" + kubeconfig_, "--nodes=3",
+                                     "--pod_ready_delay=" + options.pod_ready_delay,
+                                     "--pod_start_delay=" + options.pod_start_delay, "--pod_max_grace=1s"};
+    argv.insert(argv.end(), options.devcluster_flags.begin(), options.devcluster_flags.end());
+    if (!devcluster_.Start(argv, dir_.path() + "/devcluster.log")) return "cannot start devcluster";
+    if (devcluster_.WaitForAddress("listening on", absl::Seconds(30)).empty()) {
+      return "devcluster: " + devcluster_.Log();
+    }
+  }
+  env_["KUBECONFIG"] = kubeconfig_;
   if (!Poll([&] { return Kubectl({"get", "--raw", "/healthz"}).exit_code == 0; }, absl::Seconds(20))) {
-    return "devcluster not healthy";
+    return "API server not healthy";
   }
   if (std::string err = StartPlanner(); !err.empty()) return err;
   auto crd = Kubectl({"apply", "-f", std::string(SOURCE_DIR) + "/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"});
@@ -71,13 +103,71 @@ std::string Stack::Start(const StackOptions& options) {
   auto setup = Kubectl({"apply", "-f", "-"}, options.setup_yaml +
                                                  "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n");
   if (setup.exit_code != 0) return "setup: " + setup.output;
+  // Pods of the default namespace (the clonesetctl suites use it) need its ServiceAccount on the real backend.
+  if (real()) return CreateNamespace("default");
   return "";
+}
+
+// `./run up --cluster real` with nothing of ours: the planner and executors are started here as on the embedded
+// backend (with flags and identities per test), so only the cluster differs between the backends.
+std::string Stack::StartReal(const StackOptions& options) {
+  if (!options.devcluster_flags.empty()) {
+    return "the devcluster flags " + absl::StrJoin(options.devcluster_flags, " ") +
+           " need the embedded backend (CLONESET_E2E_BACKEND=embedded); this test must not be registered for real";
+  }
+  run_dir_ = dir_.path() + "/run";
+  const std::map<std::string, std::string> run_env = {{"RUN_DIR", run_dir_}, {"BUILD_DIR", BUILD_DIR}};
+  // A test killed by its ctest timeout never reaches Stop, and the control plane runs in sessions of its own: this
+  // guard outlives the test process and takes the cluster down after it.
+  std::string env_args;
+  for (const auto& [k, v] : run_env) absl::StrAppend(&env_args, " ", k, "='", v, "'");
+  if (!reaper_.Start({"/bin/sh", "-c",
+                      absl::StrCat("trap '' HUP INT; while kill -0 ", getpid(), " 2>/dev/null; do sleep 1; done; env",
+                                   env_args, " '", SOURCE_DIR, "/run' down --purge; rm -rf '", dir_.path(), "'")},
+                     dir_.path() + "/reaper.log")) {
+    return "cannot start the reaper of the real cluster";
+  }
+  auto up = RunCommand({std::string(SOURCE_DIR) + "/run", "up", "--cluster", "real", "--executors", "0", "--planners",
+                        "0", "--no-agents"},
+                       run_env);
+  std::ofstream(dir_.path() + "/up.log") << up.output;
+  if (up.exit_code != 0) return "./run up --cluster real --executors 0 --planners 0 --no-agents: " + Tail(up.output, 4000);
+  kubeconfig_ = run_dir_ + "/kubeconfig";
+  const std::string executor = run_dir_ + "/kubeconfig-executor";
+  executor_kubeconfig_ = std::filesystem::exists(executor) ? executor : kubeconfig_;
+  return "";
+}
+
+std::string Stack::CreateNamespace(const std::string& ns) const {
+  auto r = Kubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + ns + "\n");
+  if (r.exit_code != 0) return "namespace " + ns + ": " + r.output;
+  if (real() && !Poll([&] { return Kubectl({"get", "serviceaccount", "default", "-n", ns}).exit_code == 0; },
+                      absl::Seconds(30))) {
+    return "namespace " + ns + ": no ServiceAccount default after 30 s (kube-controller-manager)";
+  }
+  return "";
+}
+
+std::string Stack::DevclusterLog() const {
+  if (!real()) return devcluster_.Log();
+  std::string out;
+  for (const char* c : {"kube-apiserver", "kube-controller-manager", "kwok"}) {
+    absl::StrAppend(&out, "--- ", c, " (tail) ---\n", Tail(ReadFile(run_dir_ + "/" + c + ".log"), 3000));
+  }
+  return out;
 }
 
 void Stack::Stop(absl::Duration grace) {
   for (auto& [_, p] : executors_) p->Stop(grace);
   planner_.Stop(grace);
   devcluster_.Stop(grace);
+  if (!run_dir_.empty()) {
+    auto down = RunCommand({std::string(SOURCE_DIR) + "/run", "down", "--purge"},
+                           {{"RUN_DIR", run_dir_}, {"BUILD_DIR", BUILD_DIR}});
+    if (down.exit_code != 0) std::ofstream(dir_.path() + "/down.log") << down.output;
+    run_dir_.clear();
+  }
+  reaper_.Stop(absl::Seconds(1));
 }
 
 std::string Stack::StartPlanner() {
@@ -102,7 +192,7 @@ std::string Stack::StartExecutor(const std::string& identity, const ExecutorOpti
   auto& p = executors_[identity];
   if (!p) p = std::make_unique<Process>();
   const std::string log = absl::StrCat(dir_.path(), "/executor-", identity, "-", ++executor_starts_[identity], ".log");
-  std::vector<std::string> argv = {Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + kubeconfig_,
+  std::vector<std::string> argv = {Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + executor_kubeconfig_,
                                    "--planner_address=ipv4:" + planner_addr_, "--metrics_listen=127.0.0.1:0",
                                    "--health_listen=127.0.0.1:0", "--identity=" + identity};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());

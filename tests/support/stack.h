@@ -1,7 +1,15 @@
-// The stack the end-to-end suites start: an embedded cluster (devcluster), a planner and any number of
-// executors, all real processes on 127.0.0.1 port 0, driven through real kubectl with its own KUBECONFIG,
-// KUBECACHEDIR and HOME in a temporary directory that goes away with the stack. Each suite passes what it needs
-// different (kubelet delays, devcluster fault flags, executor flags); the start-up sequence is the same for all.
+// The stack the end-to-end suites start: a Kubernetes API server, a planner and any number of executors, all real
+// processes on 127.0.0.1 port 0, driven through real kubectl with its own KUBECONFIG, KUBECACHEDIR and HOME in a
+// temporary directory that goes away with the stack. Each suite passes what it needs different (kubelet delays,
+// devcluster fault flags, executor flags); the start-up sequence is the same for all.
+//
+// The API server is chosen by the environment variable CLONESET_E2E_BACKEND (docs/testing.md, "Backends"):
+//  - "embedded" (or unset): the embedded cluster (devcluster) with its simulated kubelet;
+//  - "real": a real control plane from `./run up --cluster real --executors 0 --planners 0 --no-agents` with its
+//    RUN_DIR inside the stack's directory (kube-apiserver, etcd, controller manager, scheduler, kwok nodes), torn
+//    down by `./run down --purge`. The executors then run with the chart's executor identity
+//    ($RUN_DIR/kubeconfig-executor) when that file exists, kubectl with the admin kubeconfig.
+// ctest registers each suite once per backend (labels e2e and e2e-real), with the same test code.
 #pragma once
 
 #include <functional>
@@ -27,11 +35,20 @@ bool IsReady(const json& pod);
 // The JSON values of a file written by a `kubectl ... -w -o json` run, up to the first one cut off by its stop.
 std::vector<json> ReadJsonValues(const std::string& path);
 
+enum class Backend { kEmbedded, kReal };
+
+// CLONESET_E2E_BACKEND: kEmbedded when unset or "embedded", kReal for "real"; else an error naming the variable.
+std::string BackendFromEnv(Backend* backend);
+
 struct StackOptions {
-  // The simulated kubelet (3 nodes): short by default, so the suites' time goes into the controller's work.
+  // The simulated kubelet of the embedded cluster (3 nodes): short by default, so the suites' time goes into the
+  // controller's work. On the real backend kwok plays the kubelet with the fixed times of
+  // tools/go/kwok/pod-stages.yaml (start 200-500 ms, in-place restart 500-1000 ms) and these are not used.
   std::string pod_ready_delay = "100ms";
   std::string pod_start_delay = "100ms";
-  std::vector<std::string> devcluster_flags;  // added after the above
+  // Added after the above. Embedded only: Start fails on the real backend when this is not empty (a test that needs
+  // them is not registered for the real backend, see docs/testing.md).
+  std::vector<std::string> devcluster_flags;
   // Applied together with the lease namespace cloneset-system: more YAML documents ending in "---\n", or "".
   std::string setup_yaml;
 };
@@ -48,11 +65,17 @@ class Stack {
   Stack& operator=(const Stack&) = delete;
   ~Stack() { Stop(); }
 
-  // Starts the devcluster, the planner, the CloneSet CRD (waits until it is served) and the setup objects.
-  // Empty on success, else what failed.
+  // Starts the API server of the backend (CLONESET_E2E_BACKEND), the planner, the CloneSet CRD (waits until it is
+  // served) and the setup objects. Empty on success, else what failed.
   std::string Start(const StackOptions& options = {});
-  // Executors, planner, devcluster: SIGTERM, SIGKILL after `grace`.
+  // Executors, planner: SIGTERM, SIGKILL after `grace`; then the devcluster the same way, or `./run down --purge`.
   void Stop(absl::Duration grace = absl::Seconds(15));
+
+  Backend backend() const { return backend_; }
+  bool real() const { return backend_ == Backend::kReal; }
+  // Creates namespace `ns` and, on the real backend, waits until its `default` ServiceAccount exists (the
+  // controller manager creates it; until then the API server refuses pods in it). Empty on success.
+  std::string CreateNamespace(const std::string& ns) const;
 
   // The first start picks a free port; restarts reuse it, so the executors' --planner_address stays valid.
   // Empty on success. Every start logs to its own planner-<n>.log.
@@ -66,7 +89,8 @@ class Stack {
   std::string ExecutorLog(const std::string& identity) const;  // "" for an identity never started
   // "--- executor <id> (tail) ---" and the last `max_chars` of its log, for every executor.
   std::string ExecutorLogTails(size_t max_chars) const;
-  std::string DevclusterLog() const { return devcluster_.Log(); }
+  // The embedded cluster's log, or on the real backend the tail of kube-apiserver's and kwok's logs.
+  std::string DevclusterLog() const;
 
   CommandResult Kubectl(std::vector<std::string> args, const std::string& input = "") const;
   json GetJson(std::vector<std::string> args) const;  // kubectl get <args> -o json; {} on failure
@@ -74,15 +98,23 @@ class Stack {
   bool StartKubectl(Process& process, const std::vector<std::string>& args, const std::string& out_path) const;
 
   const std::string& dir() const { return dir_.path(); }
-  const std::string& kubeconfig() const { return kubeconfig_; }
+  const std::string& kubeconfig() const { return kubeconfig_; }  // the admin's (kubectl, the tests)
+  // The executors' credentials: the chart's executor ServiceAccount on the real backend, else kubeconfig().
+  const std::string& executor_kubeconfig() const { return executor_kubeconfig_; }
   const std::string& planner_address() const { return planner_addr_; }  // host:port
   const std::map<std::string, std::string>& env() const { return env_; }
 
  private:
+  std::string StartReal(const StackOptions& options);
+
   TempDir dir_;
+  Backend backend_ = Backend::kEmbedded;
+  std::string run_dir_;  // the real backend's RUN_DIR; "" while it is not up
   std::string kubeconfig_;
+  std::string executor_kubeconfig_;
   std::map<std::string, std::string> env_;
   Process devcluster_;
+  Process reaper_;  // real backend: `./run down --purge` should the test process die without Stop
   Process planner_;
   std::string planner_addr_;
   int planner_starts_ = 0;
