@@ -27,6 +27,7 @@
 #include "devcluster/store.h"
 #include "devcluster/tls.h"
 #include "devcluster/wal.h"
+#include "tools/cli/help.h"
 #ifdef CLONESET_HAVE_NODES
 #include "devcluster/nodes/simulator.h"
 #endif
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
   usage.contains_help_flags = [](absl::string_view file) { return absl::StrContains(file, "devcluster/"); };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
+  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
   // Accept the documented --data-dir spelling as well as absl's --data_dir.
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i < args.size(); ++i) {

@@ -23,6 +23,7 @@
 #include "planner/service/metrics.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
+#include "tools/cli/help.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
@@ -165,6 +166,7 @@ int main(int argc, char** argv) {
       "ComputeRevision), with the gRPC health service, reflection and Prometheus /metrics.\n"
       "Usage: cloneset-planner [--listen=127.0.0.1:7070] [--metrics_listen=127.0.0.1:9464] "
       "[--tls_cert=F --tls_key=F [--tls_client_ca=F]]");
+  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
   absl::ParseCommandLine(argc, argv);
   return cloneset::planner::service::Run();
 }
