@@ -10,12 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cloneset/planner/v1/planner.grpc.pb.h"
-#include "grpcpp/grpcpp.h"
+#include "executor/planner_client.h"
 #include "nlohmann/json.hpp"
 #include "planner/context.h"
 #include "planner/predicates.h"
 #include "snapshot/snapshot.h"
+#include "tools/clonesetctl/rollout.h"
 
 namespace cloneset::clonesetctl {
 namespace {
@@ -166,38 +166,40 @@ std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
                                           absl::StrCat(containers_ready, "/", pod.containers_size()), restarts,
                                           claims.empty() ? "-" : absl::StrJoin(claims, ",")));
   }
-  for (const pb::Condition& c : st.conditions()) {
-    if (c.status() == "True" && !c.message().empty()) absl::StrAppend(&out, c.type(), ": ", c.message(), "\n");
-  }
+  absl::StrAppend(&out, RenderConditions(st));
   return out;
 }
 
-absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, const pb::PlanRequest& request,
+absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::PlanSnapshot snapshot,
                                             absl::Duration deadline) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  auto stub = pb::Planner::NewStub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-  pb::PlanResponse response;
-  const grpc::Status s = stub->Plan(&ctx, request, &response);
-  if (s.ok()) return response;
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::UnavailableError(absl::StrCat("planner at ", address, " is unreachable: ", s.error_message()));
+  executor::GrpcPlannerOptions options;
+  options.address = address;
+  options.deadline = deadline;
+  auto client = executor::NewGrpcPlannerClient(options);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<pb::PlanResponse> plan = planapi::RequestPlan(
+      snapshot, [&](const pb::PlanRequest& request) { return (*client)->Plan(request); });
+  if (plan.ok()) return plan;
+  const absl::Status& s = plan.status();
+  if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
+    return absl::UnavailableError(absl::StrCat("planner at ", address, " is unreachable: ", s.message()));
   }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat("planner at ", address, ": ", s.error_message()));
+  return absl::Status(s.code(), absl::StrCat("planner at ", address, ": ", s.message()));
 }
 
-pb::PlanRequest PlanRequestFor(const LiveCloneSet& live, absl::Time now) {
-  pb::PlanRequest req;
-  *req.mutable_clone_set() = live.clone_set;
-  for (const auto& p : live.pods) *req.add_pods() = p;
-  for (const auto& p : live.pvcs) *req.add_pvcs() = p;
-  for (const auto& r : live.revisions) *req.add_revisions() = r;
-  for (const auto& n : live.nodes) *req.add_nodes() = n;
-  planner::SetTimestamp(now, req.mutable_now());
-  req.set_random_seed(static_cast<uint64_t>(absl::ToUnixNanos(now)));
-  return req;
+planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now) {
+  // The executor's cache answers for the nodes it can read among those asked; here every node was listed.
+  const planapi::NodeLookup nodes = [&live](const std::vector<std::string>& names) {
+    std::vector<pb::Node> out;
+    for (const std::string& name : names) {
+      for (const pb::Node& n : live.nodes) {
+        if (n.name() == name) out.push_back(n);
+      }
+    }
+    return out;
+  };
+  return planapi::AssembleRequest(live.clone_set, {live.pods, live.pvcs, live.revisions}, nodes, now,
+                                  planapi::RequestOptions{});
 }
 
 std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "kube/rest_client.h"
+#include "planapi/request.h"
 
 namespace cloneset::clonesetctl {
 
@@ -32,11 +33,14 @@ absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::
 // (name, node, revision, lifecycle state, ready, restarts, PVCs).
 std::string RenderStatus(const LiveCloneSet& live, absl::Time now);
 
-// Asks the planner at `address` (gRPC target, e.g. 127.0.0.1:7070) for the next plan. UNAVAILABLE names the
-// address when the planner cannot be reached.
-absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, const pb::PlanRequest& request,
+// Asks the planner at `address` (gRPC target, e.g. 127.0.0.1:7070) for the next plan through the executor's planner
+// client, and reads the answer as the executor does (planapi::RequestPlan: in-place batches expanded). UNAVAILABLE
+// names the address when the planner cannot be reached.
+absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::PlanSnapshot snapshot,
                                             absl::Duration deadline = absl::Seconds(5));
-pb::PlanRequest PlanRequestFor(const LiveCloneSet& live, absl::Time now);
+// The request the executor would send for `live` at `now`: assembled by the same rules (planapi/request.h: seed of
+// the state, terminating PVCs left out, the pods' Nodes only for a topology spread, the pods as a pod table).
+planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now);
 // One line per action, then the summary, status change, events and requeue.
 std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan);
 

@@ -1,0 +1,99 @@
+// `clonesetctl plan` shows what the planner would do for the request the executor sends: the same request, byte
+// for byte, for the same objects at the same time.
+#include "tools/clonesetctl/live.h"
+
+#include <string>
+#include <vector>
+
+#include "executor/reconciler.h"
+#include "executor/testing/mocks.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_clock.h"
+
+namespace cloneset::clonesetctl {
+namespace {
+
+using ::testing::_;
+using ::testing::NiceMock;
+using ::testing::Return;
+
+constexpr char kSpread[] =
+    R"({"spec":{"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone"}],"containers":[{"name":"main"}]}})";
+
+pb::Pod Pod(const std::string& name, const std::string& rv, const std::string& node) {
+  pb::Pod p;
+  p.mutable_metadata()->set_name(name);
+  p.mutable_metadata()->set_namespace_("ns");
+  p.mutable_metadata()->set_resource_version(rv);
+  p.mutable_metadata()->mutable_creation_timestamp()->set_seconds(1700000000);
+  p.set_node_name(node);
+  return p;
+}
+
+pb::PersistentVolumeClaim Pvc(const std::string& name, bool terminating) {
+  pb::PersistentVolumeClaim pvc;
+  pvc.mutable_metadata()->set_name(name);
+  pvc.mutable_metadata()->set_namespace_("ns");
+  if (terminating) pvc.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(1700000100);
+  return pvc;
+}
+
+pb::Node Node(const std::string& name, const std::string& zone) {
+  pb::Node n;
+  n.set_name(name);
+  (*n.mutable_labels())["zone"] = zone;
+  return n;
+}
+
+struct Case {
+  std::string name;
+  std::string template_json;
+};
+
+class PlanRequestTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PlanRequestTest, IsTheExecutorsRequest) {
+  LiveCloneSet live;
+  live.clone_set.set_api_version("apps.kruise.io/v1alpha1");
+  live.clone_set.mutable_metadata()->set_name("cs");
+  live.clone_set.mutable_metadata()->set_namespace_("ns");
+  live.clone_set.mutable_metadata()->set_uid("uid-1");
+  live.clone_set.mutable_metadata()->set_resource_version("100");
+  live.clone_set.mutable_spec()->set_template_json(GetParam().template_json);
+  live.pods = {Pod("cs-a", "11", "n1"), Pod("cs-b", "12", "n2")};  // FetchCloneSet sorts by name
+  live.pvcs = {Pvc("data-cs-a", false), Pvc("data-cs-b", false), Pvc("data-cs-old", true)};
+  live.revisions.emplace_back().mutable_metadata()->set_name("cs-abc");
+  live.nodes = {Node("n1", "a"), Node("n2", "b"), Node("n3", "c")};  // every node of the cluster
+
+  NiceMock<executor::testing::MockClusterCache> cache;
+  ON_CALL(cache, PvcsOwnedBy("ns", "uid-1")).WillByDefault(Return(live.pvcs));
+  ON_CALL(cache, RevisionsOwnedBy("ns", "uid-1")).WillByDefault(Return(live.revisions));
+  ON_CALL(cache, NodesNamed(_)).WillByDefault([&live](const std::vector<std::string>& names) {
+    std::vector<pb::Node> out;
+    for (const std::string& name : names) {
+      for (const pb::Node& n : live.nodes) {
+        if (n.name() == name) out.push_back(n);
+      }
+    }
+    return out;
+  });
+  kube::testing::FakeClock clock;
+  clock.Set(absl::FromUnixNanos(1767225600123456789));
+  executor::Reconciler reconciler({.cache = &cache, .clock = &clock});
+  const executor::PlanSnapshot executor = reconciler.BuildRequest("ns/cs", live.clone_set, live.pods);
+
+  const planapi::PlanSnapshot ours = PlanRequestFor(live, clock.Now());
+  EXPECT_EQ(ours.request.random_seed(), executor.request.random_seed());
+  EXPECT_EQ(ours.request.pvcs_size(), 2) << "a terminating PVC is not sent";
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ours.request, executor.request))
+      << "clonesetctl: " << ours.request.ShortDebugString() << "\nexecutor: " << executor.request.ShortDebugString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Templates, PlanRequestTest,
+                         ::testing::Values(Case{"spread", kSpread}, Case{"plain", R"({"spec":{"containers":[]}})"}),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace cloneset::clonesetctl
