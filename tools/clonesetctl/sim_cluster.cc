@@ -4,7 +4,9 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "kube/api_status.h"
 #include "nlohmann/json.hpp"
+#include "planapi/applier.h"
 #include "planner/context.h"
 #include "planner/predicates.h"
 #include "snapshot/snapshot.h"
@@ -37,6 +39,17 @@ bool SetCondition(pb::Pod& pod, const std::string& type, bool value, absl::Time 
   SetTimestamp(now, c->mutable_last_transition_time());
   return true;
 }
+
+// The API server's answer to a failed write, as the executor's REST client reads it (kube/api_status.h), so that
+// the plan applier treats the simulation's failures as the executor treats the API server's.
+absl::Status ApiError(int code, std::string_view reason, const std::string& message) {
+  const Json body = {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
+                     {"reason", std::string(reason)}, {"message", message},  {"code", code}};
+  return kube::StatusFromHttp(code, body.dump());
+}
+// A failed resourceVersion or uid precondition.
+absl::Status Conflict(const std::string& message) { return ApiError(409, "Conflict", message); }
+absl::Status NotFound(const std::string& message) { return ApiError(404, "NotFound", message); }
 
 bool HasOwner(const pb::ObjectMeta& meta, const std::string& uid) {
   return std::any_of(meta.owner_references().begin(), meta.owner_references().end(),
@@ -84,40 +97,51 @@ absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) 
   return absl::OkStatus();
 }
 
-pb::PlanRequest SimCluster::Snapshot(absl::Time now, uint64_t random_seed) const {
-  pb::PlanRequest req;
-  *req.mutable_clone_set() = clone_set_;
-  for (const auto& [_, pod] : pods_) *req.add_pods() = pod;
-  for (const auto& [_, pvc] : pvcs_) *req.add_pvcs() = pvc;
-  for (const auto& [_, rev] : revisions_) *req.add_revisions() = rev;
-  for (int i = 0; i < options_.nodes; ++i) req.add_nodes()->set_name(absl::StrCat("sim-node-", i + 1));
-  SetTimestamp(now, req.mutable_now());
-  req.set_random_seed(random_seed);
-  return req;
+planapi::PlanSnapshot SimCluster::Snapshot(absl::Time now) const {
+  planapi::OwnedObjects objects;
+  for (const auto& [_, pod] : pods_) objects.pods.push_back(pod);
+  for (const auto& [_, pvc] : pvcs_) objects.pvcs.push_back(pvc);
+  for (const auto& [_, rev] : revisions_) objects.revisions.push_back(rev);
+  const int node_count = options_.nodes;
+  const planapi::NodeLookup nodes = [node_count](const std::vector<std::string>& names) {
+    std::vector<pb::Node> out;
+    for (const std::string& name : names) {
+      for (int i = 0; i < node_count; ++i) {
+        if (name == absl::StrCat("sim-node-", i + 1)) out.emplace_back().set_name(name);
+      }
+    }
+    return out;
+  };
+  return planapi::AssembleRequest(clone_set_, std::move(objects), nodes, now, planapi::RequestOptions{});
 }
+
+// The writer of one plan: every action changes the cluster at `now`; what happened goes to `out`.
+class SimCluster::Writer final : public planapi::PlanWriter {
+ public:
+  Writer(SimCluster& cluster, absl::Time now, AppliedPlan& out) : cluster_(cluster), now_(now), out_(out) {}
+  bool MayWrite() override { return true; }
+  absl::StatusOr<bool> CloneSetExists() override { return true; }
+  absl::Status Write(const pb::Action& action) override { return cluster_.ApplyAction(action, now_, out_); }
+  absl::Status WriteStatus(const pb::CloneSetStatus& status) override {
+    *cluster_.clone_set_.mutable_status() = status;
+    ++out_.writes;
+    return absl::OkStatus();
+  }
+  void Event(std::string_view type, std::string_view reason, std::string_view message) override {}
+
+ private:
+  SimCluster& cluster_;
+  const absl::Time now_;
+  AppliedPlan& out_;
+};
 
 AppliedPlan SimCluster::Apply(const pb::PlanResponse& plan, absl::Time now) {
   AppliedPlan out;
   own_status_versions_.clear();
-  int failed_batch = -1;
-  for (const pb::Action& action : plan.actions()) {
-    if (failed_batch >= 0 && (!action.has_create_pod() || action.create_pod().batch() != failed_batch)) break;
-    absl::Status s = ApplyAction(action, now, out);
-    if (s.ok()) continue;
-    if (action.has_create_pod()) {
-      failed_batch = action.create_pod().batch();
-      if (out.stopped.empty()) out.stopped = std::string(s.message());
-      continue;
-    }
-    if (action.stop_on_error() || absl::IsFailedPrecondition(s) || absl::IsAborted(s)) {
-      out.stopped = std::string(s.message());
-      break;
-    }
-  }
-  if (out.stopped.empty() && failed_batch < 0 && plan.write_status()) {
-    *clone_set_.mutable_status() = plan.status();
-    ++out.writes;
-  }
+  Writer writer(*this, now, out);
+  const pb::CloneSet snapshot = clone_set_;  // the CloneSet the plan was made from (the executor's cached one)
+  const planapi::ApplyResult applied = planapi::PlanApplier().Apply(snapshot, plan, writer, now);
+  if (!applied.stopped.ok()) out.stopped = std::string(applied.stopped.message());
   return out;
 }
 
@@ -126,7 +150,8 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
     case pb::Action::kCreateRevision: {
       auto rev = snapshot::RevisionFromJson(action.create_revision().revision_json());
       if (!rev.ok()) return rev.status();
-      if (revisions_.contains(rev->metadata().name())) return absl::AlreadyExistsError(rev->metadata().name());
+      // AlreadyExists: seen by the next snapshot (the executor counts it as done).
+      if (revisions_.contains(rev->metadata().name())) return absl::OkStatus();
       rev->mutable_metadata()->set_uid(absl::StrCat("sim-rev-", ++uid_counter_));
       rev->mutable_metadata()->set_resource_version(NextVersion());
       SetTimestamp(now, rev->mutable_metadata()->mutable_creation_timestamp());
@@ -137,9 +162,9 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
     case pb::Action::kUpdateRevision: {
       const pb::UpdateRevision& u = action.update_revision();
       auto it = revisions_.find(u.name());
-      if (it == revisions_.end()) return absl::NotFoundError(u.name());
+      if (it == revisions_.end()) return NotFound(u.name());
       if (!u.resource_version().empty() && u.resource_version() != it->second.metadata().resource_version()) {
-        return absl::AbortedError(absl::StrCat("conflict on revision ", u.name()));
+        return Conflict(absl::StrCat("conflict on revision ", u.name()));
       }
       if (u.revision() != 0) it->second.set_revision(u.revision());
       for (const auto& [k, v] : u.set_labels()) (*it->second.mutable_metadata()->mutable_labels())[k] = v;
@@ -171,7 +196,7 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
     case pb::Action::kUpdatePvcOwner: {
       const pb::UpdatePvcOwner& u = action.update_pvc_owner();
       auto it = pvcs_.find(u.name());
-      if (it == pvcs_.end()) return absl::NotFoundError(u.name());
+      if (it == pvcs_.end()) return NotFound(u.name());
       auto* owners = it->second.mutable_metadata()->mutable_owner_references();
       owners->erase(std::remove_if(owners->begin(), owners->end(),
                                    [&](const pb::OwnerReference& o) { return o.uid() == u.remove_owner_uid(); }),
@@ -214,7 +239,7 @@ absl::Status SimCluster::CreatePod(const pb::CreatePod& create, absl::Time now, 
   auto pod = snapshot::PodFromJson(create.pod_json());
   if (!pod.ok()) return pod.status();
   const std::string name = pod->metadata().name();
-  if (pods_.contains(name)) return absl::AlreadyExistsError(absl::StrCat("pod ", name, " already exists"));
+  if (pods_.contains(name)) return absl::OkStatus();  // left over from an earlier attempt: reused, as the executor does
   pb::ObjectMeta* meta = pod->mutable_metadata();
   meta->set_uid(absl::StrCat("sim-pod-uid-", ++uid_counter_));
   meta->set_resource_version(NextVersion());
@@ -241,16 +266,16 @@ void SimCluster::StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now)
 
 absl::Status SimCluster::PatchPod(const pb::PatchPod& patch, absl::Time now, AppliedPlan& out) {
   auto it = pods_.find(patch.name());
-  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", patch.name(), " not found"));
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", patch.name(), " not found"));
   pb::Pod& pod = it->second;
   pb::ObjectMeta* meta = pod.mutable_metadata();
   if (!patch.uid().empty() && patch.uid() != meta->uid()) {
-    return absl::FailedPreconditionError(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
+    return Conflict(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
   }
   if (!patch.resource_version().empty() && patch.resource_version() != meta->resource_version()) {
     auto own = own_status_versions_.find(patch.name());
     if (own == own_status_versions_.end() || own->second != meta->resource_version()) {
-      return absl::AbortedError(absl::StrCat("pod ", patch.name(), ": the object has been modified"));
+      return Conflict(absl::StrCat("pod ", patch.name(), ": the object has been modified"));
     }
   }
   const std::string old_revision(planner::Label(*meta, planner::kRevisionLabel));
@@ -293,13 +318,13 @@ absl::Status SimCluster::PatchPod(const pb::PatchPod& patch, absl::Time now, App
 
 absl::Status SimCluster::PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now) {
   auto it = pods_.find(patch.name());
-  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", patch.name(), " not found"));
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", patch.name(), " not found"));
   pb::Pod& pod = it->second;
   if (!patch.uid().empty() && patch.uid() != pod.metadata().uid()) {
-    return absl::FailedPreconditionError(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
+    return Conflict(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
   }
   if (!patch.resource_version().empty() && patch.resource_version() != pod.metadata().resource_version()) {
-    return absl::AbortedError(absl::StrCat("pod ", patch.name(), " status: the object has been modified"));
+    return Conflict(absl::StrCat("pod ", patch.name(), " status: the object has been modified"));
   }
   for (const pb::Condition& set : patch.set_conditions()) {
     bool found = false;
@@ -319,9 +344,16 @@ absl::Status SimCluster::PatchPodStatus(const pb::PatchPodStatus& patch, absl::T
 
 absl::Status SimCluster::DeletePod(const pb::DeletePod& del, absl::Time now, AppliedPlan& out) {
   auto it = pods_.find(del.name());
-  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", del.name(), " not found"));
+  if (it == pods_.end()) {
+    // Gone already: the executor counts a 404 on a delete as done, and deletes the pod's claims all the same.
+    ++out.writes;
+    for (const std::string& pvc : del.pvc_names()) {
+      if (pvcs_.erase(pvc) > 0) ++out.writes;
+    }
+    return absl::OkStatus();
+  }
   if (!del.uid().empty() && del.uid() != it->second.metadata().uid()) {
-    return absl::FailedPreconditionError(absl::StrCat("pod ", del.name(), ": uid precondition failed"));
+    return Conflict(absl::StrCat("pod ", del.name(), ": uid precondition failed"));
   }
   ++out.writes;
   out.deleted.push_back(del.name());

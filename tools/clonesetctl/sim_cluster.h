@@ -1,7 +1,9 @@
 // A tiny in-memory cluster for `clonesetctl simulate`: one CloneSet, its pods, PVCs and ControllerRevisions, a
-// simulated kubelet and an executor that applies planner plans to this state exactly as the real executor applies
-// them to the API server (preconditions, slow-start batch stop, status write last). Time is an input: every call
-// takes `now`, nothing reads a clock, and randomness (start failures) comes from the seed.
+// simulated kubelet, and the executor's way with plans: the request is assembled by the executor's rules
+// (planapi/request.h) and plans are applied by the executor's plan applier (planapi/applier.h: stages, slow-start
+// batch stop, stop on a conflict, status write last) over a writer that changes this state and answers as the API
+// server would (409 for a failed precondition, AlreadyExists and a delete of what is gone count as done). Time is
+// an input: every call takes `now`, nothing reads a clock, and randomness (start failures) comes from the seed.
 //
 // Kubelet model, per pod: created -> scheduled at once (round-robin over the nodes) -> container running after
 // `start_delay` -> container ready `ready_after` later -> pod Ready when every container is ready and every
@@ -21,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "planapi/request.h"
 
 namespace cloneset::clonesetctl {
 
@@ -64,7 +67,9 @@ class SimCluster {
   const pb::CloneSet& clone_set() const { return clone_set_; }
   const std::string& clone_set_json() const { return clone_set_json_; }
 
-  pb::PlanRequest Snapshot(absl::Time now, uint64_t random_seed) const;
+  // What the executor would send the planner for this cluster at `now`.
+  planapi::PlanSnapshot Snapshot(absl::Time now) const;
+  // Applies `plan` (in-place batches expanded) with the executor's plan applier.
   AppliedPlan Apply(const pb::PlanResponse& plan, absl::Time now);
 
   // Runs the kubelets up to `now`; true when any pod changed.
@@ -80,6 +85,8 @@ class SimCluster {
   int failed_starts() const;
 
  private:
+  class Writer;  // the plan applier's writer to this cluster
+
   struct Kubelet {  // per-pod progress of the simulated kubelet
     std::map<std::string, std::string> images;  // container -> image the current attempt runs
     absl::Time running_at = absl::InfinitePast();

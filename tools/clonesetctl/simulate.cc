@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "nlohmann/json.hpp"
+#include "planapi/request.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "snapshot/snapshot.h"
@@ -60,7 +61,6 @@ std::string Strategy(const pb::CloneSet& cs) {
 
 struct RunState {
   absl::Time now;
-  uint64_t seed = 0;
   pb::PlanSummary last_summary;
   std::set<std::string> warnings;
   std::vector<std::string> warning_list;
@@ -86,7 +86,9 @@ absl::Status RunUntilSettled(SimCluster& cluster, RunState& st, absl::Time start
       idle_wakeups = 0;
     }
     track_peaks();
-    auto plan = planner::Plan(cluster.Snapshot(st.now, st.seed++));
+    // Asked and read as the executor asks and reads (planapi/request.h), of the planner in this process.
+    planapi::PlanSnapshot snapshot = cluster.Snapshot(st.now);
+    auto plan = planapi::RequestPlan(snapshot, [](const pb::PlanRequest& request) { return planner::Plan(request); });
     if (!plan.ok()) return plan.status();
     st.last_summary = plan->summary();
     for (const pb::Event& e : plan->events()) {
