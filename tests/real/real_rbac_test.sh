@@ -178,6 +178,8 @@ executor allow -n cloneset-system create -f LEASE --dry-run=server
 executor allow -n default delete imagepulljobs.apps.kruise.io rbac-probe --dry-run=server
 executor allow delete nodeimages.apps.kruise.io kwok-node-0 --dry-run=server
 # ...and nothing else.
+# Events are created and patched (kube/event_recorder.cc), never replaced.
+executor deny PUT /api/v1/namespaces/default/events/rbac-probe?dryRun=All json {"apiVersion":"v1","kind":"Event","metadata":{"name":"rbac-probe","namespace":"default"},"involvedObject":{"kind":"Pod","name":"rbac-probe","namespace":"default"},"reason":"Probe"}
 executor deny -n default get secret cloneset-pull
 executor deny -n kube-system get secrets
 executor deny -n default get configmaps
