@@ -10,21 +10,33 @@
 #   real      `./run up --cluster real` (kube-apiserver 1.34, etcd, kwok nodes: kwok's pod stages take 200-500 ms
 #             to start a pod and to restart a container, tools/go/kwok/pod-stages.yaml); the executor's writes from
 #             kube-apiserver's audit log (REAL_AUDIT_LOG=1, bench/lib_real.sh), the probe over HTTPS with the admin
-#             token. EXECUTOR_FLAGS does not apply (./run up starts the executor).
-# Usage: bench/executor_rollout.sh [--cluster embedded|real] [N=1000]     (BUILD_DIR=build-xx to pick binaries;
+#             token. EXECUTOR_FLAGS does not apply (./run up starts the executor). No agents, as on the embedded
+#             cluster. --controller kruise: upstream OpenKruise's kruise-manager (tools/go/kruise, webhooks off)
+#             instead of our planner and executor, same workload and measurements, plus its peak RSS.
+# Usage: bench/executor_rollout.sh [--cluster embedded|real] [--controller ours|kruise] [N=1000]
+#   (BUILD_DIR=build-xx to pick binaries;
 # EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor)
 set -euo pipefail
 CLUSTER=embedded
+CONTROLLER=ours
 N=1000
 while [ $# -gt 0 ]; do
   case "$1" in
     --cluster) CLUSTER="${2:-}"; shift 2 ;;
     --cluster=*) CLUSTER="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --controller) CONTROLLER="${2:-}"; shift 2 ;;
+    --controller=*) CONTROLLER="${1#*=}"; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) N="$1"; shift ;;
   esac
 done
 [[ "$N" =~ ^[1-9][0-9]*$ ]] || { echo "executor_rollout: N must be a positive number, got '$N'" >&2; exit 2; }
+case "$CONTROLLER" in
+  ours) CLIENT=cloneset-executor ;;
+  kruise) CLIENT=kruise-manager
+    [ "$CLUSTER" = real ] || { echo "executor_rollout: --controller kruise needs --cluster real" >&2; exit 2; } ;;
+  *) echo "executor_rollout: --controller must be ours or kruise, got '$CONTROLLER'" >&2; exit 2 ;;
+esac
 RUN_DIR="$(mktemp -d /tmp/executor-rollout-XXXXXX)"
 source "$(dirname "${BASH_SOURCE[0]}")/lib_stack.sh"
 CURL_CFG_EXTRA=""
@@ -43,18 +55,29 @@ case "$CLUSTER" in
     command -v jq >/dev/null || { echo "executor_rollout: jq is not installed (./run deps installs it)" >&2; exit 1; }
     [ -z "${EXECUTOR_FLAGS:-}" ] || { echo "executor_rollout: EXECUTOR_FLAGS is for --cluster embedded" >&2; exit 2; }
     export RUN_DIR BUILD_DIR
-    trap '"$ROOT/run" down --purge >/dev/null 2>&1 || true; [ -n "${KEEP_RUN_DIR:-}" ] || rm -rf "$RUN_DIR"' EXIT
+    KRUISE_PID=""
+    trap '[ -z "$KRUISE_PID" ] || kill "$KRUISE_PID" 2>/dev/null; "$ROOT/run" down --purge >/dev/null 2>&1 || true; [ -n "${KEEP_RUN_DIR:-}" ] || rm -rf "$RUN_DIR"' EXIT
     # kwok nodes take 110 pods each.
+    ours=(--no-agents)
+    [ "$CONTROLLER" = ours ] || ours+=(--executors 0 --planners 0)
     export KUBECONFIG
-    KUBECONFIG="$(REAL_AUDIT_LOG=1 "$ROOT/run" up --cluster real --nodes $(( N / 100 + 2 )) | tail -1)"
+    # up's progress goes to its log; the kubeconfig's path is in $RUN_DIR/kubeconfig.path.
+    REAL_AUDIT_LOG=1 "$ROOT/run" up --cluster real --nodes $(( N / 100 + 2 )) "${ours[@]}" >"$RUN_DIR/up.out" ||
+      { cat "$RUN_DIR/up.out"; echo "executor_rollout: ./run up --cluster real failed" >&2; exit 1; }
+    KUBECONFIG="$(cat "$RUN_DIR/kubeconfig.path")"
     export KUBECACHEDIR="$RUN_DIR/kubecache"
     AUDIT_LOG="$RUN_DIR/kube-apiserver-audit.log"
     [ -f "$AUDIT_LOG" ] || { echo "executor_rollout: kube-apiserver wrote no audit log at $AUDIT_LOG" >&2; exit 1; }
     # shellcheck source=bench/lib_real.sh
     source "$ROOT/bench/lib_real.sh"
-    EXECUTOR_PID=$(cat "$RUN_DIR/executor-0.pid")
-    PLANNER_PID=$(cat "$RUN_DIR/planner-0.pid")
-    EXECUTOR_METRICS="$(wait_line "$RUN_DIR/executor-0.log" "metrics on")"
+    if [ "$CONTROLLER" = kruise ]; then
+      start_kruise_manager
+      EXECUTOR_PID=$KRUISE_PID PLANNER_PID="" EXECUTOR_METRICS=""
+    else
+      EXECUTOR_PID=$(cat "$RUN_DIR/executor-0.pid")
+      PLANNER_PID=$(cat "$RUN_DIR/planner-0.pid")
+      EXECUTOR_METRICS="$(wait_line "$RUN_DIR/executor-0.log" "metrics on")"
+    fi
     SERVER="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')"
     # Per URL of the probe's curl config (its "next" resets the options of the command line).
     CURL_CFG_EXTRA="cacert = \"$RUN_DIR/real/pki/ca.crt\"
@@ -106,12 +129,12 @@ cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "
 # cpus: "name cpu_s" for the executor, the planner and the cluster's processes.
 cpus() {
   local name pid
-  echo "executor $(cpu_s "$EXECUTOR_PID")"; echo "planner $(cpu_s "$PLANNER_PID")"
+  echo "$CLIENT $(cpu_s "$EXECUTOR_PID")"; [ -z "$PLANNER_PID" ] || echo "planner $(cpu_s "$PLANNER_PID")"
   set -- $SERVER_PIDS
   while [ $# -ge 2 ]; do echo "$1 $(cpu_s "$2")"; shift 2; done
 }
 cpu0="$(cpus)"
-w0=$(writes_by cloneset-executor)
+w0=$(writes_by "$CLIENT")
 t0=$(date +%s.%N)
 kubectl patch clonesets.apps.kruise.io big --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.local/big:v2"}]' >/dev/null
@@ -119,12 +142,13 @@ wait_settled
 wall_s=$(echo "$(date +%s.%N) - $t0" | bc)
 cpu1="$(cpus)"
 sleep 1
-w1=$(writes_by cloneset-executor)
+w1=$(writes_by "$CLIENT")
+controller_hwm="$(hwm_mib "$EXECUTOR_PID") MiB peak RSS"
 writes=$((w1 - w0))
 restarts=$(kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount}{"\n"}{end}' | awk '$1 == 1' | wc -l)
 
 # The cluster's write rate, same cluster and pods, executor stopped: merge-patch a label on each pod, 4 rounds.
-curl -sf "http://$EXECUTOR_METRICS/metrics" >"$RUN_DIR/executor-metrics.txt" || true
+[ -z "$EXECUTOR_METRICS" ] || curl -sf "http://$EXECUTOR_METRICS/metrics" >"$RUN_DIR/executor-metrics.txt" || true
 kill "$EXECUTOR_PID"; wait "$EXECUTOR_PID" 2>/dev/null || while kill -0 "$EXECUTOR_PID" 2>/dev/null; do sleep 0.1; done
 kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' >"$RUN_DIR/pods"
 : >"$RUN_DIR/curl.cfg"
@@ -143,7 +167,7 @@ ok=$(grep -c '^200' "$RUN_DIR/codes" || true)
 [ "$ok" = "$probe" ] || { echo "probe: only $ok of $probe PATCHes answered 200" >&2; sort "$RUN_DIR/codes" | uniq -c >&2; }
 rate=$(echo "$probe / $probe_s" | bc -l)
 ideal=$(echo "$writes / $rate" | bc -l)
-echo "backend: $CLUSTER; machine: $(machine)"
+echo "backend: $CLUSTER; controller: $CLIENT ($controller_hwm); machine: $(machine)"
 echo "| pods | create (scale-up) | rollout wall | pods restarted in place | executor writes | cluster write rate | ideal = writes / rate | wall / ideal |"
 echo "|---|---|---|---|---|---|---|---|"
 printf "| %d | %.1f s | %.2f s | %d | %d (%.2f/pod) | %.0f/s (%d PATCHes in %.2f s) | %.2f s | %.2fx |\n" "$N" "$create_s" \

@@ -44,3 +44,43 @@ diff_counts() {
 sum_counts() {
   awk -v cl="$1" -v re="$2" '$1 == cl && $3 ~ re { s += $5 } END { print s + 0 }'
 }
+
+# start_kruise_manager: upstream OpenKruise's kruise-manager (tools/go/kruise, built once by ./run tool) against the
+# real control plane of $RUN_DIR, in place of our planner and executor, with its webhooks off: the webhook
+# configurations it insists on finding exist but hold no webhook, its certificates go to a directory (no Secret),
+# and the features that need the pod webhook or kruise-daemon are off (PodWebhook=false, KruiseDaemon=false; with
+# them on, the PodUnavailableBudget controller waits for a CRD that is not installed and the manager exits after
+# its 2-minute cache-sync timeout).
+# Sets KRUISE_PID; its log is $RUN_DIR/kruise-manager.log; it writes with User-Agent "kruise-manager".
+start_kruise_manager() {
+  local bin port metrics health
+  bin="$("$ROOT/run" tool kruise github.com/openkruise/kruise kruise-manager)" ||
+    { echo "kruise-manager could not be built from tools/go/kruise" >&2; return 1; }
+  kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: kruise-mutating-webhook-configuration}
+webhooks: []
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: kruise-validating-webhook-configuration}
+webhooks: []
+YAML
+  port=$((20000 + RANDOM % 10000)); metrics=$((port + 1)); health=$((port + 2))
+  WEBHOOK_HOST=127.0.0.1 WEBHOOK_PORT="$port" WEBHOOK_CERT_WRITER=fs WEBHOOK_CERT_DIR="$RUN_DIR/kruise-certs" \
+    KUBECONFIG="$KUBECONFIG" "$bin" --enable-leader-election=false --enable-pprof=false \
+    --feature-gates=PodWebhook=false,KruiseDaemon=false \
+    --metrics-addr="127.0.0.1:$metrics" --health-probe-addr="127.0.0.1:$health" \
+    >"$RUN_DIR/kruise-manager.log" 2>&1 &
+  KRUISE_PID=$!
+  local i
+  for i in $(seq 1 120); do
+    curl -sf "http://127.0.0.1:$health/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$KRUISE_PID" 2>/dev/null || break
+    sleep 1
+  done
+  echo "kruise-manager did not become ready; its log ends with:" >&2
+  tail -20 "$RUN_DIR/kruise-manager.log" >&2
+  return 1
+}

@@ -9,16 +9,22 @@
 #             has no client label, so the executor's writes are counted from its audit log (REAL_AUDIT_LOG=1, by
 #             User-Agent, bench/lib_real.sh) and the metric's before/after difference is printed beside them for
 #             every client (the scheduler's bindings, kwok's pod status, the volume controllers' claim updates).
-# Usage: bench/writes_per_pod.sh [--cluster embedded|real] [N]   (starts its own stack in a temporary run directory)
+#   --controller kruise (real only): upstream OpenKruise's kruise-manager (tools/go/kruise, webhooks off) runs the
+#             same scenarios in place of our planner and executor; its writes are counted the same way.
+# Usage: bench/writes_per_pod.sh [--cluster embedded|real] [--controller ours|kruise] [N]
+#   (starts its own stack in a temporary run directory)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLUSTER=embedded
+CONTROLLER=ours
 N=10
 while [ $# -gt 0 ]; do
   case "$1" in
     --cluster) CLUSTER="${2:-}"; shift 2 ;;
     --cluster=*) CLUSTER="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --controller) CONTROLLER="${2:-}"; shift 2 ;;
+    --controller=*) CONTROLLER="${1#*=}"; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) N="$1"; shift ;;
   esac
 done
@@ -27,27 +33,45 @@ case "$CLUSTER" in
   embedded|real) ;;
   *) echo "writes_per_pod: --cluster must be embedded or real, got '$CLUSTER'" >&2; exit 2 ;;
 esac
+case "$CONTROLLER" in
+  ours) CLIENT=cloneset-executor ;;
+  kruise) CLIENT=kruise-manager
+    [ "$CLUSTER" = real ] || { echo "writes_per_pod: --controller kruise needs --cluster real" >&2; exit 2; } ;;
+  *) echo "writes_per_pod: --controller must be ours or kruise, got '$CONTROLLER'" >&2; exit 2 ;;
+esac
 for t in kubectl curl $([ "$CLUSTER" = real ] && echo jq); do
   command -v "$t" >/dev/null || { echo "writes_per_pod: $t is not installed (./run deps installs it)" >&2; exit 1; }
 done
 export RUN_DIR="$(mktemp -d /tmp/writes-bench-XXXXXX)"
 export BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
-trap '"$ROOT/run" down --purge >/dev/null 2>&1 || true; rm -rf "$RUN_DIR"' EXIT
+KRUISE_PID=""
+trap '[ -z "$KRUISE_PID" ] || kill "$KRUISE_PID" 2>/dev/null; "$ROOT/run" down --purge >/dev/null 2>&1 || true; rm -rf "$RUN_DIR"' EXIT
 if [ "$CLUSTER" = real ]; then
   # 2N pods at once (the in-place CloneSet stays while the ReCreate one runs); kwok nodes take 110 pods each.
-  KC="$(REAL_AUDIT_LOG=1 "$ROOT/run" up --cluster real --nodes $(( 2 * N / 100 + 3 )) | tail -1)"
+  # No agents, as on the embedded cluster (an agent reports InPlaceUpdateReady itself, which takes writes away
+  # from the executor).
+  ours=(--no-agents)
+  [ "$CONTROLLER" = ours ] || ours+=(--executors 0 --planners 0)
+  REAL_AUDIT_LOG=1 "$ROOT/run" up --cluster real --nodes $(( 2 * N / 100 + 3 )) "${ours[@]}" >"$RUN_DIR/up.out" ||
+    { cat "$RUN_DIR/up.out"; echo "writes_per_pod: ./run up --cluster real failed" >&2; exit 1; }
   AUDIT_LOG="$RUN_DIR/kube-apiserver-audit.log"
   [ -f "$AUDIT_LOG" ] || { echo "writes_per_pod: kube-apiserver wrote no audit log at $AUDIT_LOG" >&2; exit 1; }
   # shellcheck source=bench/lib_real.sh
   source "$ROOT/bench/lib_real.sh"
 else
-  KC="$("$ROOT/run" up --no-agents | tail -1)"
+  "$ROOT/run" up --no-agents >"$RUN_DIR/up.out" ||
+    { cat "$RUN_DIR/up.out"; echo "writes_per_pod: ./run up failed" >&2; exit 1; }
 fi
+KC="$(cat "$RUN_DIR/kubeconfig.path")"  # up's progress went to its log
 export KUBECONFIG="$KC" KUBECACHEDIR="$RUN_DIR/kubecache"
+if [ "$CONTROLLER" = kruise ]; then
+  # ./run up installed our CRD (the same apps.kruise.io/v1alpha1 CloneSet schema); upstream's manager serves it.
+  start_kruise_manager
+fi
 
 # writes RESOURCE_REGEX: executor writes so far on matching resources.
 writes() {
-  if [ "$CLUSTER" = real ]; then audit_writes | sum_counts cloneset-executor "$1"; return; fi
+  if [ "$CLUSTER" = real ]; then audit_writes | sum_counts "$CLIENT" "$1"; return; fi
   kubectl get --raw /metrics | awk -v re="$1" '
     /^apiserver_request_total\{/ && /user_agent="cloneset-executor"/ && /verb="(create|update|patch|delete|POST|PUT|PATCH|DELETE)"/ {
       match($0, /resource="[^"]*"/); r = substr($0, RSTART + 10, RLENGTH - 11)
@@ -94,13 +118,15 @@ wait_for() {  # wait_for NAME IMAGE: N pods Ready on IMAGE and the status caught
 # breakdown: "server verb resource code count" for the executor's writes (the embedded cluster's view), then
 # "executor action result count" from the executor's own cloneset_executor_actions_total, which tells a pod
 # status patch (PatchPodStatus) from a spec patch (PatchPod): the server's metric has no subresource label.
-EXECUTOR_METRICS="$(grep -m1 -oE 'metrics on [^ "]+' "$RUN_DIR/executor-0.log" | awk '{print $NF}' | sed 's#^[a-z]*://##')"
+EXECUTOR_METRICS=""
+[ "$CONTROLLER" = kruise ] ||
+  EXECUTOR_METRICS="$(grep -m1 -oE 'metrics on [^ "]+' "$RUN_DIR/executor-0.log" | awk '{print $NF}' | sed 's#^[a-z]*://##')"
 breakdown() {
   if [ "$CLUSTER" = real ]; then
     # The executor's writes (audit log) by verb, resource/subresource and code, then every client's writes on
     # pods, claims, volumes, bindings and events from apiserver_request_total.
-    audit_writes | awk '$1 == "cloneset-executor" { print "audit", $2, $3, $4, $5 }'
-    audit_writes | awk '$1 != "cloneset-executor" && $3 ~ /^(pods|persistentvolumeclaims|persistentvolumes|events)/ {
+    audit_writes | awk -v cl="$CLIENT" '$1 == cl { print "audit", $2, $3, $4, $5 }'
+    audit_writes | awk -v cl="$CLIENT" '$1 != cl && $3 ~ /^(pods|persistentvolumeclaims|persistentvolumes|events)/ {
       k = "audit:" $1 " " $2 " " $3 " " $4; n[k] += $5 } END { for (k in n) print k, n[k] }'
     metric_writes | awk '$3 ~ /^(pods|persistentvolumeclaims|persistentvolumes|events|clonesets)/'
   else
@@ -111,6 +137,7 @@ breakdown() {
       match($0, /code="[^"]*"/); c = substr($0, RSTART + 6, RLENGTH - 7)
       print "server", v, r, c, $NF }'
   fi
+  [ -n "$EXECUTOR_METRICS" ] || return 0
   curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '
     /^cloneset_executor_actions_total\{/ {
       match($0, /type="[^"]*"/); t = substr($0, RSTART + 6, RLENGTH - 7)
@@ -135,7 +162,7 @@ inplace() { manifest inplace InPlaceIfPossible img:v2 "$N" | kubectl apply -f - 
 recreate_setup() { manifest recreate ReCreate img:v1 "$N" | kubectl apply -f - >/dev/null; wait_for recreate img:v1; }
 recreate() { manifest recreate ReCreate img:v2 "$N" | kubectl apply -f - >/dev/null; wait_for recreate img:v2; }
 
-echo "backend: $CLUSTER; machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "backend: $CLUSTER; controller: $CLIENT; machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| scenario | pods | pod+PVC writes | writes/pod | CloneSet writes | events |"
 echo "|---|---|---|---|---|---|"
 measure "scale-up, 1 PVC template" scale_up
