@@ -3,6 +3,8 @@
 // the kwok nodes of `./run up --cluster real` (tools/run.d/up.sh), so that a cloneset-agent runs per kwok node
 // and pre-downloads images through CRI. One process serves one socket per node, <socket_dir>/<node>/cri.sock.
 // The runtime only pulls into its image store: kwok, not this runtime, plays the kubelet of those nodes.
+#include <sys/un.h>
+
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -40,6 +42,13 @@ absl::Status Run(const sigset_t& signals) {
   for (const std::string& n : names) {
     if (n.find('/') != std::string::npos || n == "." || n == "..") {
       return absl::InvalidArgumentError(absl::StrCat("--nodes: \"", n, "\" is not a node name"));
+    }
+    // Checked here too (CriServer::Start refuses it) to name this program's flag.
+    const std::string path = absl::StrCat(dir, "/", n, "/cri.sock");
+    if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+      return absl::InvalidArgumentError(absl::StrCat("--socket_dir: the socket path \"", path, "\" is longer than ",
+                                                     sizeof(sockaddr_un{}.sun_path) - 1,
+                                                     " bytes (unix socket limit); use a shorter directory"));
     }
   }
   absl::Duration default_pull = absl::GetFlag(FLAGS_default_image_pull_time);

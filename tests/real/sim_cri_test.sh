@@ -25,6 +25,7 @@ refused '--nodes: "a/b"' --socket_dir="$TMP/s" --nodes=a/b
 refused '--nodes: ".."' --socket_dir="$TMP/s" --nodes=n0,..
 refused --default_image_pull_time --socket_dir="$TMP/s" --nodes=n0 --default_image_pull_time=-1s
 refused image_pull_time --socket_dir="$TMP/s" --nodes=n0 --image_pull_time=app=notaduration
+refused '--socket_dir: the socket path' --socket_dir="$TMP/$(printf 'd%.0s' {1..100})" --nodes=n0
 
 "$BIN" --socket_dir="$TMP/s" --nodes=kwok-node-0,kwok-node-1 --default_image_pull_time=1s >"$TMP/log" 2>&1 &
 pid=$!

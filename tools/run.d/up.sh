@@ -82,6 +82,7 @@ _start() {
   log "up: started $name (pid $!)"
 }
 
+_sim_cri_serving_or_dead() { grep -q '^serving [0-9]* CRI sockets$' "$(_run_dir)/sim-cri.log" || ! _alive sim-cri; }
 _listening_or_dead() { _has_addr "$1" 'listening on' || ! _alive "$1"; }
 
 # _start_server NAME SECONDS COMMAND...: _start with --listen=<the address NAME got at its first start> (port 0 the
@@ -200,6 +201,12 @@ run_up() {
     local node_names=()
     for ((i = 0; i < nodes; i++)); do node_names+=("$node_prefix$i"); done
     _start sim-cri "$bin/cloneset-sim-cri" --socket_dir="$cri_dir" --nodes="$(IFS=,; echo "${node_names[*]}")"
+    _wait_for 20 "cloneset-sim-cri" _sim_cri_serving_or_dead
+    if ! _alive sim-cri; then
+      echo "up: cloneset-sim-cri exited; its log ($dir/sim-cri.log) ends with:" >&2
+      tail -n 5 "$dir/sim-cri.log" >&2
+      return 1
+    fi
   fi
   if [ "$agents" = 1 ] && { [ -z "${kubeconfig_given:-}" ] || [ "$cluster" = real ]; }; then
     [ -x "$bin/cloneset-agent" ] || cmd_build --target cloneset-agent
