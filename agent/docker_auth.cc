@@ -3,6 +3,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/image_ref.h"
 #include "nlohmann/json.hpp"
 
 namespace cloneset::agent {
@@ -24,16 +25,6 @@ std::string Str(const Json& o, const char* k) {
 
 }  // namespace
 
-std::string RegistryHost(std::string_view image) {
-  const size_t slash = image.find('/');
-  if (slash == std::string_view::npos) return "docker.io";
-  std::string_view first = image.substr(0, slash);
-  if (first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos || first == "localhost") {
-    return first == "index.docker.io" ? "docker.io" : std::string(first);
-  }
-  return "docker.io";
-}
-
 absl::StatusOr<std::optional<RegistryAuth>> AuthFromSecret(std::string_view secret_json, std::string_view image) {
   Json secret = Json::parse(secret_json, nullptr, false);
   if (!secret.is_object()) return absl::InvalidArgumentError("pull secret: not a JSON object");
@@ -54,7 +45,7 @@ absl::StatusOr<std::optional<RegistryAuth>> AuthFromSecret(std::string_view secr
   if (!config.is_object()) return absl::InvalidArgumentError(absl::StrCat("pull secret ", name, " data[", field, "]: not JSON"));
   const Json auths = field == ".dockerconfigjson" ? config.value("auths", Json::object()) : config;
   if (!auths.is_object()) return absl::InvalidArgumentError(absl::StrCat("pull secret ", name, " auths: not an object"));
-  const std::string host = RegistryHost(image);
+  const std::string host(common::ImageRegistry(image));
   for (auto it = auths.begin(); it != auths.end(); ++it) {
     if (HostOfKey(it.key()) != host || !it->is_object()) continue;
     RegistryAuth a{.username = Str(*it, "username"), .password = Str(*it, "password"), .auth = Str(*it, "auth"),

@@ -11,11 +11,7 @@
 
 namespace cloneset::agent {
 
-// The registry host of an image reference: the first path component when it looks like a host (has '.' or ':'
-// or is "localhost"), else docker.io.
-std::string RegistryHost(std::string_view image);
-
-// The credentials in `secret_json` (a v1 Secret) for `image`'s registry, or nullopt when the secret has none for
+// The credentials in `secret_json` (a v1 Secret) for `image`'s registry (common::ImageRegistry), or nullopt when the secret has none for
 // it. Keys may carry a scheme and path ("https://index.docker.io/v1/"). Errors name the secret and the field.
 absl::StatusOr<std::optional<RegistryAuth>> AuthFromSecret(std::string_view secret_json, std::string_view image);
 

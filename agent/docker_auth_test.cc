@@ -15,19 +15,6 @@ std::string Secret(const std::string& field, const nlohmann::json& config) {
       .dump();
 }
 
-TEST(RegistryHostTest, Table) {
-  for (auto [image, host] : std::vector<std::pair<std::string, std::string>>{
-           {"nginx", "docker.io"},
-           {"nginx:1.25", "docker.io"},
-           {"library/nginx:1.25", "docker.io"},
-           {"127.0.0.1:5000/test/app:v1", "127.0.0.1:5000"},
-           {"registry.example.com/a/b@sha256:00", "registry.example.com"},
-           {"localhost/app", "localhost"},
-           {"index.docker.io/library/nginx", "docker.io"}}) {
-    EXPECT_EQ(RegistryHost(image), host) << image;
-  }
-}
-
 TEST(AuthFromSecretTest, DockerConfigJsonMatchesTheImagesRegistry) {
   const std::string secret = Secret(".dockerconfigjson",
                                     {{"auths",

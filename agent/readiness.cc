@@ -1,6 +1,10 @@
 #include "agent/readiness.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include "absl/strings/str_cat.h"
+#include "common/inplace_completion.h"
 #include "imagepull/types.h"
 #include "nlohmann/json.hpp"
 
@@ -22,6 +26,13 @@ std::string Str(const Json& o, const char* k) {
   const Json& v = Get(o, k);
   return v.is_string() ? v.get<std::string>() : "";
 }
+// The container's status is ready (the first status of that name).
+bool ContainerReady(const pb::Pod& pod, std::string_view name) {
+  for (const pb::ContainerStatus& status : pod.container_statuses()) {
+    if (status.name() == name) return status.ready();
+  }
+  return false;
+}
 bool NonEmptyObject(const Json& o, const char* k) {
   const Json& v = Get(o, k);
   return v.is_object() && !v.empty();
@@ -29,59 +40,30 @@ bool NonEmptyObject(const Json& o, const char* k) {
 
 }  // namespace
 
-absl::StatusOr<PodView> DecodePodView(std::string_view json) {
-  Json j = Json::parse(json, nullptr, false);
-  if (!j.is_object()) return absl::InvalidArgumentError("Pod: not a JSON object");
-  PodView p;
-  const Json& meta = Get(j, "metadata");
-  p.namespace_ = Str(meta, "namespace");
-  p.name = Str(meta, "name");
-  p.uid = Str(meta, "uid");
-  p.resource_version = Str(meta, "resourceVersion");
-  p.deleting = !Get(meta, "deletionTimestamp").is_null();
-  const Json& ann = Get(meta, "annotations");
-  p.state_json = Str(ann, kStateAnnotation);
-  p.has_grace = ann.is_object() && ann.contains(kGraceAnnotation);
-  const Json& spec = Get(j, "spec");
-  if (Get(spec, "readinessGates").is_array()) {
-    for (const Json& g : Get(spec, "readinessGates")) {
-      if (Str(g, "conditionType") == kInPlaceUpdateReady) p.has_gate = true;
-    }
-  }
-  if (Get(spec, "containers").is_array()) {
-    for (const Json& c : Get(spec, "containers")) p.spec_images[Str(c, "name")] = Str(c, "image");
-  }
-  const Json& status = Get(j, "status");
-  if (Get(status, "conditions").is_array()) {
-    for (const Json& c : Get(status, "conditions")) {
-      if (Str(c, "type") != kInPlaceUpdateReady) continue;
-      p.condition_status = Str(c, "status");
-      p.condition_reason = Str(c, "reason");
-      p.condition_message = Str(c, "message");
-    }
-  }
-  if (Get(status, "containerStatuses").is_array()) {
-    for (const Json& c : Get(status, "containerStatuses")) {
-      p.statuses[Str(c, "name")] = {Str(c, "image"), Str(c, "imageID"), Get(c, "ready").is_boolean() && Get(c, "ready").get<bool>()};
-    }
-  }
-  return p;
-}
-
-ReadinessDecision DecideReadiness(const PodView& pod, absl::Time now) {
+ReadinessDecision DecideReadiness(const pb::Pod& pod, absl::Time now) {
   ReadinessDecision d;
   auto no = [&](std::string why) {
     d.why = std::move(why);
     return d;
   };
-  if (!pod.has_gate) return no("no InPlaceUpdateReady readiness gate");
-  if (pod.deleting) return no("terminating");
-  if (pod.condition_status == "True" && pod.condition_reason.empty() && pod.condition_message.empty()) {
+  const auto& gates = pod.readiness_gates();
+  if (std::find(gates.begin(), gates.end(), kInPlaceUpdateReady) == gates.end()) {
+    return no("no InPlaceUpdateReady readiness gate");
+  }
+  if (pod.metadata().has_deletion_timestamp()) return no("terminating");
+  const pb::Condition* condition = nullptr;  // the last one, as a strategic merge by type leaves one
+  for (const pb::Condition& c : pod.conditions()) {
+    if (c.type() == kInPlaceUpdateReady) condition = &c;
+  }
+  if (condition != nullptr && condition->status() == "True" && condition->reason().empty() &&
+      condition->message().empty()) {
     return no("already reported");
   }
-  if (pod.state_json.empty()) return no("no in-place update state");
-  if (pod.has_grace) return no("grace period pending");
-  Json state = Json::parse(pod.state_json, nullptr, false);
+  const auto& annotations = pod.metadata().annotations();
+  const auto state_it = annotations.find(kStateAnnotation);
+  if (state_it == annotations.end() || state_it->second.empty()) return no("no in-place update state");
+  if (annotations.contains(kGraceAnnotation)) return no("grace period pending");
+  Json state = Json::parse(state_it->second, nullptr, false);
   if (!state.is_object()) return no("unparsable in-place update state");
   if (NonEmptyObject(state, "nextContainerImages") || NonEmptyObject(state, "nextContainerRefMetadata") ||
       NonEmptyObject(state, "nextContainerResources")) {
@@ -96,14 +78,14 @@ ReadinessDecision DecideReadiness(const PodView& pod, absl::Time now) {
   const Json& last = Get(state, "lastContainerStatuses");
   if (last.is_object()) {
     for (auto it = last.begin(); it != last.end(); ++it) {
-      auto st = pod.statuses.find(it.key());
-      if (st == pod.statuses.end()) return no(absl::StrCat("container ", it.key(), " has no status"));
-      std::string spec_image = pod.spec_images.contains(it.key()) ? pod.spec_images.at(it.key()) : "";
-      if (spec_image.find(':') == std::string::npos) spec_image += ":latest";
-      if (st->second.image_id == Str(*it, "imageID") && spec_image != st->second.image) {
-        return no(absl::StrCat("container ", it.key(), " still runs the old image"));
+      const std::string recorded_image_id = Str(*it, "imageID");
+      const std::string recorded_container_id = Str(*it, "containerID");
+      const common::ContainerUpdate progress = common::ContainerUpdateProgress(
+          {recorded_image_id, recorded_container_id}, common::Observe(pod, it.key()), false);
+      if (progress != common::ContainerUpdate::kDone) {
+        return no(absl::StrCat("container ", it.key(), " ", std::string(common::Describe(progress))));
       }
-      if (!st->second.ready) return no(absl::StrCat("container ", it.key(), " not ready"));
+      if (!ContainerReady(pod, it.key())) return no(absl::StrCat("container ", it.key(), " not ready"));
     }
   }
   d.report = true;
@@ -112,8 +94,8 @@ ReadinessDecision DecideReadiness(const PodView& pod, absl::Time now) {
   return d;
 }
 
-std::string ReadinessPatch(const PodView& pod, absl::Time now) {
-  Json patch = {{"metadata", {{"resourceVersion", pod.resource_version}}},
+std::string ReadinessPatch(const pb::Pod& pod, absl::Time now) {
+  Json patch = {{"metadata", {{"resourceVersion", pod.metadata().resource_version()}}},
                 {"status",
                  {{"conditions",
                    {{{"type", kInPlaceUpdateReady}, {"status", "True"},

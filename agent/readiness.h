@@ -1,39 +1,20 @@
 // Readiness-gate progress on this node (semantics §5.9): when an in-place update of a pod here is complete,
 // the agent sets InPlaceUpdateReady to exactly the value the executor would write ({True, no reason, no
-// message}), so the two never fight: whoever comes second sees the value and writes nothing.
+// message}), so the two never fight: whoever comes second sees the value and writes nothing. Pods are decoded by
+// the executor's decoder (snapshot::PodFromJson) and judged by the planner's completion rule
+// (common/inplace_completion.h), so the agent never reports a pod the planner still counts as updating.
 #pragma once
 
-#include <map>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
 
 namespace cloneset::agent {
 
-inline constexpr char kInPlaceUpdateReady[] = "InPlaceUpdateReady";
+namespace pb = ::cloneset::planner::v1;
 
-// The fields of a pod the decision needs (decoded from the watch; the rest of the pod is not kept).
-struct PodView {
-  std::string namespace_, name, uid, resource_version;
-  bool has_gate = false;
-  // The InPlaceUpdateReady condition as stored, if any.
-  std::optional<std::string> condition_status;
-  std::string condition_reason, condition_message;
-  std::string state_json;   // apps.kruise.io/inplace-update-state ("" = none)
-  bool has_grace = false;   // apps.kruise.io/inplace-update-grace present
-  bool deleting = false;
-  std::map<std::string, std::string> spec_images;  // container -> image
-  struct ContainerStatus {
-    std::string image, image_id;
-    bool ready = false;
-  };
-  std::map<std::string, ContainerStatus> statuses;
-};
-absl::StatusOr<PodView> DecodePodView(std::string_view json);
+inline constexpr char kInPlaceUpdateReady[] = "InPlaceUpdateReady";
 
 struct ReadinessDecision {
   bool report = false;     // patch the condition now
@@ -41,14 +22,14 @@ struct ReadinessDecision {
   absl::Duration update_duration = absl::ZeroDuration();  // now - state.updateTimestamp
 };
 
-// report == true only if: the pod has the gate; a state annotation exists and parses; no grace period or
-// later batch is pending; the condition is not already {True,"",""}; and every container in
-// lastContainerStatuses has a status that is ready and runs the new image (imageID changed, or, when the
-// imageID did not change, the status image equals the spec image — ":latest" appended when it has no ':').
-// updateEnvFromMetadata / resource updates are left to the executor (they need runtime metadata).
-ReadinessDecision DecideReadiness(const PodView& pod, absl::Time now);
+// report == true only if: the pod has the gate and is not terminating; the condition is not already
+// {True,"",""}; a state annotation exists and parses; no grace period or later batch is pending; and every
+// container in lastContainerStatuses has restarted on its new spec by the planner's rule (a new containerID, a
+// new imageID, or the same imageID with the spec image as the status image, compared as normalized references)
+// and its status is ready. updateEnvFromMetadata / resource updates are left to the executor.
+ReadinessDecision DecideReadiness(const pb::Pod& pod, absl::Time now);
 
 // Strategic merge patch for pods/status, guarded by the pod's resourceVersion.
-std::string ReadinessPatch(const PodView& pod, absl::Time now);
+std::string ReadinessPatch(const pb::Pod& pod, absl::Time now);
 
 }  // namespace cloneset::agent

@@ -9,8 +9,12 @@
 #include "prometheus/family.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "snapshot/snapshot.h"
 
 namespace cloneset::agent {
+namespace {
+std::string KeyOf(const pb::Pod& pod) { return absl::StrCat(pod.metadata().namespace_(), "/", pod.metadata().name()); }
+}  // namespace
 
 ReadinessReporter::ReadinessReporter(kube::RestClient& client, Options options)
     : client_(client),
@@ -19,9 +23,9 @@ ReadinessReporter::ReadinessReporter(kube::RestClient& client, Options options)
       informer_(client,
                 kube::InformerOptions{.path = "/api/v1/pods", .field_selector = "spec.nodeName=" + opts_.node,
                                       .resync_period = absl::Seconds(30)},
-                DecodePodView,
-                {.on_add = [this](const auto& p) { Enqueue(p->namespace_ + "/" + p->name); },
-                 .on_update = [this](const auto&, const auto& p) { Enqueue(p->namespace_ + "/" + p->name); },
+                snapshot::PodFromJson,
+                {.on_add = [this](const auto& p) { Enqueue(KeyOf(*p)); },
+                 .on_update = [this](const auto&, const auto& p) { Enqueue(KeyOf(*p)); },
                  .on_delete = nullptr}) {
   if (opts_.registry != nullptr) {
     reports_ = &prometheus::BuildCounter()
@@ -79,7 +83,8 @@ void ReadinessReporter::Handle(const std::string& key) {
   const absl::Time now = clock_.Now();
   ReadinessDecision d = DecideReadiness(*pod, now);
   if (!d.report) return;
-  auto res = client_.Patch(absl::StrCat("/api/v1/namespaces/", pod->namespace_, "/pods/", pod->name, "/status"),
+  auto res = client_.Patch(absl::StrCat("/api/v1/namespaces/", pod->metadata().namespace_(), "/pods/",
+                                        pod->metadata().name(), "/status"),
                            kube::PatchType::kStrategicMerge, ReadinessPatch(*pod, now));
   std::string result = "success";
   if (!res.ok()) result = kube::IsConflict(res.status()) ? "conflict" : "error";
@@ -96,8 +101,8 @@ void ReadinessReporter::Handle(const std::string& key) {
   }
   if (latency_ != nullptr) latency_->Observe(absl::ToDoubleSeconds(d.update_duration));
   if (opts_.events != nullptr) {
-    kube::ObjectReference ref{.api_version = "v1", .kind = "Pod", .namespace_ = pod->namespace_, .name = pod->name,
-                              .uid = pod->uid};
+    kube::ObjectReference ref{.api_version = "v1", .kind = "Pod", .namespace_ = pod->metadata().namespace_(),
+                              .name = pod->metadata().name(), .uid = pod->metadata().uid()};
     (void)opts_.events->Event(ref, "Normal", "InPlaceUpdateReady",
                               absl::StrCat("in-place update completed in ",
                                            absl::FormatDuration(absl::Trunc(d.update_duration, absl::Milliseconds(1))),

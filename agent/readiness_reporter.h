@@ -54,7 +54,7 @@ class ReadinessReporter {
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> queued_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  kube::Informer<PodView> informer_;
+  kube::Informer<pb::Pod> informer_;
   std::thread worker_;
 };
 

@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "snapshot/snapshot.h"
 
 namespace cloneset::agent {
 namespace {
@@ -68,9 +69,32 @@ TEST(DecideReadinessTest, Table) {
            {"env from metadata", StateWith("updateEnvFromMetadata", true), false,
             "env-from-metadata update: left to the executor"},
            {"terminating", With(Pod(), "/metadata/deletionTimestamp", "2026-01-01T00:00:01Z"), false, "terminating"},
+           // The planner's completion rule (common/inplace_completion.h); before the agent shared it, it appended
+           // ":latest" only to images without a ':' and compared the strings as written, so it waited forever on
+           // these pods while the planner counted them updated.
+           {"same image id, registry port is not a tag",
+            With(With(With(same_id, "/spec/containers/0/image", "registry:5000/app"), "/status/containerStatuses/0/image",
+                      "registry:5000/app:latest"),
+                 "/status/containerStatuses/0/imageID", "old-id"),
+            true, ""},
+           {"same image id, same reference spelled in full",
+            With(same_id, "/status/containerStatuses/0/image", "docker.io/library/nginx:1.25"), true, ""},
+           {"same image id, restarted (new containerID)",
+            With(With(StateWith("lastContainerStatuses", {{"c1", {{"imageID", "old-id"}, {"containerID", "cid-old"}}}}),
+                      "/status/containerStatuses/0",
+                      {{"name", "c1"}, {"image", "nginx:1.24"}, {"imageID", "old-id"}, {"containerID", "cid-new"},
+                       {"ready", true}}),
+                 "/spec/containers/0/image", "nginx:1.25"),
+            true, ""},
+           {"same image id, same containerID, old image",
+            With(StateWith("lastContainerStatuses", {{"c1", {{"imageID", "old-id"}, {"containerID", "cid-old"}}}}),
+                 "/status/containerStatuses/0",
+                 {{"name", "c1"}, {"image", "nginx:1.24"}, {"imageID", "old-id"}, {"containerID", "cid-old"},
+                  {"ready", true}}),
+            false, "container c1 still runs the old image"},
        }) {
     SCOPED_TRACE(c.name);
-    auto view = DecodePodView(c.pod.dump());
+    auto view = snapshot::PodFromJson(c.pod.dump());
     ASSERT_TRUE(view.ok()) << view.status();
     ReadinessDecision d = DecideReadiness(*view, kNow);
     EXPECT_EQ(d.report, c.report);
@@ -82,14 +106,14 @@ TEST(DecideReadinessTest, Table) {
 }
 
 TEST(ReadinessPatchTest, GuardedByResourceVersionAndClearsTheStartReason) {
-  auto view = DecodePodView(Pod().dump());
+  auto view = snapshot::PodFromJson(Pod().dump());
   ASSERT_TRUE(view.ok());
   EXPECT_EQ(ReadinessPatch(*view, kNow),
             R"({"metadata":{"resourceVersion":"17"},"status":{"conditions":[{"lastTransitionTime":"2026-01-01T00:00:42Z",)"
             R"("message":null,"reason":null,"status":"True","type":"InPlaceUpdateReady"}]}})");
 }
 
-TEST(DecodePodViewTest, RejectsNonObjects) { EXPECT_FALSE(DecodePodView("[1]").ok()); }
+TEST(DecodePodTest, RejectsNonObjects) { EXPECT_FALSE(snapshot::PodFromJson("[1]").ok()); }
 
 }  // namespace
 }  // namespace cloneset::agent
