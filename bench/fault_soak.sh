@@ -4,11 +4,14 @@
 # The suite's races show up under load (docs/reliability.md): one run proves little, many runs with many seeds do.
 #
 # Usage: bench/fault_soak.sh [-n RUNS] [--mode quiet|loaded|both] [--filter GTEST_FILTER] [--timeout SECONDS]
+#                            [--stop-after SECONDS]
 #   -n RUNS         runs per mode (default 30)
 #   --mode          quiet: nothing else started; loaded: one busy loop per core (nproc) for the whole mode;
 #                   both (default): the quiet runs, then the loaded ones
 #   --filter        gtest filter (default: the whole suite, '*')
 #   --timeout       per run, seconds (default 900); a run that hits it counts as a failure
+#   --stop-after    no run starts once this many seconds have passed since the soak began (default: none); the
+#                   summary then counts the runs that did start (a whole-suite run takes 80-280 s, load-dependent)
 # BUILD_DIR=build-xx picks the binaries (default build/); the suite starts build/bin's devcluster, planner and
 # executor itself. Logs of failing runs stay in the printed directory; passing runs' logs are removed.
 # Each run's line and the summary give the 1-minute load average (/proc/loadavg) at the end of the run, so a
@@ -21,19 +24,22 @@ RUNS=30
 MODE=both
 FILTER='*'
 TIMEOUT=900
+STOP_AFTER=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) RUNS="$2"; shift 2 ;;
     --mode) MODE="$2"; shift 2 ;;
     --filter) FILTER="$2"; shift 2 ;;
     --timeout) TIMEOUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --stop-after) STOP_AFTER="$2"; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "fault_soak: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 case "$MODE" in quiet) MODES=(quiet) ;; loaded) MODES=(loaded) ;; both) MODES=(quiet loaded) ;;
   *) echo "fault_soak: --mode must be quiet, loaded or both, not $MODE" >&2; exit 2 ;; esac
 [[ "$RUNS" =~ ^[0-9]+$ ]] && [ "$RUNS" -ge 1 ] || { echo "fault_soak: -n must be a positive number, not $RUNS" >&2; exit 2; }
+[[ "$STOP_AFTER" =~ ^[0-9]+$ ]] || { echo "fault_soak: --stop-after must be a number of seconds, not $STOP_AFTER" >&2; exit 2; }
 BIN="$BUILD_DIR/tests/executor_fault_test"
 [ -x "$BIN" ] || { echo "fault_soak: no $BIN (build it: BUILD_DIR=$BUILD_DIR ./run build)" >&2; exit 1; }
 for b in cloneset-devcluster cloneset-planner cloneset-executor; do
@@ -73,6 +79,10 @@ for mode in "${MODES[@]}"; do
   mode_t0=$SECONDS
   [ "$mode" = loaded ] && start_load
   for ((run = 1; run <= RUNS; run++)); do
+    if [ "$STOP_AFTER" -gt 0 ] && [ "$SECONDS" -ge "$STOP_AFTER" ]; then
+      echo "$mode: --stop-after $STOP_AFTER s reached, no further run started ($((run - 1)) of $RUNS ran)"
+      break
+    fi
     s=$(seed)
     log="$OUT/$mode-$run-$s.log"
     t0=$SECONDS
