@@ -9,6 +9,7 @@
 //
 // Exit codes: 0 success, 1 runtime error (unreachable cluster or planner, unknown CloneSet), 2 usage error or
 // invalid manifest.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -268,6 +269,9 @@ int Complete(int argc, char** argv, int first) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A watch cancelled by --timeout closes its socket under a read; a write to a closed socket must be an error
+  // value, not a SIGPIPE that kills the command before it reports the timeout (it exited 141).
+  signal(SIGPIPE, SIG_IGN);
   {
     // --help anywhere prints the usage on stdout and exits 0 (absl's own --help exits 1 and lists only the flags
     // of files named like the binary: "No flags matched").

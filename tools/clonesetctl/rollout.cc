@@ -269,6 +269,15 @@ absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cs, std::opti
   return NextPartition{resolved->partition, std::max(resolved->partition - by, 0)};
 }
 
+std::string RenderConditions(const pb::CloneSetStatus& status) {
+  std::string out;
+  for (const pb::Condition& c : status.conditions()) {
+    absl::StrAppend(&out, "Condition ", c.type(), "=", c.status(), c.reason().empty() ? "" : " (" + c.reason() + ")",
+                    c.message().empty() ? "" : ": " + c.message(), "\n");
+  }
+  return out;
+}
+
 std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods, absl::Time now) {
   std::vector<std::string> out;
   auto resolved = planner::ResolveSpec(cs, pb::FeatureGates());

@@ -98,6 +98,12 @@ struct NextPartition {
 // field's error when the spec cannot be resolved; INVALID_ARGUMENT for a step below 1.
 absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cloneset, std::optional<int32_t> step);
 
+// ---- status ----
+
+// Every condition of the CloneSet, one line each: "Condition Progressing=False (ProgressDeadlineExceeded): CloneSet
+// revision web-1 has timed out progressing" (reason and message left out when empty).
+std::string RenderConditions(const pb::CloneSetStatus& status);
+
 // ---- plan ----
 
 // What holds a rollout that is not moving by itself, one reason a line: a partition that is reached, paused, the

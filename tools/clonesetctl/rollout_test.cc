@@ -293,6 +293,22 @@ TEST(HoldReasons, NamesWhatHoldsTheRollout) {
   EXPECT_THAT(HoldReasons(cs, pods, now), ElementsAre());
 }
 
+TEST(RenderConditions, EveryConditionWithItsStatus) {
+  pb::CloneSetStatus st;
+  auto* c = st.add_conditions();
+  c->set_type("Progressing");
+  c->set_status("False");
+  c->set_reason("ProgressDeadlineExceeded");
+  c->set_message("CloneSet revision web-1 has timed out progressing");
+  c = st.add_conditions();
+  c->set_type("FailedScale");
+  c->set_status("True");
+  EXPECT_EQ(RenderConditions(st),
+            "Condition Progressing=False (ProgressDeadlineExceeded): CloneSet revision web-1 has timed out progressing\n"
+            "Condition FailedScale=True\n");
+  EXPECT_EQ(RenderConditions(pb::CloneSetStatus()), "");
+}
+
 TEST(CliHelp, HelpAndCompletion) {
   std::string about = "x";
   EXPECT_TRUE(WantsHelp({"status", "--help"}, &about));
