@@ -49,8 +49,7 @@ class Reconciler::RestPlanWriter final : public planapi::PlanWriter {
     // the CloneSet's own deletion does, and the stale CloneSet would be scaled back up with pods nobody owns. One
     // GET per plan that creates; no extra write.
     const pb::CloneSet& cs = st_.cs;
-    auto fresh = r_.d_.client->Get(absl::StrCat("/apis/", cs.api_version(), "/namespaces/", st_.ns, "/clonesets/",
-                                                cs.metadata().name()));
+    auto fresh = r_.d_.client->Get(snapshot::CloneSetPath(st_.ns, cs.metadata().name(), cs.api_version()));
     if (!fresh.ok() && !absl::IsNotFound(fresh.status())) return fresh.status();
     auto meta = fresh.ok() ? kube::ReadObjectMeta(*fresh) : absl::StatusOr<kube::ObjectMeta>(fresh.status());
     return meta.ok() && meta->uid == cs.metadata().uid();
@@ -76,12 +75,6 @@ std::string NameOf(std::string_view object_json) {
   return meta.ok() ? meta->name : "";
 }
 
-std::string DeleteBody(std::string_view uid) {
-  json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
-  if (!uid.empty()) body["preconditions"] = {{"uid", std::string(uid)}};
-  return body.dump();
-}
-
 // Whether a failed write may still have been applied: the API server answered 5xx (it may fail after the commit,
 // e.g. a timeout writing the response) or the connection broke. 429 and 4xx are refusals.
 bool OutcomeUnknown(const absl::Status& s) {
@@ -89,11 +82,6 @@ bool OutcomeUnknown(const absl::Status& s) {
   // committed write.
   if (const auto http = kube::HttpCode(s)) return *http >= 500;
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsInternal(s) || absl::IsUnknown(s);
-}
-
-json OwnerJson(const pb::OwnerReference& o) {
-  return {{"apiVersion", o.api_version()}, {"kind", o.kind()},       {"name", o.name()},
-          {"uid", o.uid()},                {"controller", o.controller()}, {"blockOwnerDeletion", o.block_owner_deletion()}};
 }
 
 // Whether `fresh` has the labels, annotations, finalizers, owners, containers and deletion state of `seen`, the
@@ -330,29 +318,20 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
         if (p.metadata().name() == upd.name()) pvc = &p;
       }
       if (pvc == nullptr) return absl::NotFoundError(absl::StrCat("pvc ", upd.name(), " is not in the snapshot"));
-      json owners = json::array();
-      for (const auto& o : pvc->metadata().owner_references()) {
-        if (o.uid() != upd.remove_owner_uid()) owners.push_back(OwnerJson(o));
-      }
-      if (upd.has_add_owner()) owners.push_back(OwnerJson(upd.add_owner()));
-      json body = {{"metadata", {{"resourceVersion", upd.resource_version()}, {"ownerReferences", owners}}}};
-      const std::string path = PvcsPath(st.ns) + "/" + upd.name();
-      auto resp = d_.client->Patch(path, kube::PatchType::kMerge, body.dump());
-      if (kube::IsConflict(resp.status())) ReReadAfterConflict(key, ObjectKind::kPvc, path, upd.name());
+      const snapshot::ApiRequest req = snapshot::PvcOwnerPatchRequest(st.ns, *pvc, upd);
+      auto resp = d_.client->Patch(req.path, kube::PatchType::kMerge, req.body);
+      if (kube::IsConflict(resp.status())) ReReadAfterConflict(key, ObjectKind::kPvc, req.path, upd.name());
       if (!resp.ok()) return resp.status();
       ExpectFromResponse(key, ObjectKind::kPvc, upd.name(), Want::kAtLeastVersion, *resp);
       return absl::OkStatus();
     }
     case pb::Action::kCreateImagePullJob: {
-      auto resp = d_.client->Create(
-          absl::StrCat("/apis/apps.kruise.io/v1alpha1/namespaces/", st.ns, "/imagepulljobs"),
-          action.create_image_pull_job().job_json());
+      auto resp = d_.client->Create(snapshot::ImagePullJobsPath(st.ns), action.create_image_pull_job().job_json());
       return resp.ok() || absl::IsAlreadyExists(resp.status()) ? absl::OkStatus() : resp.status();
     }
     case pb::Action::kDeleteImagePullJob: {
-      auto resp = d_.client->Delete(absl::StrCat("/apis/apps.kruise.io/v1alpha1/namespaces/", st.ns,
-                                                 "/imagepulljobs/", action.delete_image_pull_job().name()),
-                                    DeleteBody(""));
+      auto resp = d_.client->Delete(
+          absl::StrCat(snapshot::ImagePullJobsPath(st.ns), "/", action.delete_image_pull_job().name()), DeleteBody(""));
       return resp.ok() || absl::IsNotFound(resp.status()) ? absl::OkStatus() : resp.status();
     }
     case pb::Action::kPatchPod:

@@ -11,14 +11,6 @@
 
 namespace cloneset::executor {
 
-std::string PodsPath(std::string_view ns) { return "/api/v1/namespaces/" + std::string(ns) + "/pods"; }
-std::string PvcsPath(std::string_view ns) {
-  return "/api/v1/namespaces/" + std::string(ns) + "/persistentvolumeclaims";
-}
-std::string RevisionsPath(std::string_view ns) {
-  return "/apis/apps/v1/namespaces/" + std::string(ns) + "/controllerrevisions";
-}
-
 namespace {
 
 bool DeadlineExceeded(const pb::CloneSet& cs) {

@@ -56,6 +56,7 @@
 #include "kube/rest_client.h"
 #include "planapi/applier.h"
 #include "planapi/request.h"
+#include "snapshot/patch.h"
 
 namespace cloneset::executor {
 
@@ -163,9 +164,11 @@ class Reconciler {
 // Whether the snapshot carries the Nodes of the pods (planapi/request.h).
 using planapi::NeedsNodes;
 
-// API paths of the objects the executor writes.
-std::string PodsPath(std::string_view ns);
-std::string PvcsPath(std::string_view ns);
-std::string RevisionsPath(std::string_view ns);
+// API paths and bodies of the executor's writes: one translation of plan actions into API requests
+// (snapshot/patch.h).
+using snapshot::DeleteBody;
+using snapshot::PodsPath;
+using snapshot::PvcsPath;
+using snapshot::RevisionsPath;
 
 }  // namespace cloneset::executor

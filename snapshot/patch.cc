@@ -158,6 +158,44 @@ ApiRequest CloneSetStatusRequest(std::string_view namespace_, std::string_view c
   return req;
 }
 
+ApiRequest PvcOwnerPatchRequest(std::string_view namespace_, const pb::PersistentVolumeClaim& pvc,
+                                const pb::UpdatePvcOwner& update) {
+  const auto owner_json = [](const pb::OwnerReference& o) {
+    return Json{{"apiVersion", o.api_version()}, {"kind", o.kind()},
+                {"name", o.name()},              {"uid", o.uid()},
+                {"controller", o.controller()},  {"blockOwnerDeletion", o.block_owner_deletion()}};
+  };
+  Json owners = Json::array();
+  for (const auto& o : pvc.metadata().owner_references()) {
+    if (o.uid() != update.remove_owner_uid()) owners.push_back(owner_json(o));
+  }
+  if (update.has_add_owner()) owners.push_back(owner_json(update.add_owner()));
+  const Json body = {{"metadata", {{"resourceVersion", update.resource_version()}, {"ownerReferences", owners}}}};
+  return Patch("/api/v1", namespace_, internal::Cat("persistentvolumeclaims/", update.name()), kMergePatch, body);
+}
+
+std::string PodsPath(std::string_view namespace_) {
+  return internal::Cat("/api/v1/namespaces/", namespace_, "/pods");
+}
+std::string PvcsPath(std::string_view namespace_) {
+  return internal::Cat("/api/v1/namespaces/", namespace_, "/persistentvolumeclaims");
+}
+std::string RevisionsPath(std::string_view namespace_) {
+  return internal::Cat("/apis/apps/v1/namespaces/", namespace_, "/controllerrevisions");
+}
+std::string ImagePullJobsPath(std::string_view namespace_) {
+  return internal::Cat("/apis/apps.kruise.io/v1alpha1/namespaces/", namespace_, "/imagepulljobs");
+}
+std::string CloneSetPath(std::string_view namespace_, std::string_view cloneset_name, std::string_view api_version) {
+  return internal::Cat("/apis/", api_version, "/namespaces/", namespace_, "/clonesets/", cloneset_name);
+}
+
+std::string DeleteBody(std::string_view uid) {
+  Json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!uid.empty()) body["preconditions"] = {{"uid", std::string(uid)}};
+  return body.dump();
+}
+
 absl::StatusOr<ApiRequest> ActionToPatch(const pb::Action& action, std::string_view namespace_,
                                          std::string_view cloneset_name, std::string_view api_version) {
   switch (action.kind_case()) {

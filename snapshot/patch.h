@@ -1,5 +1,7 @@
-// Plan actions that mutate existing objects, turned into concrete Kubernetes API requests. The executor prefixes
-// `path` with the server URL; it is the full path below the API root, e.g. /api/v1/namespaces/ns/pods/p/status.
+// Plan actions turned into concrete Kubernetes API requests: the patches of existing objects, and the paths and
+// bodies of the creations and deletions (the executor's plan writer, executor/apply.cc, sends them; how it reads
+// the answers is its own). The executor prefixes `path` with the server URL; it is the full path below the API
+// root, e.g. /api/v1/namespaces/ns/pods/p/status.
 #pragma once
 
 #include <string>
@@ -49,6 +51,22 @@ absl::StatusOr<ApiRequest> CloneSetPatchRequest(std::string_view namespace_, std
 // The status subresource write: merge patch {"status": StatusToJson(status)} on clonesets/<name>/status.
 ApiRequest CloneSetStatusRequest(std::string_view namespace_, std::string_view cloneset_name,
                                  std::string_view api_version, const pb::CloneSetStatus& status);
+
+// UpdatePvcOwner: a merge patch of the claim's metadata.ownerReferences, the snapshot's `pvc` ones without
+// remove_owner_uid plus add_owner, under the action's metadata.resourceVersion.
+ApiRequest PvcOwnerPatchRequest(std::string_view namespace_, const pb::PersistentVolumeClaim& pvc,
+                                const pb::UpdatePvcOwner& update);
+
+// The collections a plan POSTs to (CreatePod's PVCs and pod, CreatePvc, CreateRevision, CreateImagePullJob); an
+// object's own path is the collection's plus "/<name>" (the deletions, and the GETs that read an outcome back).
+std::string PodsPath(std::string_view namespace_);
+std::string PvcsPath(std::string_view namespace_);
+std::string RevisionsPath(std::string_view namespace_);
+std::string ImagePullJobsPath(std::string_view namespace_);
+// The CloneSet's own path, under its apiVersion as given.
+std::string CloneSetPath(std::string_view namespace_, std::string_view cloneset_name, std::string_view api_version);
+// The body of every DELETE of a plan: DeleteOptions with the uid precondition when `uid` is not empty.
+std::string DeleteBody(std::string_view uid);
 
 // Dispatches on the action kind: PatchPod, PatchPodStatus, UpdateRevision and PatchCloneSet. Other kinds are not
 // patches and get INVALID_ARGUMENT.

@@ -173,5 +173,46 @@ TEST(ActionToPatch, DispatchesByKind) {
   EXPECT_EQ(ActionToPatch(a, "ns", "cs", "").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(PvcOwnerPatchRequest, ReplacesTheOwnerListUnderThePrecondition) {
+  pb::PersistentVolumeClaim pvc;
+  pvc.mutable_metadata()->set_name("data-cs-a");
+  for (const char* uid : {"old-uid", "other-uid"}) {
+    pb::OwnerReference* o = pvc.mutable_metadata()->add_owner_references();
+    o->set_api_version("v1");
+    o->set_kind("Pod");
+    o->set_name(uid);
+    o->set_uid(uid);
+  }
+  pb::UpdatePvcOwner u;
+  u.set_name("data-cs-a");
+  u.set_resource_version("9");
+  u.set_remove_owner_uid("old-uid");
+  u.mutable_add_owner()->set_api_version("apps.kruise.io/v1alpha1");
+  u.mutable_add_owner()->set_kind("CloneSet");
+  u.mutable_add_owner()->set_name("cs");
+  u.mutable_add_owner()->set_uid("cs-uid");
+  u.mutable_add_owner()->set_controller(true);
+  const ApiRequest req = PvcOwnerPatchRequest("ns", pvc, u);
+  EXPECT_EQ(req.path, "/api/v1/namespaces/ns/persistentvolumeclaims/data-cs-a");
+  EXPECT_EQ(req.content_type, kMergePatch);
+  EXPECT_EQ(req.body,
+            R"({"metadata":{"ownerReferences":[)"
+            R"({"apiVersion":"v1","blockOwnerDeletion":false,"controller":false,"kind":"Pod","name":"other-uid",)"
+            R"("uid":"other-uid"},)"
+            R"({"apiVersion":"apps.kruise.io/v1alpha1","blockOwnerDeletion":false,"controller":true,)"
+            R"("kind":"CloneSet","name":"cs","uid":"cs-uid"}],"resourceVersion":"9"}})");
+}
+
+TEST(WritePaths, CollectionsDeleteBodyAndTheCloneSet) {
+  EXPECT_EQ(PodsPath("ns"), "/api/v1/namespaces/ns/pods");
+  EXPECT_EQ(PvcsPath("ns"), "/api/v1/namespaces/ns/persistentvolumeclaims");
+  EXPECT_EQ(RevisionsPath("ns"), "/apis/apps/v1/namespaces/ns/controllerrevisions");
+  EXPECT_EQ(ImagePullJobsPath("ns"), "/apis/apps.kruise.io/v1alpha1/namespaces/ns/imagepulljobs");
+  EXPECT_EQ(CloneSetPath("ns", "cs", "apps.kruise.io/v1beta1"),
+            "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/cs");
+  EXPECT_EQ(DeleteBody(""), R"({"apiVersion":"v1","kind":"DeleteOptions"})");
+  EXPECT_EQ(DeleteBody("u1"), R"({"apiVersion":"v1","kind":"DeleteOptions","preconditions":{"uid":"u1"}})");
+}
+
 }  // namespace
 }  // namespace cloneset::snapshot
