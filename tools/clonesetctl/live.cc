@@ -265,7 +265,7 @@ std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {
         break;
       case pb::Action::kCreateImagePullJob: line = "create ImagePullJob"; break;
       case pb::Action::kDeleteImagePullJob: line = "delete ImagePullJob " + a.delete_image_pull_job().name(); break;
-      case pb::Action::kStartInPlaceUpdates:  // only for callers that accept batches; this tool does not
+      case pb::Action::kStartInPlaceUpdates:  // not after AskPlanner (planapi::RequestPlan expands batches)
         line = absl::StrCat("start in-place updates of ", a.start_in_place_updates().targets_size(), " pods");
         break;
       case pb::Action::KIND_NOT_SET: line = "(empty action)"; break;
