@@ -402,9 +402,16 @@ TEST_F(ClonesetctlRollout, StatusWatchRedrawsInPlaceOnATerminal) {
   std::string command = "exec env";
   for (const auto& [k, v] : env_) command += " " + k + "='" + v + "'";
   command += absl::StrCat(" ", CLONESETCTL_BIN, " status web -w --interval 100ms");
-  auto r = RunCommand({"tmux", "-S", socket, "new-session", "-d", "-s", "live", "-x", "150", "-y", "40", command},
+  // The tmux server keeps the descriptors it was started with: without the redirections RunCommand would wait for
+  // the end of a stdout the server never closes.
+  auto r = RunCommand({"/bin/sh", "-c", "exec tmux \"$@\" </dev/null >/dev/null 2>&1", "tmux", "-S", socket,
+                       "new-session", "-d", "-s", "live", "-x", "150", "-y", "40", command},
                       {});
   ASSERT_EQ(r.exit_code, 0) << "tmux is needed (./run deps installs it): " << r.output;
+  struct KillServer {
+    std::string socket;
+    ~KillServer() { RunCommand({"/bin/sh", "-c", "exec tmux -S \"$0\" kill-server >/dev/null 2>&1", socket}, {}); }
+  } kill_server{socket};
   auto pane = [&] { return RunCommand({"tmux", "-S", socket, "capture-pane", "-p", "-t", "live"}, {}).output; };
   auto count = [](const std::string& text, const std::string& what) {
     int n = 0;
@@ -422,7 +429,6 @@ TEST_F(ClonesetctlRollout, StatusWatchRedrawsInPlaceOnATerminal) {
   const std::string last = pane();
   EXPECT_EQ(count(last, "CloneSet default/web"), 1) << last;
   EXPECT_EQ(count(last, "update revision web-rev"), 1) << last;
-  RunCommand({"tmux", "-S", socket, "kill-server"}, {});
 
   // No terminal: the views follow each other.
   const std::string log = stack_.dir() + "/plain.log";
