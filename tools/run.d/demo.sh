@@ -1,5 +1,6 @@
-# ./run demo [--fast] [--keep|--no-keep]
-# Sets everything up (./run deps, build), starts the local stack (./run up --nodes 3), applies the seed 000
+# ./run demo [--fast] [--keep|--no-keep] [--cluster embedded|real]
+# Sets everything up (./run deps, build), starts the local stack (./run up --nodes 3, on the embedded cluster or
+# with --cluster real on the real control plane of tools/run.d/real_cluster.sh), applies the seed 000
 # manifests as written and plays the CloneSet story: ready; scale to 5; in-place canary of 2 (partition 3), then
 # partition 0; delete one chosen pod with podsToDelete; scale to 2. Every step is checked by
 # `clonesetctl demo-check` (pod names, UIDs, PVCs, restart counts, revisions) and the demo fails loudly when a check
@@ -8,18 +9,24 @@
 # It always starts from a clean cluster: whatever ./run up left running in $RUN_DIR is stopped and its data purged.
 
 run_demo() {
-  local fast=0 keep=1
+  local fast=0 keep=1 cluster=embedded
   while [ $# -gt 0 ]; do
     case "$1" in
       --fast) fast=1 ;;
       --keep) keep=1 ;;
       --no-keep) keep=0 ;;
-      -h|--help) echo "usage: ./run demo [--fast] [--keep|--no-keep] (stops ./run up's stack and purges its data first)"
+      --cluster) cluster="${2:-}"; shift ;;
+      --cluster=*) cluster="${1#*=}" ;;
+      -h|--help) echo "usage: ./run demo [--fast] [--keep|--no-keep] [--cluster embedded|real] (stops ./run up's stack and purges its data first)"
         return 0 ;;
-      *) echo "demo: unknown option $1 (use --fast, --keep, --no-keep)" >&2; return 2 ;;
+      *) echo "demo: unknown option $1 (use --fast, --keep, --no-keep, --cluster embedded|real)" >&2; return 2 ;;
     esac
     shift
   done
+  case "$cluster" in
+    embedded|real) ;;
+    *) echo "demo: --cluster must be embedded or real, got '$cluster'" >&2; return 2 ;;
+  esac
   cmd_deps
   cmd_build --target cloneset-devcluster cloneset-planner cloneset-executor clonesetctl
   # The node agent is optional for the story (the embedded cluster simulates the kubelets).
@@ -34,7 +41,7 @@ run_demo() {
   log "demo: starting from a clean cluster (./run down --purge)"
   run_down --purge
   local kubeconfig
-  kubeconfig="$(run_up --nodes 3 | tail -n 1)" || { echo "demo: ./run up failed" >&2; return 1; }
+  kubeconfig="$(run_up --nodes 3 --cluster "$cluster" | tail -n 1)" || { echo "demo: ./run up failed" >&2; return 1; }
   [ -f "$kubeconfig" ] || { echo "demo: ./run up did not print a kubeconfig" >&2; return 1; }
 
   local ctl="$BUILD_DIR/bin/clonesetctl"
