@@ -241,7 +241,10 @@ TEST(ExecutorFaultTest, PlannerOutageMeansNoWrites) {
   std::vector<std::string> flags = kShortLeases;
   flags.push_back("--readyz_failure_bound=2s");
   ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", flags));
-  const std::vector<Workload> ws = {{"fault-c-recreate", 6, 1, "ReCreate", false}, {"fault-c-inplace", 6, 1, "InPlaceIfPossible"}};
+  // minReadySeconds: 6 ReCreate steps of at least 2 s each, so the rollout is still going when the planner goes
+  // down; without it, on a lightly loaded machine the whole rollout (about 2 s) could finish before the kill.
+  const std::vector<Workload> ws = {{"fault-c-recreate", 6, 1, "ReCreate", false, 2},
+                                    {"fault-c-inplace", 6, 1, "InPlaceIfPossible"}};
   ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(1)));
   ASSERT_EQ(WaitSettled(stack, ws, Image(1), absl::Seconds(60)), "") << Diagnose(stack, ws);
   InvariantWatch watch(stack, ws);
