@@ -26,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "tools/cli/help.h"
 
 ABSL_FLAG(std::string, node_name, "", "This node's name (required; downward API spec.nodeName)");
 ABSL_FLAG(std::string, cri_socket, "unix:///run/containerd/containerd.sock", "CRI endpoint of the node's runtime");
@@ -129,6 +130,7 @@ int Run() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("cloneset-agent --node_name=<node> [--cri_socket=unix:///...] [--kubeconfig=...]");
+  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
   absl::ParseCommandLine(argc, argv);
   return cloneset::agent::Run();
 }

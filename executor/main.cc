@@ -34,6 +34,7 @@
 #include "nlohmann/json.hpp"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "tools/cli/help.h"
 #include "imagepull/coordinator_loop.h"  // image pre-download coordinator
 
 ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file; empty: $KUBECONFIG, ~/.kube/config, then in-cluster");
@@ -276,6 +277,7 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage("cloneset-executor: applies CloneSet plans from the planner to the API server.");
+  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
   absl::ParseCommandLine(argc, argv);
   return cloneset::executor::Run();
 }

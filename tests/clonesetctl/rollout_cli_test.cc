@@ -464,11 +464,12 @@ TEST(ClonesetctlHelp, EveryCommandsHelpExitsZero) {
 
 // The other binaries answer --help the same way (tools/cli/help.h), instead of absl's exit 1 "No flags matched".
 TEST(ClonesetctlHelp, BinariesHelpExitsZero) {
-  for (const std::string& bin : {std::string(DEVCLUSTER_BIN), std::string(PLANNER_BIN)}) {
+  for (const std::string& bin : {std::string(DEVCLUSTER_BIN), std::string(PLANNER_BIN), std::string(EXECUTOR_BIN),
+                                 std::string(AGENT_BIN)}) {
     for (const char* flag : {"--help", "-h", "--helpfull"}) {
       auto r = RunCommand({bin, flag}, {});
       EXPECT_EQ(r.exit_code, 0) << bin << " " << flag << " " << r.output;
-      EXPECT_THAT(r.output, HasSubstr("Usage: cloneset-")) << bin;
+      EXPECT_THAT(r.output, HasSubstr("cloneset-")) << bin;
       EXPECT_THAT(r.output, HasSubstr("\nFlags:\n  --")) << bin;
       EXPECT_THAT(r.output, ::testing::Not(HasSubstr("No flags matched"))) << bin;
       EXPECT_THAT(r.output, ::testing::Not(HasSubstr("--flagfile"))) << bin << ": absl's own flags are not listed";
@@ -476,6 +477,8 @@ TEST(ClonesetctlHelp, BinariesHelpExitsZero) {
   }
   EXPECT_THAT(RunCommand({DEVCLUSTER_BIN, "--help"}, {}).output, HasSubstr("--nodes="));
   EXPECT_THAT(RunCommand({PLANNER_BIN, "--help"}, {}).output, HasSubstr("--listen="));
+  EXPECT_THAT(RunCommand({EXECUTOR_BIN, "--help"}, {}).output, HasSubstr("--planner_address="));
+  EXPECT_THAT(RunCommand({AGENT_BIN, "--help"}, {}).output, HasSubstr("--node_name="));
 }
 
 TEST(ClonesetctlCompletion, BashCompletesCommandsAndVerbs) {
