@@ -58,10 +58,10 @@ _real_pki() {
   ) || { echo "real cluster: creating certificates in $pki failed" >&2; return 1; }
 }
 
-# _real_kubeconfig DIR PORT OUT: admin kubeconfig with the CA embedded and the admin bearer token.
-_real_kubeconfig() {
-  local pki="$1/pki" port="$2" out="$3" token
-  token=$(cut -d, -f1 "$pki/tokens.csv")
+# _real_write_kubeconfig CA PORT CONTEXT USER TOKEN OUT: a kubeconfig (mode 600, replaced atomically) for the API
+# server on 127.0.0.1:PORT with the CA embedded and USER's bearer token: the admin's and each component's.
+_real_write_kubeconfig() {
+  local ca="$1" port="$2" context="$3" user="$4" token="$5" out="$6"
   cat >"$out.tmp" <<EOF
 apiVersion: v1
 kind: Config
@@ -69,18 +69,25 @@ clusters:
 - name: real
   cluster:
     server: https://127.0.0.1:$port
-    certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
+    certificate-authority-data: $(base64 -w0 "$ca")
 users:
-- name: cloneset-admin
+- name: "$user"
   user:
     token: $token
 contexts:
-- name: real
-  context: {cluster: real, user: cloneset-admin}
-current-context: real
+- name: $context
+  context: {cluster: real, user: "$user"}
+current-context: $context
 EOF
   chmod 600 "$out.tmp"
   mv "$out.tmp" "$out"
+}
+
+# _real_kubeconfig DIR PORT OUT: admin kubeconfig with the CA embedded and the admin bearer token.
+_real_kubeconfig() {
+  local pki="$1/pki" port="$2" out="$3" token
+  token=$(cut -d, -f1 "$pki/tokens.csv")
+  _real_write_kubeconfig "$pki/ca.crt" "$port" real cloneset-admin "$token" "$out"
 }
 
 # _real_nodes N: the fake nodes, Node objects kwok manages (annotation kwok.x-k8s.io/node=fake). Capacity is
@@ -193,25 +200,8 @@ _real_sa_kubeconfig() {
     mkdir -p "$real/tokens"; chmod 700 "$real/tokens"
     (umask 077; printf '%s\n' "$token" >"$tokf")
   fi
-  cat >"$out.tmp" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: real
-  cluster:
-    server: https://127.0.0.1:$port
-    certificate-authority-data: $(base64 -w0 "$real/pki/ca.crt")
-users:
-- name: system:serviceaccount:$REAL_NAMESPACE:$sa
-  user:
-    token: $token
-contexts:
-- name: real-$component
-  context: {cluster: real, user: "system:serviceaccount:$REAL_NAMESPACE:$sa"}
-current-context: real-$component
-EOF
-  chmod 600 "$out.tmp"
-  mv "$out.tmp" "$out"
+  _real_write_kubeconfig "$real/pki/ca.crt" "$port" "real-$component" \
+    "system:serviceaccount:$REAL_NAMESPACE:$sa" "$token" "$out"
 }
 
 # real_cluster_identities DIR PORT: `helm upgrade --install` of the chart's ServiceAccounts and RBAC (values in
