@@ -1,4 +1,5 @@
 // The reconcile against mocks: exact API calls for each kind of plan, and the rules of reconciler.h.
+// Size: one test per kind of plan and per rule of reconciler.h over one fixture (testing/reconciler_fixture.h).
 #include "executor/reconciler.h"
 
 #include <atomic>

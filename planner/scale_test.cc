@@ -1,3 +1,5 @@
+// Size: the table tests of PlanScale, a section per step of semantics §4 (diff, creation, deletion order, instance
+// ids, PVC cleanup) over one set of fixtures; split, each half would lose the fixtures and the step it builds on.
 #include "planner/scale.h"
 
 #include <algorithm>

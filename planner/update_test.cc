@@ -1,3 +1,5 @@
+// Size: the table tests of PlanRefresh and PlanUpdate (semantics §5), one section per step over the fixtures of
+// update_test_util.h; the flow across several plans is in update_flow_test.cc.
 #include "planner/update.h"
 
 #include <string>

@@ -1,3 +1,5 @@
+// Size: one event loop (NodeSimulator::Impl) that owns every simulated pod's timers and the watch it reacts to;
+// the models it drives are in files of their own (scheduler, kubelet, node_model, pvc_binder, images, events).
 #include "devcluster/nodes/simulator.h"
 
 #include <algorithm>
