@@ -121,6 +121,21 @@ provisioner: cloneset.test/hostpath-provisioner
 reclaimPolicy: Delete
 volumeBindingMode: WaitForFirstConsumer'
 
+# kube-scheduler's configuration. An unschedulable pod waits in the scheduler's unschedulable pool until a cluster
+# event its rejecting plugin registered for (for VolumeBinding: a claim or volume change) moves it back, or until
+# --pod-max-in-unschedulable-pods-duration (default 5 min) has passed, checked every 30 s. The event can be missed:
+# real.e2e once saw a pod stay Pending for more than 240 s after its claim was Bound, its last attempt having read
+# the claim as still unbound. With 5 s (a flag only; KubeSchedulerConfiguration has no field for it) such a pod is
+# retried within about 35 s whatever happens; the back-off between retries is 1-2 s instead of 1-10 s. Test clusters
+# only: a large cluster with many unschedulable pods would pay for the retries.
+_REAL_SCHEDULER_CONFIG='apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "@KUBECONFIG@"}
+leaderElection: {leaderElect: false}
+enableProfiling: false
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 2'
+
 # REAL_AUDIT_LOG=1 (environment of `./run up --cluster real`): kube-apiserver also writes an audit log of every
 # write request (one JSON line per answered create/update/patch/delete, with user, userAgent, resource,
 # subresource and code; leases left out) to $RUN_DIR/kube-apiserver-audit.log. apiserver_request_total has no
@@ -291,8 +306,11 @@ real_cluster_up() {
     --use-service-account-credentials=true --root-ca-file="$pki/ca.crt" \
     --service-account-private-key-file="$pki/sa.key" --cluster-signing-cert-file="$pki/ca.crt" \
     --cluster-signing-key-file="$pki/ca.key" --controllers='*' --profiling=false
-  _start kube-scheduler "$scheduler" --kubeconfig="$kubeconfig" --secure-port=0 --leader-elect=false \
-    --profiling=false
+  # The scheduler's retries (see _REAL_SCHEDULER_CONFIG); -v=2 logs each attempt ("Unable to schedule pod; no fit;
+  # waiting", "Successfully bound pod to node"), which real.claims_wait counts.
+  printf '%s\n' "$_REAL_SCHEDULER_CONFIG" | sed "s#@KUBECONFIG@#$kubeconfig#" >"$real/kube-scheduler.yaml"
+  _start kube-scheduler "$scheduler" --config="$real/kube-scheduler.yaml" --secure-port=0 \
+    --pod-max-in-unschedulable-pods-duration=5s -v=2
   _start kwok "$kwok" --kubeconfig="$kubeconfig" --config="$ROOT/tools/go/kwok/pod-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-lease-duration-seconds=40 --cidr=10.244.0.1/16 --node-ip=10.255.0.1
