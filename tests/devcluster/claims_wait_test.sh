@@ -5,7 +5,9 @@
 #    mounting it stays Pending with no node and kube-scheduler's FailedScheduling event "... pod has unbound
 #    immediate PersistentVolumeClaims ...";
 #  - a claim naming no class gets the cluster's default class ("standard" on both backends), is Bound, and the pod
-#    mounting it runs.
+#    mounting it runs;
+#  - on real: kube-scheduler retries such a pod without any cluster event, and schedules it within seconds of its
+#    claim being Bound (the pod would otherwise wait up to 5 minutes after a missed event).
 # Usage: claims_wait_test.sh embedded DEVCLUSTER_BIN     (starts that cloneset-devcluster on 127.0.0.1 port 0)
 #        claims_wait_test.sh real REPO_ROOT              (`./run up --cluster real --nodes 1 --executors 0
 #                                                         --planners 0 --no-agents` in a private RUN_DIR; BUILD_DIR
@@ -124,6 +126,45 @@ node=$(kc -n "$NS" get pod stuck -o jsonpath='{.spec.nodeName}')
 [ -z "$node" ] || fail "pod 'stuck' was scheduled to '$node' although its claim is not bound"
 reason=$(kc -n "$NS" get pod stuck -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')
 [ "$reason" = Unschedulable ] || fail "pod 'stuck' PodScheduled reason '$reason', want Unschedulable"
+
+
+# Real only: kube-scheduler's retries of a pod that waits for its claim (tools/run.d/real_cluster.sh,
+# _REAL_SCHEDULER_CONFIG). The embedded cluster has no unschedulable pool to leave (it re-checks a waiting pod on
+# every pass) and its binder provisions claims itself instead of binding volumes created beforehand, so neither
+# check has an embedded counterpart.
+if [ "$BACKEND" = real ]; then
+  # 1. Retried with no cluster event: kube-scheduler logs each failed attempt at -v=2. With its default
+  #    --pod-max-in-unschedulable-pods-duration (5 min) the second attempt comes after 5 minutes; with 5 s, within
+  #    about 35 s (the pool is flushed every 30 s).
+  attempts() { grep -c "Unable to schedule pod; no fit; waiting\" pod=\"$NS/stuck\"" "$RUN_DIR/kube-scheduler.log" || true; }
+  first=$(attempts)
+  [ "$first" -ge 1 ] || fail "kube-scheduler logged no attempt for $NS/stuck (is it running with -v=2?)"
+  retried() { [ "$(attempts)" -gt "$first" ]; }
+  start=$SECONDS
+  poll 90 "kube-scheduler to retry the unschedulable pod $NS/stuck without any cluster event" retried
+  echo "retried without an event after $((SECONDS - start)) s (attempts before: $first)"
+  # 2. The claim gets a volume (the controller manager's binder binds it to this pre-bound PV): the pod is scheduled
+  #    a few seconds after the claim is Bound. The bound is generous for the loaded machine; a missed event costs at
+  #    most the 35 s of check 1.
+  kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $NS-stuck}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: $CLASS
+  persistentVolumeReclaimPolicy: Delete
+  hostPath: {path: /tmp/$NS-stuck}
+  claimRef: {namespace: $NS, name: stuck}
+YAML
+  poll 120 "claim 'stuck' Bound to the volume created for it" is_phase pvc stuck Bound
+  bound=$SECONDS
+  scheduled() { [ -n "$(kc -n "$NS" get pod stuck -o jsonpath='{.spec.nodeName}')" ]; }
+  poll 60 "pod 'stuck' scheduled after its claim was Bound" scheduled
+  echo "scheduled $((SECONDS - bound)) s after its claim was Bound"
+  kc delete pv "$NS-stuck" --wait=false >/dev/null
+fi
 
 kc delete namespace "$NS" --wait=false >/dev/null
 kc delete storageclass "$CLASS" >/dev/null
