@@ -2,7 +2,7 @@
 # clients/go/build.sh OUT_DIR: the Go planner client as a module ready to use in OUT_DIR: this directory's sources
 # plus package plannerv1 generated from proto/planner.proto by protoc with protoc-gen-go and protoc-gen-go-grpc
 # (pinned by tools/go/protocgen, built once by `./run tool`), compiled and vetted, and the test and example binaries
-# the ctests run (OUT_DIR/bin/vectors.test, OUT_DIR/bin/rollout-example). CMake runs it (target client_go) whenever
+# the ctests run (OUT_DIR/bin/client.test, OUT_DIR/bin/rollout-example). CMake runs it (target client_go) whenever
 # the proto, a source or a pin changes; the generated code is never committed. A missing protoc or Go is a failure.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,7 +31,7 @@ protoc -I "$ROOT/proto" \
   # (outside the repository), downloaded once.
   export GOFLAGS="-mod=readonly -buildvcs=false"
   go vet ./...
-  go test -c -o bin/vectors.test .
+  go test -c -o bin/client.test .
   go build -o bin/ ./cmd/...
 )
 rm -rf "$OUT"
