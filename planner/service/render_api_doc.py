@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Renders docs/planner-api.md from proto/planner.proto's comments plus a worked example.
 
-usage: render_api_doc.py proto/planner.proto <planner_api_example binary> > docs/planner-api.md
+usage: render_api_doc.py proto/planner.proto <planner_api_example binary> [docs/planner-api.md] > new.md
+
+With the existing document as third argument its hand-written clients section (between the CLIENTS_BEGIN and
+CLIENTS_END markers) is kept; without, an empty section is written.
 
 The reference part is generated (every service method, message, field and enum value with its comment); the
 example request and response are produced by the real Plan function (planner/bench/api_example.cc).
 """
+import os
 import re
 import subprocess
 import sys
+
+# The hand-written part of the document (the clients and their examples), carried over from the existing
+# docs/planner-api.md when it is rendered again.
+CLIENTS_BEGIN = "<!-- BEGIN clients: hand-written, kept by render_api_doc.py when it re-renders -->"
+CLIENTS_END = "<!-- END clients -->"
 
 INTRO = """# Planner API reference (`cloneset.planner.v1`)
 
@@ -58,16 +67,45 @@ One CloneSet cannot crash or wedge the shared planner: the work and size of one 
 * **Shutdown**: on SIGTERM `cloneset-planner` lets calls in flight finish for `--shutdown_grace_seconds` (default
   5), then stops the plans still running and exits.
 
-## Versioning
+## Versioning and evolution
 
-* The package is versioned (`cloneset.planner.v1`). Within v1, fields and messages are only ever added; field
-  numbers are never reused or renumbered, and the meaning of an existing field does not change.
-* Clients must ignore fields they do not know (protobuf does this by default); servers treat absent fields as
-  their documented defaults, so an older client keeps working against a newer server.
-* Unknown enum values and unknown strings in enumerated fields (for example `updateStrategy.type`) are rejected
-  with `INVALID_ARGUMENT` naming the field rather than guessed.
-* An incompatible change gets a new package (`cloneset.planner.v2`) served side by side with v1 for at least one
-  release.
+The package is versioned (`cloneset.planner.v1`); the shared test vectors (`tests/vectors/planner/v1/`, one
+request and the planner's answer per file) pin what v1 answers, and every client is tested against them.
+
+**What may change within v1** (a client written today keeps working):
+
+* new fields, messages, methods and enum values; new action kinds (members of `Action.kind`), event reasons,
+  `summary.phase` values and `blocked_reasons` texts;
+* the wording of error messages after the field path (the path before the first `: ` stays);
+* a new shape of an answer only behind a request field that asks for it and that an older planner ignores safely
+  (`accept_in_place_batches`: an older planner answers per-pod actions, which mean the same).
+
+**What never changes within v1**: a field's number, name (and so its JSON name), type and meaning; a removed field's
+number and name stay reserved (`PodTable` keeps its old varint columns reserved); the rules for reading an answer
+(action order, `stop_on_error`, slow-start batches, status written last).
+
+**Rules for clients**:
+
+* Ignore unknown fields (protobuf does by default). Treat an action kind you do not know as a failed action of the
+  plan (its `stop_on_error` applies): never skip it silently and never apply the rest out of order. The Python,
+  Go and TypeScript helpers do this.
+* Send only enum values and enumerated strings you know: unknown ones (for example an `updateStrategy.type`) are
+  rejected with `INVALID_ARGUMENT` naming the field rather than guessed.
+
+**Detecting an older planner.** Each request field that changes what the planner must read comes with a response
+field that an older planner leaves at its default, so the client can tell:
+
+* `pods_read` (today's check): a planner that predates `pod_table` ignores the table and answers 0. A client that
+  sent N > 0 pods as a table and reads anything but N must not apply the plan (it would recreate every pod) and
+  sends the pods as `pods` instead (the clients raise `OlderPlannerError` / return an error for it).
+* Fields a newer planner adds to an answer read as their default from an older one, and each says what the default
+  means (for example `CreatePod.claim_names` empty: no claim check).
+* The service offers gRPC server reflection: a client can list the fields the running planner knows.
+
+**Deprecation.** A field or action kind to be retired is first marked `[deprecated = true]` in the proto with a
+comment naming its replacement and listed in docs/compatibility.md; it keeps working for the rest of v1. It is
+removed only by a new package (`cloneset.planner.v2`), served side by side with v1 for at least one release, and its
+number is reserved.
 
 ## Metrics
 
@@ -181,10 +219,23 @@ def render(proto_path):
     return "\n".join(out) + "\n"
 
 
+def clients_section(existing_path):
+    """The hand-written clients section of the existing document, markers included."""
+    if existing_path and os.path.exists(existing_path):
+        with open(existing_path) as f:
+            text = f.read()
+        begin, end = text.find(CLIENTS_BEGIN), text.find(CLIENTS_END)
+        if begin < 0 or end < begin:
+            sys.exit(f"{existing_path}: no {CLIENTS_BEGIN!r} ... {CLIENTS_END!r} section to keep")
+        return text[begin:end + len(CLIENTS_END)] + "\n"
+    return CLIENTS_BEGIN + "\n## Clients\n\n" + CLIENTS_END + "\n"
+
+
 def main():
     proto_path, example_binary = sys.argv[1], sys.argv[2]
+    existing = sys.argv[3] if len(sys.argv) > 3 else None
     example = subprocess.run([example_binary, "3"], check=True, capture_output=True, text=True).stdout
-    sys.stdout.write(INTRO + "\n" + render(proto_path) + "\n## Worked example\n\n"
+    sys.stdout.write(INTRO + "\n" + clients_section(existing) + "\n" + render(proto_path) + "\n## Worked example\n\n"
                      "A CloneSet `bench` of 3 pods in the middle of an in-place rollout from `registry.local/app:v1` "
                      "to `v2` (partition 25 %, maxSurge 10 %, maxUnavailable 20 %), as built by "
                      "`planner/bench/rollout_snapshot.cc`; the response is what `Plan` returned for it "
