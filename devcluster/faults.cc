@@ -5,7 +5,8 @@ namespace cloneset::devcluster {
 FaultInjector::FaultInjector(FaultOptions options) : options_(std::move(options)), rng_(options_.seed) {}
 
 bool FaultInjector::enabled() const {
-  return options_.conflict_rate > 0 || options_.error_rate > 0 || options_.watch_drop_after.count() > 0;
+  return options_.conflict_rate > 0 || options_.error_rate > 0 || options_.watch_drop_after.count() > 0 ||
+         options_.max_delay.count() > 0;
 }
 
 bool FaultInjector::Applies(std::string_view user_agent) const {
@@ -31,6 +32,35 @@ std::optional<std::chrono::milliseconds> FaultInjector::WatchDropAfter(std::stri
   if (d.count() <= 0 || !Applies(user_agent)) return std::nullopt;
   std::lock_guard<std::mutex> l(mu_);
   return std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(d.count() / 2, d.count())(rng_));
+}
+
+std::optional<std::chrono::milliseconds> FaultInjector::DelayFor(std::string_view user_agent) {
+  const auto d = options_.max_delay;
+  if (d.count() <= 0 || !Applies(user_agent)) return std::nullopt;
+  std::lock_guard<std::mutex> l(mu_);
+  return std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, d.count())(rng_));
+}
+
+FaultStatus FaultStatusOf(WriteFault f) {
+  switch (f) {
+    case WriteFault::kConflict:
+      return {409, "Conflict",
+              "Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest "
+              "version and try again (injected fault)"};
+    case WriteFault::kErrorBeforeCommit:
+      return {500, "InternalError", "Internal error occurred: injected fault before commit"};
+    case WriteFault::kErrorAfterCommit:
+      return {500, "InternalError", "Internal error occurred: injected fault after commit"};
+    case WriteFault::kNone: break;
+  }
+  return {200, "", ""};
+}
+
+std::string UserAgentLabel(const std::string& ua) {
+  std::string token = ua.substr(0, ua.find_first_of("/ "));
+  if (token.empty()) return "unknown";
+  if (token.size() > 64) token.resize(64);
+  return token;
 }
 
 std::string_view WriteFaultName(WriteFault f) {

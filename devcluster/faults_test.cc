@@ -1,5 +1,6 @@
 #include "devcluster/faults.h"
 
+#include <algorithm>
 #include <map>
 
 #include "gtest/gtest.h"
@@ -53,6 +54,47 @@ TEST(FaultInjectorTest, WatchDropWithinHalfToFullInterval) {
     EXPECT_GE(d->count(), 2000);
     EXPECT_LE(d->count(), 4000);
   }
+}
+
+TEST(FaultInjectorTest, DelayWithinZeroToMaxForTheChosenClientOnly) {
+  FaultInjector off({});
+  EXPECT_EQ(off.DelayFor("cloneset-executor"), std::nullopt);
+  FaultInjector f({.max_delay = std::chrono::milliseconds(300), .user_agent = "cloneset-executor"});
+  EXPECT_TRUE(f.enabled());
+  EXPECT_EQ(f.DelayFor("kubectl"), std::nullopt);
+  int64_t lo = 1000, hi = -1;
+  for (int i = 0; i < 500; ++i) {
+    auto d = f.DelayFor("cloneset-executor");
+    ASSERT_TRUE(d.has_value());
+    lo = std::min<int64_t>(lo, d->count());
+    hi = std::max<int64_t>(hi, d->count());
+  }
+  EXPECT_GE(lo, 0);
+  EXPECT_LT(lo, 30);  // the whole range is drawn from
+  EXPECT_GT(hi, 270);
+  EXPECT_LE(hi, 300);
+}
+
+TEST(FaultInjectorTest, StatusOfEachWriteFault) {
+  struct Case { WriteFault f; int code; const char* reason; const char* says; };
+  for (const Case& c : {Case{WriteFault::kConflict, 409, "Conflict", "the object has been modified"},
+                        Case{WriteFault::kErrorBeforeCommit, 500, "InternalError", "before commit"},
+                        Case{WriteFault::kErrorAfterCommit, 500, "InternalError", "after commit"}}) {
+    const FaultStatus s = FaultStatusOf(c.f);
+    EXPECT_EQ(s.code, c.code) << WriteFaultName(c.f);
+    EXPECT_EQ(s.reason, c.reason) << WriteFaultName(c.f);
+    EXPECT_NE(s.message.find(c.says), std::string::npos) << s.message;
+  }
+}
+
+TEST(UserAgentLabelTest, ProductToken) {
+  struct Case { const char* ua; const char* label; };
+  for (const Case& c : {Case{"kubectl/v1.33.4 (linux/amd64) kubernetes/abc", "kubectl"},
+                        Case{"cloneset-executor/0.1 (exec-0)", "cloneset-executor"}, Case{"", "unknown"},
+                        Case{"curl", "curl"}}) {
+    EXPECT_EQ(UserAgentLabel(c.ua), c.label) << c.ua;
+  }
+  EXPECT_EQ(UserAgentLabel(std::string(100, 'a')).size(), 64u);
 }
 
 }  // namespace

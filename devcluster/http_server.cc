@@ -23,13 +23,6 @@
 
 namespace cloneset::devcluster {
 
-std::string UserAgentLabel(const std::string& ua) {
-  std::string token = ua.substr(0, ua.find_first_of("/ "));
-  if (token.empty()) return "unknown";
-  if (token.size() > 64) token.resize(64);
-  return token;
-}
-
 struct HttpServer::Impl {
   ApiServer* api;
   Store* store;
@@ -100,16 +93,14 @@ struct HttpServer::Impl {
     const std::string client = UserAgentLabel(req.get_header_value("User-Agent"));
     const WriteFault fault = faults->ForRequest(req.method, client);
     ApiResponse r;
-    if (fault == WriteFault::kConflict) {
-      r = StatusError(409, "Conflict", "Operation cannot be fulfilled: the object has been modified; please apply "
-                                       "your changes to the latest version and try again (injected fault)");
-    } else if (fault == WriteFault::kErrorBeforeCommit) {
-      r = StatusError(500, "InternalError", "Internal error occurred: injected fault before commit");
+    const FaultStatus fs = FaultStatusOf(fault);
+    if (fault == WriteFault::kConflict || fault == WriteFault::kErrorBeforeCommit) {
+      r = StatusError(fs.code, fs.reason, fs.message);
     } else {
       r = api->Handle(ar);
     }
     if (fault == WriteFault::kErrorAfterCommit) {
-      ApiResponse err = StatusError(500, "InternalError", "Internal error occurred: injected fault after commit");
+      ApiResponse err = StatusError(fs.code, fs.reason, fs.message);
       err.verb = r.verb;
       err.resource = r.resource;
       r = std::move(err);

@@ -44,8 +44,7 @@ class HttpServer {
   int port_ = 0;
 };
 
-// The user_agent label: the product token of a User-Agent ("kubectl/v1.32.4 (linux/amd64)" -> "kubectl").
-std::string UserAgentLabel(const std::string& user_agent);
+// UserAgentLabel (the user_agent label of a client) is in devcluster/faults.h.
 
 
 }  // namespace cloneset::devcluster
