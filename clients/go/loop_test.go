@@ -35,6 +35,9 @@ func (f *recordingFleet) Apply(a *pb.Action) error {
 	if f.fail[name] {
 		return errors.New("refused")
 	}
+	if f.fail["conflict "+name] {
+		return fmt.Errorf("pod changed: %w", planner.ErrConflict)
+	}
 	return nil
 }
 
@@ -48,12 +51,26 @@ func actionName(a *pb.Action) string {
 		return "patch:" + k.PatchPod.Name
 	case *pb.Action_PatchPodStatus:
 		return "status:" + k.PatchPodStatus.Name
+	case *pb.Action_DeleteRevision:
+		return "revision:" + k.DeleteRevision.Name
+	case nil:
+		return "unknown"
 	}
 	return fmt.Sprintf("%T", a.Kind)
 }
 
 func create(id string, batch int32) *pb.Action {
-	return &pb.Action{Kind: &pb.Action_CreatePod{CreatePod: &pb.CreatePod{InstanceId: id, Batch: batch}}}
+	return &pb.Action{Kind: &pb.Action_CreatePod{CreatePod: &pb.CreatePod{InstanceId: id, Batch: batch,
+		PodJson: `{"metadata":{"name":"pod-` + id + `"}}`}}}
+}
+func patch(name string, stop bool) *pb.Action {
+	return &pb.Action{Kind: &pb.Action_PatchPod{PatchPod: &pb.PatchPod{Name: name}}, StopOnError: stop}
+}
+func statusPatch(name string) *pb.Action {
+	return &pb.Action{Kind: &pb.Action_PatchPodStatus{PatchPodStatus: &pb.PatchPodStatus{Name: name}}, StopOnError: true}
+}
+func revision(name string) *pb.Action {
+	return &pb.Action{Kind: &pb.Action_DeleteRevision{DeleteRevision: &pb.DeleteRevision{Name: name}}}
 }
 func del(name string, stop bool) *pb.Action {
 	return &pb.Action{Kind: &pb.Action_DeletePod{DeletePod: &pb.DeletePod{Name: name}}, StopOnError: stop}
@@ -81,6 +98,17 @@ func TestApplyPlan(t *testing.T) {
 			wantFailed: 1, wantStopped: "create:y/b1"},
 		{name: "a failed creation in the last batch: no status", actions: []*pb.Action{create("x", 0)},
 			fail: []string{"create:x/b0"}, wantLog: "create:x/b0", wantFailed: 1, wantStopped: "create:x/b0"},
+		{name: "a conflict ends the plan even without stop_on_error",
+			actions: []*pb.Action{patch("a", false), patch("b", false)}, fail: []string{"conflict patch:a"},
+			wantLog: "patch:a", wantFailed: 1, wantStopped: "patch:a"},
+		{name: "a pod's actions run together, in plan order, pods by their first action",
+			actions: []*pb.Action{revision("r1"), statusPatch("p1"), statusPatch("p2"), patch("p1", true), patch("p2", true), revision("r2")},
+			wantLog: "revision:r1 status:p1 patch:p1 status:p2 patch:p2 revision:r2 status", wantApplied: 6},
+		{name: "an unknown kind fails and its stop_on_error applies",
+			actions: []*pb.Action{del("a", false), {StopOnError: true}, del("b", false)},
+			wantLog: "delete:a", wantApplied: 1, wantFailed: 1, wantStopped: "unknown"},
+		{name: "an unknown kind without stop_on_error: the plan goes on",
+			actions: []*pb.Action{{}, del("b", false)}, wantLog: "delete:b status", wantApplied: 1, wantFailed: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,6 +128,9 @@ func TestApplyPlan(t *testing.T) {
 			stopped := ""
 			if res.Stopped != nil {
 				stopped = actionName(res.Stopped.Action)
+			}
+			if res.Stopped != nil && res.Stopped.Action.GetKind() == nil && !errors.Is(res.Stopped, planner.ErrUnknownAction) {
+				t.Errorf("an unknown kind failed with %v, want ErrUnknownAction", res.Stopped)
 			}
 			if stopped != c.wantStopped {
 				t.Errorf("stopped: got %q, want %q", stopped, c.wantStopped)
@@ -167,5 +198,27 @@ func TestExpandInPlaceBatches(t *testing.T) {
 		"SuccessfulUpdatePodInPlace/p2/successfully update pod p2 in-place Last//"
 	if got := strings.Join(events, " "); got != want {
 		t.Errorf("events:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestPlanSeedAndRequest(t *testing.T) {
+	cs := &pb.CloneSet{Metadata: &pb.ObjectMeta{Uid: "sim-cloneset-uid", ResourceVersion: "101"}}
+	// The seed planapi::PlanSeed gives this state: clonesetctl simulate's first request of the fleet example.
+	if got := planner.PlanSeed(cs, nil); got != 8678479194722194871 {
+		t.Errorf("PlanSeed: got %d, want 8678479194722194871", got)
+	}
+	pod := func(name, rv string) *pb.Pod {
+		return &pb.Pod{Metadata: &pb.ObjectMeta{Name: name, ResourceVersion: rv}}
+	}
+	req := planner.NewPlanRequest(cs, []*pb.Pod{pod("b", "7"), pod("a", "9")}, nil, time.Unix(100, 0))
+	if req.Pods[0].Metadata.Name != "a" || req.Pods[1].Metadata.Name != "b" {
+		t.Errorf("pods not sorted by name: %v", req.Pods)
+	}
+	if want := planner.PlanSeed(cs, []*pb.Pod{pod("a", "9"), pod("b", "7")}); req.RandomSeed != want ||
+		want == planner.PlanSeed(cs, []*pb.Pod{pod("b", "7"), pod("a", "9")}) {
+		t.Errorf("seed %d is not the seed of the name order (%d)", req.RandomSeed, want)
+	}
+	if req.Now.AsTime() != time.Unix(100, 0).UTC() {
+		t.Errorf("now: %v", req.Now.AsTime())
 	}
 }

@@ -10,13 +10,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"cloneset.dev/planner"
 	pb "cloneset.dev/planner/plannerv1"
 )
 
@@ -59,7 +59,10 @@ type fleet struct {
 func newFleet(cs *pb.CloneSet, startDelay, readyAfter time.Duration, now time.Time) *fleet {
 	f := &fleet{startDelay: startDelay, readyAfter: readyAfter, version: 100, cs: cs,
 		pods: map[string]*pb.Pod{}, kubelets: map[string]*kubelet{}, revisions: map[string]*pb.ControllerRevision{}}
-	cs.Metadata.Uid = "fleet-uid"
+	// The uid clonesetctl simulate gives its CloneSet: with the same resourceVersions (every write and every
+	// instance change takes the next one, as there) the states get the same random seeds, so the planner draws
+	// the same instance names.
+	cs.Metadata.Uid = "sim-cloneset-uid"
 	cs.Metadata.Generation = 1
 	cs.Metadata.ResourceVersion = f.nextVersion()
 	cs.Metadata.CreationTimestamp = timestamppb.New(now)
@@ -75,21 +78,21 @@ func (f *fleet) setSpec(spec *pb.CloneSetSpec) {
 	f.cs.Metadata.ResourceVersion = f.nextVersion()
 }
 
-// Snapshot implements planner.Fleet: the CloneSet, its pods sorted by name and its revisions.
+// Snapshot implements planner.Fleet: the CloneSet, its pods (sorted by name, with the random seed of the state:
+// planner.NewPlanRequest) and its revisions.
 func (f *fleet) Snapshot(now time.Time) (*pb.PlanRequest, error) {
 	f.now = now
 	f.ownStatus = map[string]string{}
-	req := &pb.PlanRequest{CloneSet: f.cs, Now: timestamppb.New(now), AcceptInPlaceBatches: true}
-	h := fnv.New64a() // new instance ids are a function of the state, so a run is reproducible
-	h.Write([]byte(f.cs.Metadata.ResourceVersion))
-	for _, name := range sortedKeys(f.pods) {
-		req.Pods = append(req.Pods, f.pods[name])
-		h.Write([]byte(f.pods[name].Metadata.ResourceVersion))
+	pods := make([]*pb.Pod, 0, len(f.pods))
+	for _, p := range f.pods {
+		pods = append(pods, p)
 	}
+	var revisions []*pb.ControllerRevision
 	for _, name := range sortedKeys(f.revisions) {
-		req.Revisions = append(req.Revisions, f.revisions[name])
+		revisions = append(revisions, f.revisions[name])
 	}
-	req.RandomSeed = h.Sum64()
+	req := planner.NewPlanRequest(f.cs, pods, revisions, now)
+	req.AcceptInPlaceBatches = true // the loop expands them
 	return req, nil
 }
 
@@ -108,6 +111,9 @@ func (f *fleet) Apply(a *pb.Action) error {
 		r, ok := f.revisions[k.UpdateRevision.Name]
 		if !ok {
 			return fmt.Errorf("revision %s not found", k.UpdateRevision.Name)
+		}
+		if v := k.UpdateRevision.ResourceVersion; v != "" && v != r.Metadata.ResourceVersion {
+			return fmt.Errorf("revision %s has been modified: %w", k.UpdateRevision.Name, planner.ErrConflict)
 		}
 		if k.UpdateRevision.Revision != 0 {
 			r.Revision = k.UpdateRevision.Revision
@@ -245,7 +251,7 @@ func (f *fleet) pod(name, uid string) (*pb.Pod, error) {
 		return nil, fmt.Errorf("pod %s not found", name)
 	}
 	if uid != "" && uid != p.Metadata.Uid {
-		return nil, fmt.Errorf("conflict: pod %s: uid precondition failed", name)
+		return nil, fmt.Errorf("pod %s: uid precondition failed: %w", name, planner.ErrConflict)
 	}
 	return p, nil
 }
@@ -257,7 +263,7 @@ func (f *fleet) patchPod(patch *pb.PatchPod) error {
 	}
 	m := p.Metadata
 	if patch.ResourceVersion != "" && patch.ResourceVersion != m.ResourceVersion && f.ownStatus[patch.Name] != m.ResourceVersion {
-		return fmt.Errorf("conflict: pod %s has been modified", patch.Name)
+		return fmt.Errorf("pod %s has been modified: %w", patch.Name, planner.ErrConflict)
 	}
 	oldRevision, oldState := m.Labels[revisionLabel], m.Labels[lifecycleLabel]
 	m.Labels = merge(m.Labels, patch.SetLabels)
@@ -306,7 +312,7 @@ func (f *fleet) patchPodStatus(patch *pb.PatchPodStatus) error {
 		return err
 	}
 	if patch.ResourceVersion != "" && patch.ResourceVersion != p.Metadata.ResourceVersion {
-		return fmt.Errorf("conflict: pod %s status has been modified", patch.Name)
+		return fmt.Errorf("pod %s status has been modified: %w", patch.Name, planner.ErrConflict)
 	}
 	for _, set := range patch.SetConditions {
 		found := false
@@ -331,17 +337,16 @@ func (f *fleet) deletePod(d *pb.DeletePod) error {
 		return nil // gone already: done
 	}
 	if d.Uid != "" && d.Uid != p.Metadata.Uid {
-		return fmt.Errorf("conflict: pod %s: uid precondition failed", d.Name)
+		return fmt.Errorf("pod %s: uid precondition failed: %w", d.Name, planner.ErrConflict)
 	}
 	f.out.deleted = append(f.out.deleted, d.Name)
-	if len(p.Metadata.Finalizers) == 0 {
-		delete(f.pods, d.Name)
-		delete(f.kubelets, d.Name)
-		return nil
-	}
 	if p.Metadata.DeletionTimestamp == nil {
 		p.Metadata.DeletionTimestamp = timestamppb.New(f.now)
 		p.Metadata.ResourceVersion = f.nextVersion()
+	}
+	if len(p.Metadata.Finalizers) == 0 {
+		delete(f.pods, d.Name)
+		delete(f.kubelets, d.Name)
 	}
 	return nil
 }
