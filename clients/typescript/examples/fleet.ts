@@ -7,8 +7,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
-  ConditionSchema, ContainerSchema, ContainerStatusSchema, ControllerRevisionSchema, ObjectMetaSchema,
-  OwnerReferenceSchema, PlanRequestSchema, PodSchema,
+  ConditionSchema, ConflictError, ContainerSchema, ContainerStatusSchema, ControllerRevisionSchema, ObjectMetaSchema,
+  OwnerReferenceSchema, PodSchema, planRequest,
 } from "../src/index";
 import type {
   Action, CloneSet, CloneSetSpec, CloneSetStatus, Condition, ControllerRevision, CreatePod, CreateRevision, DeletePod,
@@ -58,17 +58,6 @@ function sortedKeys<V>(m: Map<string, V>): string[] {
   return [...m.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-function fnv1a64(parts: string[]): bigint {
-  let h = 0xcbf29ce484222325n;
-  for (const part of parts) {
-    for (const byte of Buffer.from(part, "utf8")) {
-      h ^= BigInt(byte);
-      h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
-    }
-  }
-  return h;
-}
-
 function condition(p: Pod, type: string): Condition | undefined {
   return p.conditions.find((c) => c.type === type);
 }
@@ -105,7 +94,10 @@ export class SimFleet implements Fleet {
 
   constructor(readonly cs: CloneSet, private readonly startDelayMs: number, private readonly readyAfterMs: number, now: number) {
     const meta = cs.metadata ?? (cs.metadata = create(ObjectMetaSchema));
-    meta.uid = "fleet-uid";
+    // The uid clonesetctl simulate gives its CloneSet: with the same resourceVersions (every write and every
+    // instance change takes the next one, as there) the states get the same random seeds, so the planner draws the
+    // same instance names.
+    meta.uid = "sim-cloneset-uid";
     meta.generation = 1n;
     meta.resourceVersion = this.nextVersion();
     meta.creationTimestamp = timestampFromDate(new Date(now));
@@ -122,20 +114,14 @@ export class SimFleet implements Fleet {
     this.cs.metadata!.resourceVersion = this.nextVersion();
   }
 
-  // Fleet: the CloneSet, its pods sorted by name and its revisions.
+  // Fleet: the CloneSet, its pods (sorted by name, with the random seed of the state: planRequest) and its
+  // revisions.
   snapshot(now: Date): PlanRequest {
     this.now = now.getTime();
     this.ownStatus = new Map();
-    const pods = sortedKeys(this.pods).map((n) => this.pods.get(n)!);
-    return create(PlanRequestSchema, {
-      cloneSet: this.cs,
-      pods,
-      revisions: sortedKeys(this.revisions).map((n) => this.revisions.get(n)!),
-      now: timestampFromDate(now),
-      acceptInPlaceBatches: true,
-      // New instance ids are a function of the state, so a run is reproducible.
-      randomSeed: fnv1a64([this.cs.metadata!.resourceVersion, ...pods.map((p) => p.metadata!.resourceVersion)]),
-    });
+    const request = planRequest(this.cs, [...this.pods.values()], sortedKeys(this.revisions).map((n) => this.revisions.get(n)!), now);
+    request.acceptInPlaceBatches = true; // the loop expands them
+    return request;
   }
 
   // Fleet.
@@ -151,6 +137,9 @@ export class SimFleet implements Fleet {
         const u = a.kind.value;
         const r = this.revisions.get(u.name);
         if (!r) throw new Error(`revision ${u.name} not found`);
+        if (u.resourceVersion !== "" && u.resourceVersion !== r.metadata!.resourceVersion) {
+          throw new ConflictError(`revision ${u.name} has been modified`);
+        }
         if (u.revision !== 0n) r.revision = u.revision;
         Object.assign(r.metadata!.labels, u.setLabels);
         Object.assign(r.metadata!.annotations, u.setAnnotations);
@@ -225,7 +214,7 @@ export class SimFleet implements Fleet {
   private pod(name: string, uid: string): Pod {
     const p = this.pods.get(name);
     if (!p) throw new Error(`pod ${name} not found`);
-    if (uid !== "" && uid !== p.metadata!.uid) throw new Error(`conflict: pod ${name}: uid precondition failed`);
+    if (uid !== "" && uid !== p.metadata!.uid) throw new ConflictError(`pod ${name}: uid precondition failed`);
     return p;
   }
 
@@ -234,7 +223,7 @@ export class SimFleet implements Fleet {
     const m = p.metadata!;
     if (patch.resourceVersion !== "" && patch.resourceVersion !== m.resourceVersion &&
         this.ownStatus.get(patch.name) !== m.resourceVersion) {
-      throw new Error(`conflict: pod ${patch.name} has been modified`);
+      throw new ConflictError(`pod ${patch.name} has been modified`);
     }
     const oldRevision = m.labels[REVISION_LABEL];
     const oldState = m.labels[LIFECYCLE_LABEL];
@@ -258,7 +247,7 @@ export class SimFleet implements Fleet {
   private patchPodStatus(patch: PatchPodStatus): void {
     const p = this.pod(patch.name, patch.uid);
     if (patch.resourceVersion !== "" && patch.resourceVersion !== p.metadata!.resourceVersion) {
-      throw new Error(`conflict: pod ${patch.name} status has been modified`);
+      throw new ConflictError(`pod ${patch.name} status has been modified`);
     }
     for (const set of patch.setConditions) {
       const i = p.conditions.findIndex((c) => c.type === set.type);
@@ -272,16 +261,15 @@ export class SimFleet implements Fleet {
   private deletePod(d: DeletePod): void {
     const p = this.pods.get(d.name);
     if (!p) return; // gone already: done
-    if (d.uid !== "" && d.uid !== p.metadata!.uid) throw new Error(`conflict: pod ${d.name}: uid precondition failed`);
+    if (d.uid !== "" && d.uid !== p.metadata!.uid) throw new ConflictError(`pod ${d.name}: uid precondition failed`);
     this.out.deleted.push(d.name);
-    if (p.metadata!.finalizers.length === 0) {
-      this.pods.delete(d.name);
-      this.kubelets.delete(d.name);
-      return;
-    }
     if (!p.metadata!.deletionTimestamp) {
       p.metadata!.deletionTimestamp = timestampFromDate(new Date(this.now));
       p.metadata!.resourceVersion = this.nextVersion();
+    }
+    if (p.metadata!.finalizers.length === 0) {
+      this.pods.delete(d.name);
+      this.kubelets.delete(d.name);
     }
   }
 

@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import {
-  ActionSchema, EventSchema, EventType, IN_PLACE_STATE_ANNOTATION, PlanResponseSchema, StartInPlaceUpdatesSchema,
-  applyPlan, expandInPlaceBatches,
+  ActionSchema, CloneSetSchema, ConflictError, EventSchema, EventType, IN_PLACE_STATE_ANNOTATION, PlanResponseSchema,
+  PodSchema, StartInPlaceUpdatesSchema, UnknownActionError, applyPlan, expandInPlaceBatches, planRequest, planSeed,
 } from "../src/index";
 import type { Action, CloneSetStatus, Fleet, PlanRequest } from "../src/index";
 
@@ -16,6 +16,8 @@ function actionName(a: Action): string {
     case "deletePod": return `delete:${a.kind.value.name}`;
     case "patchPod": return `patch:${a.kind.value.name}`;
     case "patchPodStatus": return `status:${a.kind.value.name}`;
+    case "deleteRevision": return `revision:${a.kind.value.name}`;
+    case undefined: return "unknown";
     default: return String(a.kind.case);
   }
 }
@@ -28,12 +30,18 @@ class RecordingFleet implements Fleet {
     const name = actionName(a);
     this.log.push(name);
     if (this.fail.has(name)) throw new Error("refused");
+    if (this.fail.has(`conflict ${name}`)) throw new ConflictError("pod changed");
   }
   writeStatus(_s: CloneSetStatus): void { this.log.push("status"); }
 }
 
-const createPod = (instanceId: string, batch: number) => create(ActionSchema, { kind: { case: "createPod", value: { instanceId, batch } } });
+const createPod = (instanceId: string, batch: number) => create(ActionSchema,
+  { kind: { case: "createPod", value: { instanceId, batch, podJson: `{"metadata":{"name":"pod-${instanceId}"}}` } } });
 const deletePod = (name: string, stopOnError: boolean) => create(ActionSchema, { kind: { case: "deletePod", value: { name } }, stopOnError });
+const patchPod = (name: string, stopOnError: boolean) => create(ActionSchema, { kind: { case: "patchPod", value: { name } }, stopOnError });
+const statusPatch = (name: string) => create(ActionSchema, { kind: { case: "patchPodStatus", value: { name } }, stopOnError: true });
+const revision = (name: string) => create(ActionSchema, { kind: { case: "deleteRevision", value: { name } } });
+const unknown = (stopOnError: boolean) => create(ActionSchema, { stopOnError });
 
 const cases = [
   { name: "all in order, status last", actions: [deletePod("a", true), deletePod("b", false)], fail: [],
@@ -47,6 +55,15 @@ const cases = [
     log: "create:x/b0 create:y/b1 create:z/b1", applied: 2, failed: 1, stopped: "create:y/b1" },
   { name: "a failed creation in the last batch: no status", actions: [createPod("x", 0)], fail: ["create:x/b0"],
     log: "create:x/b0", applied: 0, failed: 1, stopped: "create:x/b0" },
+  { name: "a conflict ends the plan even without stopOnError", actions: [patchPod("a", false), patchPod("b", false)],
+    fail: ["conflict patch:a"], log: "patch:a", applied: 0, failed: 1, stopped: "patch:a" },
+  { name: "a pod's actions run together, in plan order, pods by their first action",
+    actions: [revision("r1"), statusPatch("p1"), statusPatch("p2"), patchPod("p1", true), patchPod("p2", true), revision("r2")],
+    fail: [], log: "revision:r1 status:p1 patch:p1 status:p2 patch:p2 revision:r2 status", applied: 6, failed: 0, stopped: "" },
+  { name: "an unknown kind fails and its stopOnError applies", actions: [deletePod("a", false), unknown(true), deletePod("b", false)],
+    fail: [], log: "delete:a", applied: 1, failed: 1, stopped: "unknown" },
+  { name: "an unknown kind without stopOnError: the plan goes on", actions: [unknown(false), deletePod("b", false)],
+    fail: [], log: "delete:b status", applied: 1, failed: 1, stopped: "" },
 ];
 
 for (const c of cases) {
@@ -60,6 +77,9 @@ for (const c of cases) {
     assert.equal(res.failed.length, c.failed);
     assert.equal(res.stopped?.action ? actionName(res.stopped.action) : "", c.stopped);
     assert.equal(res.requeueAfterMs, 1500);
+    for (const f of res.failed) {
+      if (f.action && f.action.kind.case === undefined) assert.ok(f.error instanceof UnknownActionError, String(f.error));
+    }
   });
 }
 
@@ -105,4 +125,16 @@ test("expandInPlaceBatches: per-target actions in order, events after eventsBefo
     "First//", "SuccessfulUpdatePodInPlace/p1/successfully update pod p1 in-place",
     "SuccessfulUpdatePodInPlace/p2/successfully update pod p2 in-place", "Last//",
   ]);
+});
+
+test("planSeed and planRequest: the seed of the state, pods by name", () => {
+  const cs = create(CloneSetSchema, { metadata: { uid: "sim-cloneset-uid", resourceVersion: "101" } });
+  // The seed planapi::PlanSeed gives this state: clonesetctl simulate's first request of the fleet example.
+  assert.equal(planSeed(cs, []), 8678479194722194871n);
+  const pod = (name: string, resourceVersion: string) => create(PodSchema, { metadata: { name, resourceVersion } });
+  const req = planRequest(cs, [pod("b", "7"), pod("a", "9")], [], new Date(100_000));
+  assert.deepEqual(req.pods.map((p) => p.metadata?.name), ["a", "b"]);
+  assert.equal(req.randomSeed, planSeed(cs, [pod("a", "9"), pod("b", "7")]));
+  assert.notEqual(req.randomSeed, planSeed(cs, [pod("b", "7"), pod("a", "9")]));
+  assert.equal(req.now?.seconds, 100n);
 });
