@@ -15,7 +15,8 @@
 #             instead of our planner and executor, same workload and measurements, plus its peak RSS.
 # Usage: bench/executor_rollout.sh [--cluster embedded|real] [--controller ours|kruise] [N=1000]
 #   (BUILD_DIR=build-xx to pick binaries;
-# EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor)
+# EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor; PERF_DIR=DIR to profile the
+#   rollout with perf, below)
 set -euo pipefail
 CLUSTER=embedded
 CONTROLLER=ours
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
     --cluster=*) CLUSTER="${1#*=}"; shift ;;
     --controller) CONTROLLER="${2:-}"; shift 2 ;;
     --controller=*) CONTROLLER="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) N="$1"; shift ;;
   esac
 done
@@ -135,12 +136,28 @@ cpus() {
 }
 cpu0="$(cpus)"
 w0=$(writes_by "$CLIENT")
+# PERF_DIR=DIR: sample the controller, the planner and the embedded cluster with `perf record` (DWARF call graphs)
+# during the rollout only; DIR/<process>.data and DIR/<process>.txt (perf report, children and self) afterwards.
+PERF_PIDS=()
+if [ -n "${PERF_DIR:-}" ]; then
+  command -v perf >/dev/null || { echo "executor_rollout: PERF_DIR is set but perf is not installed" >&2; exit 1; }
+  mkdir -p "$PERF_DIR"
+  for p in "$CLIENT:$EXECUTOR_PID" "planner:$PLANNER_PID" "devcluster:${DEVCLUSTER_PID:-}"; do
+    [ -n "${p#*:}" ] || continue
+    perf record -q -F 499 --call-graph dwarf,16384 -p "${p#*:}" -o "$PERF_DIR/${p%%:*}.data" 2>"$PERF_DIR/${p%%:*}.err" &
+    PERF_PIDS+=($!)
+  done
+  sleep 1  # perf attaches before the first write
+fi
 t0=$(date +%s.%N)
 kubectl patch clonesets.apps.kruise.io big --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.local/big:v2"}]' >/dev/null
 wait_settled
 wall_s=$(echo "$(date +%s.%N) - $t0" | bc)
 cpu1="$(cpus)"
+if [ ${#PERF_PIDS[@]} -gt 0 ]; then
+  kill -INT "${PERF_PIDS[@]}"; wait "${PERF_PIDS[@]}" || true
+fi
 sleep 1
 w1=$(writes_by "$CLIENT")
 controller_hwm="$(hwm_mib "$EXECUTOR_PID") MiB peak RSS"
@@ -176,3 +193,11 @@ printf "| %d | %.1f s | %.2f s | %d | %d (%.2f/pod) | %.0f/s (%d PATCHes in %.2f
 # Where the machine's CPU went during the rollout (2 cores: at most 2 s of CPU per wall second for everyone).
 awk -v w="$wall_s" 'NR == FNR { c0[$1] = $2; next } { out = out sprintf("%s%s %.2f s", sep, $1, $2 - c0[$1]); sep = ", " }
   END { printf "rollout CPU: %s (wall %.2f s)\n", out, w }' <(echo "$cpu0") <(echo "$cpu1")
+if [ -n "${PERF_DIR:-}" ]; then
+  for f in "$PERF_DIR"/*.data; do
+    { perf report -i "$f" --no-children --percent-limit 0.5 --stdio -g none --sort symbol 2>/dev/null
+      perf report -i "$f" --children --percent-limit 2 --stdio -g none --sort symbol 2>/dev/null; } |
+      grep -v '^#' | cut -c1-220 >"${f%.data}.txt"
+  done
+  echo "perf: $PERF_DIR/*.txt"
+fi
