@@ -173,3 +173,58 @@ func TestVectors(t *testing.T) {
 func invokeRaw(ctx context.Context, c *planner.Client, method string, raw []byte, out proto.Message) error {
 	return c.Conn().Invoke(ctx, "/cloneset.planner.v1.Planner/"+method, raw, out, grpc.ForceCodec(rawCodec{}))
 }
+
+// TestExpandInPlaceBatchesMatchesPlanner: for every Plan vector whose request accepts in-place batches and whose
+// answer has one, ExpandInPlaceBatches of that answer must be the planner's answer to the same request without
+// accept_in_place_batches (planner.proto: "the plan such a request would have got, byte for byte").
+func TestExpandInPlaceBatchesMatchesPlanner(t *testing.T) {
+	vectors := loadVectors(t)
+	p, err := plannertest.Start(os.Getenv("PLANNER_BIN"), 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	client, err := planner.Dial(p.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	checked := 0
+	for _, v := range vectors {
+		if v.Method != "Plan" || v.Response == nil || len(v.Request) == 0 {
+			continue
+		}
+		req, batched := &pb.PlanRequest{}, &pb.PlanResponse{}
+		if err := protojson.Unmarshal(v.Request, req); err != nil {
+			t.Fatalf("%s: request: %v", v.Name, err)
+		}
+		if err := protojson.Unmarshal(v.Response, batched); err != nil {
+			t.Fatalf("%s: response: %v", v.Name, err)
+		}
+		hasBatch := false
+		for _, a := range batched.Actions {
+			hasBatch = hasBatch || a.GetStartInPlaceUpdates() != nil
+		}
+		if !req.AcceptInPlaceBatches || !hasBatch {
+			continue
+		}
+		checked++
+		t.Run(v.Name, func(t *testing.T) {
+			req.AcceptInPlaceBatches = false
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			want, err := client.Plan(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			planner.ExpandInPlaceBatches(batched)
+			if !proto.Equal(want, batched) {
+				t.Fatalf("expanded batches differ from the planner's per-pod plan\nwant: %s\ngot:  %s",
+					protojson.Format(want), protojson.Format(batched))
+			}
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no Plan vector accepts in-place batches and answers one: the expansion is not checked against the planner")
+	}
+}

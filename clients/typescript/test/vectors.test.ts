@@ -10,7 +10,7 @@ import { equals, fromJson, toJsonString } from "@bufbuild/protobuf";
 import type { DescMessage, JsonValue } from "@bufbuild/protobuf";
 import {
   ComputeRevisionRequestSchema, ComputeRevisionResponseSchema, PlanRequestSchema, PlanResponseSchema,
-  PlannerClient, PlannerError, ValidateRequestSchema, ValidateResponseSchema,
+  PlannerClient, PlannerError, ValidateRequestSchema, ValidateResponseSchema, expandInPlaceBatches,
 } from "../src/index";
 import type { Method } from "../src/index";
 import { startPlanner } from "./planner_process";
@@ -75,4 +75,36 @@ test("vectors", async (t) => {
     client.close();
     await planner.stop();
   }
+});
+
+// For every Plan vector whose request accepts in-place batches and whose answer has one, expandInPlaceBatches of
+// that answer must be the planner's answer to the same request without acceptInPlaceBatches (planner.proto: "the
+// plan such a request would have got, byte for byte").
+test("expandInPlaceBatches matches the planner", async (t) => {
+  const planner = await startPlanner(process.env.PLANNER_BIN);
+  const client = new PlannerClient(planner.address);
+  let checked = 0;
+  try {
+    for (const file of files) {
+      const v = JSON.parse(readFileSync(join(dir, file), "utf8")) as Vector;
+      if (v.method !== "Plan" || v.response === undefined || v.request === undefined) continue;
+      const request = fromJson(PlanRequestSchema, v.request);
+      const batched = fromJson(PlanResponseSchema, v.response);
+      if (!request.acceptInPlaceBatches || !batched.actions.some((a) => a.kind.case === "startInPlaceUpdates")) continue;
+      checked++;
+      await t.test(v.name || file, async () => {
+        request.acceptInPlaceBatches = false;
+        const want = await client.plan(request, { timeoutMs: 60_000 });
+        expandInPlaceBatches(batched);
+        if (!equals(PlanResponseSchema, want, batched)) {
+          assert.fail(`expanded batches differ from the planner's per-pod plan\nwant: ${toJsonString(PlanResponseSchema, want)}\n` +
+            `got:  ${toJsonString(PlanResponseSchema, batched)}`);
+        }
+      });
+    }
+  } finally {
+    client.close();
+    await planner.stop();
+  }
+  assert.ok(checked > 0, "no Plan vector accepts in-place batches and answers one: the expansion is not checked against the planner");
 });
