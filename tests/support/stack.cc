@@ -192,7 +192,8 @@ std::string Stack::StartExecutor(const std::string& identity, const ExecutorOpti
   auto& p = executors_[identity];
   if (!p) p = std::make_unique<Process>();
   const std::string log = absl::StrCat(dir_.path(), "/executor-", identity, "-", ++executor_starts_[identity], ".log");
-  std::vector<std::string> argv = {Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + executor_kubeconfig_,
+  const std::string& kubeconfig = options.kubeconfig.empty() ? executor_kubeconfig_ : options.kubeconfig;
+  std::vector<std::string> argv = {Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + kubeconfig,
                                    "--planner_address=ipv4:" + planner_addr_, "--metrics_listen=127.0.0.1:0",
                                    "--health_listen=127.0.0.1:0", "--identity=" + identity};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
