@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "executor/event_queue.h"
 #include "executor/expectations.h"
 #include "executor/informer_cache.h"
 #include "executor/metrics.h"
@@ -176,7 +177,10 @@ int Run() {
   kube::EventRecorderOptions ev_opts;
   ev_opts.host = shard_opts.identity;
   kube::EventRecorder recorder(**client, ev_opts);
-  RecorderSink sink(recorder);
+  RecorderSink recorder_sink(recorder);
+  // The plans' events are written by a thread of their own (event_queue.h): a plan's per-pod events do not hold
+  // the CloneSet's next plan. 10 000 waiting events (a few MB) before a worker waits for the writes.
+  QueuedEventSink sink(recorder_sink, 10000);
   Expectations expectations(absl::GetFlag(FLAGS_expectation_timeout));
   Reconciler reconciler({.cache = &cache,
                          .planner = planner->get(),
@@ -259,6 +263,7 @@ int Run() {
   stopping = true;
   queue.ShutDown();  // workers finish the reconcile (and its writes) in flight
   for (auto& w : workers) w.join();
+  sink.Stop();  // the events of the last plans are written before the shard is released
   predownload.Stop();
   shards.Stop(/*release=*/true);
   cache.Stop();
