@@ -8,10 +8,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "executor/reconciler.h"
+#include "executor/same_pod.h"
 #include "kube/api_status.h"
 #include "kube/watch_stream.h"
 #include "nlohmann/json.hpp"
-#include "google/protobuf/util/message_differencer.h"
 #include "snapshot/patch.h"
 #include "snapshot/snapshot.h"
 
@@ -84,29 +84,9 @@ bool OutcomeUnknown(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsInternal(s) || absl::IsUnknown(s);
 }
 
-// Whether `fresh` has the labels, annotations, finalizers, owners, containers and deletion state of `seen`, the
-// pod in the snapshot (null: not in the snapshot).
+// Whether `fresh` has the metadata and spec of `seen`, the pod in the snapshot (null: not in the snapshot).
 bool SameMetadataAndSpec(const pb::Pod& fresh, const pb::Pod* seen) {
-  if (seen == nullptr) return false;
-  const pb::Pod& p = *seen;
-  const auto& a = p.metadata();
-  const auto& b = fresh.metadata();
-  if (a.uid() != b.uid() || a.has_deletion_timestamp() != b.has_deletion_timestamp()) return false;
-  pb::ObjectMeta ma = a, mb = b;
-  for (auto* m : {&ma, &mb}) {
-    m->clear_resource_version();
-    m->clear_generation();
-    m->clear_creation_timestamp();
-  }
-  pb::Pod pa, pb_;
-  *pa.mutable_metadata() = ma;
-  *pb_.mutable_metadata() = mb;
-  *pa.mutable_containers() = p.containers();
-  *pb_.mutable_containers() = fresh.containers();
-  pa.set_node_name(p.node_name());
-  pb_.set_node_name(fresh.node_name());
-  return pa.SerializeAsString() == pb_.SerializeAsString() ||
-         google::protobuf::util::MessageDifferencer::Equals(pa, pb_);
+  return seen != nullptr && executor::SameMetadataAndSpec(fresh, *seen);
 }
 
 }  // namespace
