@@ -11,68 +11,16 @@
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "planapi/in_place_batches.h"
+#include "planner/keys.h"
 #include "planner/plan_limits.h"
 #include "planner/pod_facts.h"
+#include "planner/resolved_spec.h"
 
 namespace cloneset::planner {
 
 namespace pb = ::cloneset::planner::v1;
 
-enum class PodUpdatePolicy { kReCreate, kInPlaceIfPossible, kInPlaceOnly };
-
-// Well-known keys (semantics §1.4).
-inline constexpr char kRevisionLabel[] = "controller-revision-hash";
-inline constexpr char kPodTemplateHashLabel[] = "pod-template-hash";
-inline constexpr char kInstanceIdLabel[] = "apps.kruise.io/cloneset-instance-id";
-// Not upstream: seed 000 lists PVCs by this label, so every PVC (and pod) also carries it with the CloneSet name.
-inline constexpr char kInstanceLabel[] = "app.kruise.io/instance";
-inline constexpr char kLifecycleStateLabel[] = "lifecycle.apps.kruise.io/state";
-inline constexpr char kLifecycleTimestampAnnotation[] = "lifecycle.apps.kruise.io/timestamp";
-inline constexpr char kSpecifiedDeleteLabel[] = "apps.kruise.io/specified-delete";
-using planapi::kInPlaceStateAnnotation;  // the in-place batch expansion writes it too
-inline constexpr char kInPlaceGraceAnnotation[] = "apps.kruise.io/inplace-update-grace";
-inline constexpr char kLegacyInPlaceStateAnnotation[] = "inplace-update-state";
-inline constexpr char kLegacyInPlaceGraceAnnotation[] = "inplace-update-grace";
-inline constexpr char kDeletionCostAnnotation[] = "controller.kubernetes.io/pod-deletion-cost";
-inline constexpr char kInPlaceUpdateReadyCondition[] = "InPlaceUpdateReady";
-inline constexpr char kKruisePodReadyCondition[] = "KruisePodReady";
-inline constexpr char kRevisionHashLabel[] = "controller.kubernetes.io/hash";
-inline constexpr char kVctHashAnnotation[] = "kruise.io/cloneset-volumeclaimtemplate-hash";
-inline constexpr char kPreDownloadCreatedLabel[] = "apps.kruise.io/pre-predownload-created";
-inline constexpr char kPreDownloadIgnoredLabel[] = "apps.kruise.io/image-predownload-ignored";
-
-// Lifecycle states (label values).
-inline constexpr char kStatePreparingNormal[] = "PreparingNormal";
-inline constexpr char kStateNormal[] = "Normal";
-inline constexpr char kStatePreparingUpdate[] = "PreparingUpdate";
-inline constexpr char kStateUpdating[] = "Updating";
-inline constexpr char kStateUpdated[] = "Updated";
-inline constexpr char kStatePreparingDelete[] = "PreparingDelete";
-
-// The CloneSet spec in the controller's (v1beta1) terms, with every default applied and every int-or-percent
-// resolved against spec.replicas (semantics §1.1, §0.4, §4.1 "Parameters").
 class PodStore;
-
-struct ResolvedSpec {
-  int32_t replicas = 1;
-  bool rolling_update = true;       // false for OnDelete (rollingUpdate == nil upstream)
-  PodUpdatePolicy policy = PodUpdatePolicy::kReCreate;
-  int32_t partition = 0;            // R-partition, clamped to [0, replicas]
-  int32_t max_surge = 0;            // 0 while paused
-  int32_t max_unavailable = 0;      // rounded up iff max_surge == 0 (down when !rolling_update)
-  int32_t scale_max_unavailable = INT32_MAX;  // scaleStrategy.maxUnavailable, rounded up
-  bool paused = false;
-  int32_t min_ready_seconds = 0;
-  int32_t grace_period_seconds = 0;
-  int32_t revision_history_limit = 10;
-  bool pvc_reuse = true;            // enablePVCReuse (version-dependent default)
-  bool retain_pvcs = false;         // pvcRetentionPolicy == Retain
-  bool exclude_preparing_delete = false;
-  std::vector<std::string> pods_to_delete;
-  bool has_progress_deadline = false;
-  int32_t progress_deadline_seconds = 0;
-  int32_t expected_updated_replicas = 0;  // replicas - partition (rolling), else replicas
-};
 
 // One reconcile's inputs, indexed. Pointers point into `request`, which outlives the context.
 struct PlanContext {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "planner/context_builder.h"
+#include "planner/context_facts.h"
 #include "planner/plan_builder.h"
 #include "planner/pod_facts.h"
 #include "planapi/pod_table.h"

@@ -22,7 +22,6 @@ class PodTableView;  // planapi/pod_table.h
 namespace cloneset::planner {
 
 namespace pb = ::cloneset::planner::v1;
-struct PlanContext;
 struct ResolvedSpec;
 using planapi::PodTableView;
 
@@ -47,7 +46,8 @@ struct PodFacts {
   bool in_place_settled = false;
   bool specified_delete_label = false;
   bool has_template_hash_label = false;  // pod-template-hash label present
-  // RevisionMatches(pod, ctx.update_revision / ctx.current_revision); set by ComputePodFacts(ctx) and FactsAt.
+  // RevisionMatches(pod, ctx.update_revision / ctx.current_revision); set by ComputePodFacts(ctx) and FactsAt
+  // (context_facts.h).
   bool on_update_revision = false;
   bool on_current_revision = false;
   bool has_revision_label = false;
@@ -124,13 +124,6 @@ class TableFactsReader {
   std::vector<uint32_t> selector_value_refs_;  // a reference known to hold match_labels[k].second
   std::vector<RevisionMemo> revision_memo_;
 };
-// Fills ctx.pod_facts parallel to ctx.pods, including the revision flags (so after the revisions are chosen).
-void ComputePodFacts(PlanContext& ctx);
-// ctx.pod_facts[i] when it describes ctx.pods[i]; computed afresh otherwise (a context whose pods were edited).
-PodFacts FactsAt(const PlanContext& ctx, size_t i);
-// The facts parallel to ctx.pods: ctx.pod_facts when current, else `scratch` filled with FactsAt for each pod.
-const std::vector<PodFacts>& AllFacts(const PlanContext& ctx, std::vector<PodFacts>& scratch);
-
 // The predicates.h predicates on facts; same results as IsUpdateReady / IsAvailable / RevisionMatches /
 // IsSpecifiedDelete on the pod.
 // Inline: every stage asks them of every pod.
@@ -148,8 +141,6 @@ inline bool IsAvailable(const PodFacts& f, int32_t min_ready_seconds, absl::Time
   return IsUpdateReady(f, min_ready_seconds, now);
 }
 bool RevisionMatches(const PodFacts& f, std::string_view revision);
-// RevisionMatches(f, revision) using the precomputed flags when `revision` is one of ctx's two revisions.
-bool OnRevision(const PlanContext& ctx, const PodFacts& f, const std::string& revision);
 bool IsSpecifiedDelete(const PodFacts& f, const ResolvedSpec& spec);
 
 }  // namespace cloneset::planner

@@ -1,4 +1,5 @@
 #include "planner/pod_facts.h"
+#include "planner/context_facts.h"
 
 #include <memory>
 #include <string>

@@ -5,9 +5,13 @@
 #include <string_view>
 
 #include "absl/time/time.h"
-#include "planner/context.h"
+#include "cloneset/planner/v1/planner.pb.h"
+#include "planner/keys.h"
+#include "planner/resolved_spec.h"
 
 namespace cloneset::planner {
+
+namespace pb = ::cloneset::planner::v1;
 
 absl::Time ToTime(const google::protobuf::Timestamp& ts);      // unset -> absl::InfinitePast()
 bool IsSet(const google::protobuf::Timestamp& ts);

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "planner/context_facts.h"
 #include "planner/spec.h"
 #include "planner/go_json.h"
 #include "planner/pod_facts.h"

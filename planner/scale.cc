@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "planner/context_facts.h"
 #include "planner/delete_order.h"
 #include "planner/instance_ids.h"
 #include "planner/lifecycle.h"

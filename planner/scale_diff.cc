@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "planner/context_facts.h"
 #include "planner/int_or_percent.h"
 #include "planner/pod_facts.h"
 #include "planner/predicates.h"

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "planner/context_facts.h"
 #include "planner/pod_facts.h"
 #include "planner/predicates.h"
 

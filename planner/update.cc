@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "planner/context_facts.h"
 #include "planner/inplace.h"
 #include "planner/lifecycle.h"
 #include "planner/pod_facts.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "nlohmann/json.hpp"
+#include "planner/context_facts.h"
 #include "planner/pod_facts.h"
 #include "planner/revision.h"
 
