@@ -15,6 +15,7 @@
 #include "planapi/pod_table.h"
 #include "planner/predicates.h"
 #include "planner/predownload.h"
+#include "planner/refresh.h"
 #include "planner/revision.h"
 #include "planner/scale.h"
 #include "planner/status.h"

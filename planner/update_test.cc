@@ -10,6 +10,7 @@
 #include "planapi/in_place_batches.h"
 #include "planner/inplace.h"
 #include "planner/predicates.h"
+#include "planner/refresh.h"
 #include "nlohmann/json.hpp"
 #include "planner/testing/deterministic_bytes.h"
 #include "planner/update_test_util.h"
