@@ -10,9 +10,10 @@ The spec file: {"manifest": {CloneSet, apps.kruise.io/v1alpha1}, "set": ["image=
 appended (its flags are those of the Go and TypeScript examples); simulate gets `-f MANIFEST --set ... --fail-rate R
 --seed S -o json`, where R and S make exactly the N-th container start of the rollout fail.
 
-Instance names differ (the planner draws them from a seed each caller derives from its own state), so instances
-are compared by their rank in name order among the instances the timeline names: both roll out in the planner's
-order, so "the same instances" means the same ranks at every step.
+Steps are compared with every instance name replaced by its rank in name order among the instances the timeline
+names (a readable diff), then by name: every example derives the request's random seed from its state as the
+executor does (the FNV-1a PlanSeed of planapi/request.h over the resourceVersions its fleet model bumps as
+simulate's does), so the planner draws the same instance names, and "the same instances" means the same names.
 """
 import argparse
 import json
@@ -97,6 +98,13 @@ def main():
         if ws != gs:
             problems.append(f"step {i + 1}: simulate {show(ws) if ws else '(none)'}\n"
                             f"        example  {show(gs) if gs else '(none)'}")
+    if not problems:
+        for i, (ws, gs) in enumerate(zip(want["steps"], got["steps"])):
+            for key in ("created", "deleted", "updatedInPlace"):
+                if ws[key] != gs[key]:
+                    problems.append(f"step {i + 1}: the same ranks but other instances ({key}): simulate {ws[key]}, "
+                                    f"example {gs[key]} (the example's random seed is not the executor's PlanSeed "
+                                    "of the same state)")
     for key in ("outcome", "final", "peakUnavailable", "peakSurge", "durationSeconds", "changes", "strategy",
                 "fromRevision", "toRevision"):
         if w[key] != g[key]:
