@@ -8,8 +8,12 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 OUT="${1:?usage: clients/go/build.sh OUT_DIR}"
-export PATH="$PATH:/usr/local/go/bin"
+# The Go of /usr/local/go first: Debian's go (1.19 on Debian 12) cannot read a `go 1.24` module.
+[ ! -x /usr/local/go/bin/go ] || export PATH="/usr/local/go/bin:$PATH"
 command -v go >/dev/null || { echo "clients/go: no Go toolchain (need Go 1.24 or later on PATH)" >&2; exit 1; }
+go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+[ "${go_minor:-0}" -ge 24 ] ||
+  { echo "clients/go: $(command -v go) is $(go env GOVERSION); need Go 1.24 or later" >&2; exit 1; }
 command -v protoc >/dev/null || { echo "clients/go: no protoc (Debian package protobuf-compiler, ./run deps)" >&2; exit 1; }
 gen_go=$("$ROOT/run" tool protocgen google.golang.org/protobuf/cmd/protoc-gen-go)
 gen_grpc=$("$ROOT/run" tool protocgen google.golang.org/grpc/cmd/protoc-gen-go-grpc)
