@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "devcluster/codec.h"
 #include "devcluster/discovery.h"
@@ -390,7 +391,45 @@ ApiResponse ApiServer::HandleResource(const ApiRequest& req, Route& route) {
   return resp;
 }
 
+// The list options' rules of kube-apiserver (ValidateListOptions) for the streaming list: sendInitialEvents only on
+// a watch, with resourceVersionMatch=NotOlderThan; resourceVersionMatch on a watch only with sendInitialEvents.
+// (Without allowWatchBookmarks it is accepted, and the end of the initial events is not marked.) A 422 for ListOptions.meta.k8s.io naming the fields, as the real server answers.
+static std::optional<ApiResponse> InvalidWatchListOptions(const ApiRequest& req) {
+  const bool watch = QueryBool(req, "watch");
+  const std::string send = req.Query("sendInitialEvents"), match = req.Query("resourceVersionMatch");
+  std::vector<FieldError> errors;
+  if (!watch) {
+    if (!send.empty())
+      errors.push_back({"FieldValueForbidden", "sendInitialEvents", "Forbidden: sendInitialEvents is forbidden for list"});
+  } else {
+    if (!send.empty()) {
+      if (match != "NotOlderThan")
+        errors.push_back({"FieldValueForbidden", "resourceVersionMatch",
+                          "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"});
+    }
+    if (!match.empty()) {
+      if (send.empty())
+        errors.push_back({"FieldValueForbidden", "resourceVersionMatch",
+                          "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"});
+      if (match != "NotOlderThan")
+        errors.push_back({"FieldValueNotSupported", "resourceVersionMatch",
+                          absl::StrCat("Unsupported value: \"", match, "\": supported values: \"NotOlderThan\"")});
+    }
+  }
+  if (errors.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  json causes = json::array();
+  for (const auto& e : errors) {
+    parts.push_back(absl::StrCat(e.field, ": ", e.message));
+    causes.push_back({{"reason", e.reason}, {"message", e.message}, {"field", e.field}});
+  }
+  std::string all = parts.size() == 1 ? parts[0] : absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
+  return StatusError(422, "Invalid", absl::StrCat("ListOptions.meta.k8s.io \"\" is invalid: ", all),
+                     {{"group", "meta.k8s.io"}, {"kind", "ListOptions"}, {"causes", causes}});
+}
+
 ApiResponse ApiServer::List(const ApiRequest& req, const Route& route) {
+  if (auto invalid = InvalidWatchListOptions(req)) return std::move(*invalid);
   ListOptions o;
   o.ns = route.ns;
   o.label_selector = req.Query("labelSelector");
@@ -418,6 +457,8 @@ ApiResponse ApiServer::Watch(const ApiRequest& req, const Route& route) {
   o.label_selector = req.Query("labelSelector");
   o.field_selector = req.Query("fieldSelector");
   o.allow_bookmarks = QueryBool(req, "allowWatchBookmarks");
+  if (auto invalid = InvalidWatchListOptions(req)) return std::move(*invalid);
+  o.send_initial_events = QueryBool(req, "sendInitialEvents");
   if (std::string rv = req.Query("resourceVersion"); !rv.empty() && rv != "0") {
     auto v = ParseInt(rv, "resourceVersion");
     if (!v.ok()) return FromStatus(v.status(), &route.type, "");
@@ -466,7 +507,7 @@ ApiServer::StreamStep ApiServer::PollWatchChunk(WatchStream& s, std::string* out
 
 ApiServer::StreamStep ApiServer::FormatWatchEvent(WatchStream& s, const WatchEvent& ev,
                                                   std::chrono::steady_clock::time_point now, std::string* out) {
-  if (ev.type == EventType::kBookmark) {
+  if (ev.type == EventType::kBookmark && !ev.initial_events_end) {
     // The watcher offers a bookmark whenever a wait times out; send at most one per interval.
     if (now - s.last_bookmark < std::chrono::seconds(1)) return StreamStep::kIdle;
     s.last_bookmark = now;
@@ -482,6 +523,7 @@ ApiServer::StreamStep ApiServer::FormatWatchEvent(WatchStream& s, const WatchEve
   if (ev.type == EventType::kBookmark) {
     json obj = {{"kind", s.type.kind}, {"apiVersion", s.events_v1 ? "events.k8s.io/v1" : s.type.ApiVersion()},
                 {"metadata", {{"resourceVersion", std::to_string(ev.resource_version)}}}};
+    if (ev.initial_events_end) obj["metadata"]["annotations"] = {{"k8s.io/initial-events-end", "true"}};
     *out = json{{"type", "BOOKMARK"}, {"object", obj}}.dump() + "\n";
     return StreamStep::kData;
   }

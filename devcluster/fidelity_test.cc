@@ -354,6 +354,128 @@ TEST(PodUsesClaimTest, AsThePvcProtectionControllerDecides) {
   EXPECT_FALSE(PodUsesClaim(eph, "p-scratch"));  // shut down: no longer holds its ephemeral claim
 }
 
+// Pod updates: kube-apiserver 1.34 accepts a spec change only in the images, activeDeadlineSeconds (lowered),
+// tolerations (added) and schedulingGates (removed); everything else is 422 naming the field. Before, the embedded
+// cluster stored any spec change (an executor bug a real API server would refuse could not show here).
+TEST_F(FidelityTest, PodUpdatesChangeOnlyTheMutableSpecFields) {
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  struct Case {
+    std::string name, type, patch;
+    int want_status;
+    std::string want_field, want_message;  // of the 422's first cause
+  };
+  const std::string smp = "application/strategic-merge-patch+json", mp = "application/merge-patch+json",
+                    jp = "application/json-patch+json";
+  const std::vector<Case> cases = {
+      {"labels and annotations", mp, R"({"metadata":{"labels":{"t":"x"},"annotations":{"a":"b"}}})", 200, "", ""},
+      {"image (strategic merge)", smp, R"({"spec":{"containers":[{"name":"main","image":"nginx:2"}]}})", 200, "", ""},
+      {"init container image", jp, R"([{"op":"replace","path":"/spec/initContainers/0/image","value":"busybox:2"}])",
+       200, "", ""},
+      {"activeDeadlineSeconds lowered", mp, R"({"spec":{"activeDeadlineSeconds":100}})", 200, "", ""},
+      {"activeDeadlineSeconds raised", mp, R"({"spec":{"activeDeadlineSeconds":7200}})", 422,
+       "spec.activeDeadlineSeconds", "must be less than or equal to previous value"},
+      {"activeDeadlineSeconds removed", mp, R"({"spec":{"activeDeadlineSeconds":null}})", 422,
+       "spec.activeDeadlineSeconds", "must not update from a positive integer to nil value"},
+      {"toleration added", jp,
+       R"([{"op":"add","path":"/spec/tolerations/-","value":{"key":"b","operator":"Exists","effect":"NoExecute"}}])",
+       200, "", ""},
+      {"tolerationSeconds changed", jp, R"([{"op":"add","path":"/spec/tolerations/1/tolerationSeconds","value":5}])",
+       200, "", ""},
+      {"toleration removed", jp, R"([{"op":"remove","path":"/spec/tolerations/0"}])", 422, "spec.tolerations",
+       "existing toleration can not be modified except its tolerationSeconds"},
+      {"env changed", smp, R"({"spec":{"containers":[{"name":"main","env":[{"name":"A","value":"2"}]}]}})", 422,
+       "spec", "pod updates may not change fields other than `spec.containers[*].image`"},
+      {"restartPolicy", mp, R"({"spec":{"restartPolicy":"Never"}})", 422, "spec", "spec.restartPolicy"},
+      {"container renamed", jp, R"([{"op":"replace","path":"/spec/containers/0/name","value":"other"}])", 422,
+       "spec", "spec.containers[0].name"},
+      {"container added", jp, R"([{"op":"add","path":"/spec/containers/-","value":{"name":"b","image":"b:1"}}])",
+       422, "spec.containers", "pod updates may not add or remove containers"},
+      {"empty image", jp, R"([{"op":"replace","path":"/spec/containers/0/image","value":""}])", 422,
+       "spec.containers[0].image", "Required value"},
+      {"nodeName moved", mp, R"({"spec":{"nodeName":"node-2"}})", 422, "spec", "spec.nodeName"},
+      {"resources", smp,
+       R"({"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"2"}}}]}})", 422, "spec",
+       "spec.containers[0].resources"},
+  };
+  for (const auto& c : cases) {
+    Call("DELETE", pods + "/p", "", {{"gracePeriodSeconds", "0"}});
+    ApiResponse r = Call("POST", pods, R"({"metadata":{"name":"p"},"spec":{"nodeName":"node-1",
+      "activeDeadlineSeconds":3600,"tolerations":[{"key":"a","operator":"Exists","effect":"NoSchedule"},
+        {"key":"t","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],
+      "initContainers":[{"name":"init","image":"busybox:1"}],
+      "containers":[{"name":"main","image":"nginx:1","env":[{"name":"A","value":"1"}]}]}})");
+    ASSERT_EQ(r.status, 201) << r.body;
+    r = Call("PATCH", pods + "/p", c.patch, {}, c.type);
+    EXPECT_EQ(r.status, c.want_status) << c.name << ": " << r.body;
+    if (c.want_status != 422 || r.status != 422) continue;
+    json b = Body(r);
+    EXPECT_EQ(b["reason"], "Invalid") << c.name;
+    EXPECT_TRUE(absl::StartsWith(b.value("message", ""), "Pod \"p\" is invalid: ")) << c.name << ": " << r.body;
+    ASSERT_TRUE(b["details"]["causes"].is_array()) << c.name << ": " << r.body;
+    EXPECT_EQ(b["details"]["causes"][0]["field"], c.want_field) << c.name << ": " << r.body;
+    EXPECT_TRUE(absl::StrContains(b["details"]["causes"][0].value("message", ""), c.want_message))
+        << c.name << ": " << r.body;
+  }
+  // A status write and an unbound pod's binding are not spec updates by the user.
+  Call("DELETE", pods + "/q", "", {{"gracePeriodSeconds", "0"}});
+  ASSERT_EQ(Call("POST", pods, R"({"metadata":{"name":"q"},"spec":{"containers":[{"name":"c","image":"i"}]}})").status,
+            201);
+  EXPECT_EQ(Call("POST", pods + "/q/binding", R"({"target":{"name":"node-1"}})").status, 201);
+  EXPECT_EQ(Call("PATCH", pods + "/q/status", R"({"status":{"phase":"Running"}})", {}, mp).status, 200);
+}
+
+// The streaming list (sendInitialEvents, as client-go's WatchList and the Python client send it): the current
+// objects as ADDED, then a BOOKMARK annotated k8s.io/initial-events-end, then changes; the options' rules as
+// kube-apiserver 1.34 answers them. Before, sendInitialEvents was ignored (no end bookmark, a list stayed a list).
+TEST_F(FidelityTest, SendInitialEventsEndsWithAnAnnotatedBookmark) {
+  ASSERT_EQ(Call("POST", kConfigMaps, R"({"metadata":{"name":"a"}})").status, 201);
+  ASSERT_EQ(Call("POST", kConfigMaps, R"({"metadata":{"name":"b"}})").status, 201);
+  auto next = [&](ApiResponse& w) {
+    std::string chunk;
+    EXPECT_EQ(api_.NextWatchChunk(*w.watch, &chunk, std::chrono::milliseconds(1000)), ApiServer::StreamStep::kData);
+    return chunk.empty() ? json() : json::parse(chunk);
+  };
+  for (bool bookmarks : {true, false}) {
+    std::map<std::string, std::string> q = {{"watch", "1"}, {"sendInitialEvents", "true"},
+                                            {"resourceVersionMatch", "NotOlderThan"}, {"resourceVersion", "1"}};
+    if (bookmarks) q["allowWatchBookmarks"] = "true";
+    ApiResponse w = Call("GET", kConfigMaps, "", q);
+    ASSERT_EQ(w.status, 200) << w.body;
+    ASSERT_TRUE(w.watch);
+    std::vector<std::string> initial = {"a", "b"};
+    if (!bookmarks) initial.push_back("c1");  // created by the first round
+    for (const auto& name : initial) EXPECT_EQ(next(w)["object"]["metadata"]["name"], name);
+    if (bookmarks) {
+      json end = next(w);
+      EXPECT_EQ(end["type"], "BOOKMARK") << end;
+      EXPECT_EQ(end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true") << end;
+      EXPECT_EQ(end["object"]["metadata"]["resourceVersion"], std::to_string(store_.CurrentResourceVersion()));
+    }
+    ASSERT_EQ(Call("POST", kConfigMaps, absl::StrCat(R"({"metadata":{"name":"c)", bookmarks, R"("}})")).status, 201);
+    json added = next(w);
+    EXPECT_EQ(added["type"], "ADDED") << added;
+    EXPECT_EQ(added["object"]["metadata"]["name"], absl::StrCat("c", bookmarks));
+  }
+  struct Bad {
+    std::map<std::string, std::string> query;
+    std::string field;
+  };
+  const std::vector<Bad> bad = {
+      {{{"sendInitialEvents", "true"}}, "sendInitialEvents"},
+      {{{"watch", "1"}, {"sendInitialEvents", "true"}, {"allowWatchBookmarks", "true"}}, "resourceVersionMatch"},
+      {{{"watch", "1"}, {"resourceVersionMatch", "NotOlderThan"}}, "resourceVersionMatch"},
+      {{{"watch", "1"}, {"sendInitialEvents", "true"}, {"resourceVersionMatch", "Exact"}}, "resourceVersionMatch"},
+  };
+  for (const auto& b : bad) {
+    ApiResponse r = Call("GET", kConfigMaps, "", b.query);
+    ASSERT_EQ(r.status, 422) << r.body;
+    json body = Body(r);
+    EXPECT_EQ(body["reason"], "Invalid");
+    EXPECT_TRUE(absl::StartsWith(body.value("message", ""), "ListOptions.meta.k8s.io \"\" is invalid: ")) << r.body;
+    EXPECT_EQ(body["details"]["causes"][0]["field"], b.field) << r.body;
+  }
+}
+
 TEST_F(FidelityTest, VersionWithTrailingSlash) {
   ApiResponse r = Call("GET", "/version/");
   ASSERT_EQ(r.status, 200) << r.body;

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 
@@ -140,11 +143,18 @@ void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
     if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
     if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Always";
     if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
+    // kube-apiserver's other pod defaults (SetDefaults_PodSpec, SetDefaults_Container), so that what a controller
+    // reads back differs from its template as on a real cluster.
+    if (!spec.contains("dnsPolicy")) spec["dnsPolicy"] = "ClusterFirst";
+    if (!spec.contains("enableServiceLinks")) spec["enableServiceLinks"] = true;
+    if (!spec.contains("securityContext")) spec["securityContext"] = nlohmann::json::object();
     for (const char* list : {"containers", "initContainers"}) {
       if (!spec.contains(list) || !spec[list].is_array()) continue;
       for (auto& c : spec[list]) {
         if (!c.is_object()) continue;
         if (c.contains("ports")) default_ports(c["ports"]);
+        if (!c.contains("terminationMessagePath")) c["terminationMessagePath"] = "/dev/termination-log";
+        if (!c.contains("terminationMessagePolicy")) c["terminationMessagePolicy"] = "File";
         if (!c.contains("imagePullPolicy") && c.contains("image") && c["image"].is_string()) {
           std::string image = c["image"];
           bool latest = image.find(':') == std::string::npos || absl::EndsWith(image, ":latest");
@@ -328,6 +338,181 @@ void SetPath(nlohmann::json& object, std::string_view path, nlohmann::json value
   }
   if (!cur->is_object()) *cur = nlohmann::json::object();
   (*cur)[parts.back()] = std::move(value);
+}
+
+namespace {
+
+// The API server's semantic equality over JSON: null, [] and {} equal an absent field.
+nlohmann::json Normalized(const nlohmann::json& v) {
+  if (v.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, e] : v.items()) {
+      nlohmann::json n = Normalized(e);
+      if (n.is_null() || ((n.is_array() || n.is_object()) && n.empty())) continue;
+      out[k] = std::move(n);
+    }
+    return out;
+  }
+  if (v.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : v) out.push_back(Normalized(e));
+    return out;
+  }
+  return v;
+}
+
+// The paths under `path` where the two normalized values differ (at most `limit`), for the Forbidden message.
+void DiffPaths(const nlohmann::json& a, const nlohmann::json& b, const std::string& path,
+               std::vector<std::string>& out, size_t limit) {
+  if (out.size() >= limit || a == b) return;
+  if (a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a.items()) keys.insert(k);
+    for (const auto& [k, v] : b.items()) keys.insert(k);
+    static const nlohmann::json kAbsent;
+    for (const auto& k : keys)
+      DiffPaths(a.contains(k) ? a[k] : kAbsent, b.contains(k) ? b[k] : kAbsent, path + "." + k, out, limit);
+    return;
+  }
+  if (a.is_array() && b.is_array() && a.size() == b.size()) {
+    for (size_t i = 0; i < a.size(); ++i) DiffPaths(a[i], b[i], absl::StrCat(path, "[", i, "]"), out, limit);
+    return;
+  }
+  out.push_back(path);
+}
+
+const nlohmann::json& Member(const nlohmann::json& obj, const char* key) {
+  static const nlohmann::json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+// The containers (or init containers) of an update: same count, each with an image without surrounding blanks.
+// True when the count changed (nothing else is checked then, as kube-apiserver stops there).
+bool ValidateContainerUpdates(const nlohmann::json& now, const nlohmann::json& before, const std::string& field,
+                              std::vector<FieldError>& errors) {
+  size_t n = now.is_array() ? now.size() : 0, o = before.is_array() ? before.size() : 0;
+  if (n != o) {
+    errors.push_back({"FieldValueForbidden", field, "Forbidden: pod updates may not add or remove containers"});
+    return true;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const nlohmann::json& image = Member(now[i], "image");
+    std::string img = image.is_string() ? image.get<std::string>() : "";
+    std::string at = absl::StrCat(field, "[", i, "].image");
+    if (img.empty()) errors.push_back({"FieldValueRequired", at, "Required value"});
+    else if (absl::StripAsciiWhitespace(img).size() != img.size())
+      errors.push_back({"FieldValueInvalid", at,
+                        absl::StrCat("Invalid value: \"", img, "\": must not have leading or trailing whitespace")});
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<FieldError> ValidatePodUpdate(const nlohmann::json& old_pod, const nlohmann::json& new_pod) {
+  std::vector<FieldError> errors;
+  const nlohmann::json& os = Member(old_pod, "spec");
+  const nlohmann::json& ns = Member(new_pod, "spec");
+  if (os == ns) return errors;  // the common update (metadata, finalizers): nothing to check
+  if (ValidateContainerUpdates(Member(ns, "containers"), Member(os, "containers"), "spec.containers", errors))
+    return errors;
+  if (ValidateContainerUpdates(Member(ns, "initContainers"), Member(os, "initContainers"), "spec.initContainers",
+                               errors))
+    return errors;
+  // activeDeadlineSeconds: from nil to a value, or lowered; never raised, never removed.
+  const nlohmann::json& new_ads = Member(ns, "activeDeadlineSeconds");
+  const nlohmann::json& old_ads = Member(os, "activeDeadlineSeconds");
+  if (new_ads.is_number_integer()) {
+    int64_t v = new_ads.get<int64_t>();
+    if (v < 0 || v > 2147483647) {
+      errors.push_back({"FieldValueInvalid", "spec.activeDeadlineSeconds",
+                        absl::StrCat("Invalid value: ", v, ": must be between 0 and 2147483647, inclusive")});
+      return errors;
+    }
+    if (old_ads.is_number_integer() && old_ads.get<int64_t>() < v) {
+      errors.push_back({"FieldValueInvalid", "spec.activeDeadlineSeconds",
+                        absl::StrCat("Invalid value: ", v, ": must be less than or equal to previous value")});
+      return errors;
+    }
+  } else if (old_ads.is_number_integer()) {
+    errors.push_back({"FieldValueInvalid", "spec.activeDeadlineSeconds",
+                      "Invalid value: \"null\": must not update from a positive integer to nil value"});
+  }
+  // tolerations: every existing one is still there (its tolerationSeconds may change).
+  const nlohmann::json& new_tol = Member(ns, "tolerations");
+  const nlohmann::json& old_tol = Member(os, "tolerations");
+  if (old_tol.is_array()) {
+    for (const auto& o : old_tol) {
+      nlohmann::json want = Normalized(o);
+      want.erase("tolerationSeconds");
+      bool found = false;
+      if (new_tol.is_array())
+        for (const auto& t : new_tol) {
+          nlohmann::json have = Normalized(t);
+          have.erase("tolerationSeconds");
+          if (have == want) { found = true; break; }
+        }
+      if (!found) {
+        errors.push_back({"FieldValueForbidden", "spec.tolerations",
+                          "Forbidden: existing toleration can not be modified except its tolerationSeconds"});
+        break;
+      }
+    }
+  }
+  // schedulingGates: removals only.
+  const nlohmann::json& new_gates = Member(ns, "schedulingGates");
+  const nlohmann::json& old_gates = Member(os, "schedulingGates");
+  if (new_gates.is_array())
+    for (const auto& g : new_gates) {
+      bool known = false;
+      if (old_gates.is_array())
+        for (const auto& o : old_gates) known = known || Member(o, "name") == Member(g, "name");
+      if (!known) {
+        errors.push_back({"FieldValueForbidden", "spec.schedulingGates",
+                          absl::StrCat("Forbidden: only deletion is allowed, but found new scheduling gate '",
+                                       Member(g, "name").is_string() ? Member(g, "name").get<std::string>() : "",
+                                       "'")});
+        break;
+      }
+    }
+  // Everything else must be unchanged: take the mutable fields from the old spec and compare.
+  nlohmann::json munged = ns.is_object() ? ns : nlohmann::json::object();
+  for (const char* list : {"containers", "initContainers"}) {
+    const nlohmann::json& old_list = Member(os, list);
+    if (!munged.contains(list) || !munged[list].is_array() || !old_list.is_array()) continue;
+    for (size_t i = 0; i < munged[list].size() && i < old_list.size(); ++i) {
+      if (!munged[list][i].is_object()) continue;
+      const nlohmann::json& img = Member(old_list[i], "image");
+      if (img.is_null()) munged[list][i].erase("image");
+      else munged[list][i]["image"] = img;
+    }
+  }
+  for (const char* f : {"activeDeadlineSeconds", "schedulingGates", "tolerations"}) {
+    if (Member(os, f).is_null()) munged.erase(f);
+    else munged[f] = os[f];
+  }
+  const nlohmann::json& old_grace = Member(os, "terminationGracePeriodSeconds");
+  if (old_grace.is_number_integer() && old_grace.get<int64_t>() < 0 && Member(munged, "terminationGracePeriodSeconds") == 1)
+    munged["terminationGracePeriodSeconds"] = old_grace;
+  // A binding: nodeName set where it was empty.
+  if (Member(os, "nodeName").is_null() || Member(os, "nodeName") == "") munged.erase("nodeName");
+  nlohmann::json before = Normalized(os.is_object() ? os : nlohmann::json::object());
+  if (Member(os, "nodeName").is_null() || Member(os, "nodeName") == "") before.erase("nodeName");
+  nlohmann::json after = Normalized(munged);
+  if (before != after) {
+    std::vector<std::string> changed;
+    DiffPaths(before, after, "spec", changed, 5);
+    errors.push_back(
+        {"FieldValueForbidden", "spec",
+         absl::StrCat("Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+                      "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+                      "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
+                      "to 1 if it was previously negative) (changed: ",
+                      absl::StrJoin(changed, ", "), ")")});
+  }
+  return errors;
 }
 
 std::string QualifiedName(const ResourceType& type, std::string_view name) {

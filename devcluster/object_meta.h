@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "devcluster/clock.h"
 #include "devcluster/resources.h"
+#include "devcluster/schema.h"
 #include "devcluster/store.h"
 
 namespace cloneset::devcluster {
@@ -72,6 +73,16 @@ bool BumpsGeneration(std::string_view resource, const nlohmann::json& before, co
 const nlohmann::json* LookupPath(const nlohmann::json& object, std::string_view path);
 // Sets a dotted path, creating intermediate objects.
 void SetPath(nlohmann::json& object, std::string_view path, nlohmann::json value);
+
+// kube-apiserver's rule for a pod update (ValidatePodUpdate of Kubernetes 1.34): the spec may change only in
+// spec.containers[*].image, spec.initContainers[*].image, spec.activeDeadlineSeconds (set, or lowered, never
+// raised or removed), spec.tolerations (additions; an existing one may change only its tolerationSeconds) and
+// spec.schedulingGates (removals); anything else is one Forbidden error on `spec` naming those fields and the
+// paths that changed. Both are the stored (defaulted) forms; metadata and status are not looked at. spec.nodeName
+// set where it was empty is allowed: it is how the embedded scheduler and the binding subresource bind a pod (the
+// real API server takes that only through pods/binding). Empty lists and maps equal absent ones, as the API
+// server's semantic comparison has it for lists and maps.
+std::vector<FieldError> ValidatePodUpdate(const nlohmann::json& old_pod, const nlohmann::json& new_pod);
 
 // "pods \"x\"" style qualified name used in error messages: <resource id> "<name>".
 std::string QualifiedName(const ResourceType& type, std::string_view name);

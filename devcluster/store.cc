@@ -131,7 +131,13 @@ class WatcherImpl final : public Watcher {
   // Called with st_->mu held at creation.
   void InitLocked(const WatchOptions& o) {
     ts_->watchers.insert(this);
-    if (!o.resource_version || *o.resource_version == 0) {
+    if (o.send_initial_events) {
+      for (const auto& [key, obj] : ts_->objects)
+        if (Match(obj)) pending_.push_back({EventType::kAdded, obj->resource_version, obj, {}});
+      last_rv_ = st_->rv;
+      // As kube-apiserver: the end is marked only for a client that takes bookmarks.
+      if (bookmarks_) pending_.push_back({EventType::kBookmark, st_->rv, nullptr, {}, /*initial_events_end=*/true});
+    } else if (!o.resource_version || *o.resource_version == 0) {
       for (const auto& [key, obj] : ts_->objects)
         if (Match(obj)) pending_.push_back({EventType::kAdded, obj->resource_version, obj, {}});
       last_rv_ = st_->rv;
@@ -175,6 +181,7 @@ class WatcherImpl final : public Watcher {
           event->type = EventType::kBookmark;
           event->resource_version = last_rv_;
           event->object = nullptr;
+          event->initial_events_end = false;
           return true;
         }
         return false;
@@ -190,6 +197,7 @@ class WatcherImpl final : public Watcher {
     event->resource_version = last_rv_;
     event->object = nullptr;
     event->error = absl::OkStatus();
+    event->initial_events_end = false;
     return true;
   }
 
@@ -589,6 +597,15 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
       if (absl::Status s = MergeSecretStringData(next); !s.ok()) return s;
     ApplyDefaults(ts.type.Id(), next);
     if (absl::Status s = ValidateDataSize(ts.type.Id(), next); !s.ok()) return s;
+    if (ts.type.Id() == kPods) {
+      std::vector<FieldError> errors = ValidatePodUpdate(prev, next);
+      if (!errors.empty()) {  // perhaps only defaults a pod stored by an earlier version lacks
+        nlohmann::json defaulted = prev;
+        ApplyDefaults(kPods, defaulted);
+        errors = ValidatePodUpdate(defaulted, next);
+      }
+      if (absl::Status s = FieldErrorsStatus(errors); !s.ok()) return s;
+    }
     next["metadata"]["generation"] =
         prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(ts.type.Id(), prev, next) ? 1 : 0);
   }

@@ -83,6 +83,9 @@ struct WatchEvent {
   int64_t resource_version = 0;  // for kBookmark: the progress RV; for kError: 0
   ObjectPtr object;               // null for kBookmark / kError
   absl::Status error;             // kError only (OutOfRange = 410 Expired)
+  // kBookmark only: the bookmark that ends a sendInitialEvents watch's initial ADDED events (its object carries the
+  // annotation k8s.io/initial-events-end: "true").
+  bool initial_events_end = false;
 };
 
 struct WriteOptions {
@@ -133,6 +136,10 @@ struct WatchOptions {
   // current matching objects, then changes.
   std::optional<int64_t> resource_version;
   bool allow_bookmarks = false;
+  // sendInitialEvents=true (with resourceVersionMatch=NotOlderThan): ADDED events for the current matching objects
+  // whatever resource_version says, then (with allow_bookmarks) one initial_events_end bookmark at the store's RV,
+  // then changes.
+  bool send_initial_events = false;
 };
 
 // A watch stream. Objects leaving the selector are reported as DELETED, entering as ADDED.
