@@ -159,7 +159,7 @@ void BM_ParseRequest(benchmark::State& state) {
 
 // The service, started once for all gRPC benchmarks.
 struct LoopbackService {
-  LoopbackService() : metrics(registry), log(&sink, service::LogLevel::kError) {
+  LoopbackService() : metrics(registry), log(service::PlannerLogOptions(&sink, service::LogLevel::kError)) {
     svc = std::make_unique<service::PlannerService>(service::DefaultPlannerFunctions(), &metrics, &log);
     service::ServerOptions options;
     options.listen = "127.0.0.1:0";

@@ -1,7 +1,4 @@
 // cloneset-planner: the stateless planning service (gRPC) with Prometheus /metrics on its own port.
-#include <pthread.h>
-#include <signal.h>
-
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -17,9 +14,10 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "base/log.h"
+#include "base/signals.h"
 #include "planner/service/default_functions.h"
 #include "planner/service/idle_memory.h"
-#include "planner/service/json_log.h"
 #include "planner/service/metrics.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
@@ -63,15 +61,12 @@ int Run() {
     std::cerr << "--log_level: \"" << absl::GetFlag(FLAGS_log_level) << "\" is not debug, info, warn or error\n";
     return 2;
   }
-  JsonLogger log(&std::cerr, level);
+  JsonLogger log(PlannerLogOptions(&std::cerr, level));
+  base::SetProcessLogger(&log);
 
-  // Signals are taken synchronously by this thread (sigwait below), so every thread gRPC and civetweb start
-  // must inherit the blocked mask: block before creating any of them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Signals are taken synchronously by this thread (Wait below), so every thread gRPC and civetweb start must
+  // inherit the blocked mask: block before creating any of them.
+  const base::StopSignals signals = base::StopSignals::Block();
 
   auto registry = std::make_shared<prometheus::Registry>();
   ServiceMetrics metrics(*registry);
@@ -123,8 +118,11 @@ int Run() {
     });
   }
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  const int signal_number = signals.Wait();
+  // The drain below gives calls in flight the grace period; cancelling them and stopping the endpoints takes
+  // moments more. A stop stuck beyond that ends the process with a reason in the log.
+  const absl::Duration hard_stop = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds)) + absl::Seconds(10);
+  base::ShutdownDeadline deadline(hard_stop, base::ExitAfterGrace(hard_stop));
   stopping.Notify();
   if (release_memory.joinable()) release_memory.join();
   log.Info("shutting down", {{"signal", static_cast<int64_t>(signal_number)}});
@@ -147,6 +145,7 @@ int Run() {
   const double grpc_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - shutdown_start).count();
   stop_metrics.join();
+  deadline.Disarm();
   log.Info("stopped",
            {{"grpc_seconds", grpc_seconds},
             {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - shutdown_start).count()}});

@@ -87,6 +87,15 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+base::LogOptions PlannerLogOptions(std::ostream* out, LogLevel min_level, const base::Clock* clock) {
+  base::LogOptions options;
+  options.out = out;
+  options.min_level = min_level;
+  options.nested_fields = true;
+  options.clock = clock;
+  return options;
+}
+
 PlannerService::PlannerService(PlannerFunctions functions, ServiceMetrics* metrics, JsonLogger* log,
                                int64_t max_response_bytes)
     : max_response_bytes_(max_response_bytes), functions_(std::move(functions)), metrics_(metrics), log_(log) {}

@@ -7,11 +7,20 @@
 
 #include "absl/status/statusor.h"
 #include "cloneset/planner/v1/planner.grpc.pb.h"
+#include "base/log.h"
 #include "planner/plan_limits.h"
-#include "planner/service/json_log.h"
 #include "planner/service/metrics.h"
 
 namespace cloneset::planner::service {
+
+using base::JsonLogger;
+using base::LogFields;
+using base::LogLevel;
+using base::ParseLogLevel;
+
+// The planner's log format: the fields nested under "fields" (docs/architecture.md "Base library"). `clock`: RealClock
+// when null.
+base::LogOptions PlannerLogOptions(std::ostream* out, LogLevel min_level, const base::Clock* clock = nullptr);
 
 // The planning functions behind the service. Production wires planner/plan.h (see default_functions.h); tests
 // pass fakes.

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
+#include "base/testing/fake_clock.h"
 #include "grpcpp/impl/codegen/client_unary_call.h"
 #include "gtest/gtest.h"
 #include "planner/service/server.h"
@@ -48,7 +49,8 @@ class ServiceTest : public ::testing::Test {
   prometheus::Registry registry_;
   ServiceMetrics metrics_{registry_};
   std::ostringstream log_text_;
-  JsonLogger log_{&log_text_, LogLevel::kInfo, [] { return absl::FromUnixSeconds(1800000000); }};
+  base::testing::FakeClock clock_{absl::FromUnixSeconds(1800000000)};
+  JsonLogger log_{PlannerLogOptions(&log_text_, LogLevel::kInfo, &clock_)};
   std::unique_ptr<PlannerService> service_;
   RunningServer running_;
   std::unique_ptr<pb::Planner::Stub> stub_;
@@ -394,7 +396,8 @@ TEST(WithPort, ReplacesThePort) {
 
 TEST(JsonLogger, OneObjectPerLineAndLevelFilter) {
   std::ostringstream out;
-  JsonLogger log(&out, LogLevel::kInfo, [] { return absl::FromUnixMillis(1800000000123); });
+  base::testing::FakeClock clock(absl::FromUnixMillis(1800000000123));
+  JsonLogger log(PlannerLogOptions(&out, LogLevel::kInfo, &clock));
   log.Debug("hidden");
   log.Info("hello", {{"n", int64_t{3}}, {"ok", true}, {"s", std::string("a\"b")}, {"x", 0.5}});
   log.Error("bad utf8", {{"s", std::string("\xff")}});

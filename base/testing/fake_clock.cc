@@ -1,0 +1,92 @@
+#include "base/testing/fake_clock.h"
+
+#include <utility>
+#include <vector>
+
+namespace cloneset::base::testing {
+
+absl::Time FakeClock::Now() const {
+  absl::MutexLock l(&mu_);
+  return now_;
+}
+
+void FakeClock::SleepUntil(absl::Time deadline) const {
+  std::pair<const FakeClock*, absl::Time> arg(this, deadline);
+  absl::MutexLock l(&mu_);
+  ++waiters_;
+  mu_.Await(absl::Condition(
+      +[](std::pair<const FakeClock*, absl::Time>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return a->first->now_ >= a->second;
+      },
+      &arg));
+  --waiters_;
+}
+
+bool FakeClock::AwaitWithDeadline(absl::Mutex* mu, const absl::Condition& condition, absl::Time deadline) const {
+  struct Wait {
+    const FakeClock* clock;
+    const absl::Condition* condition;
+    absl::Time deadline;
+  } wait{this, &condition, deadline};
+  {
+    absl::MutexLock l(&mu_);
+    ++waiters_;
+    ++waiting_[mu];
+  }
+  mu->Await(absl::Condition(
+      +[](Wait* w) { return w->condition->Eval() || w->clock->Now() >= w->deadline; }, &wait));
+  // Leave without holding *mu, so WakeWaiters (which holds wake_mu_ while it locks *mu) cannot deadlock with us.
+  mu->Unlock();
+  {
+    absl::MutexLock wake(&wake_mu_);
+    absl::MutexLock l(&mu_);
+    --waiters_;
+    if (--waiting_[mu] == 0) waiting_.erase(mu);
+  }
+  mu->Lock();
+  return condition.Eval();
+}
+
+void FakeClock::WakeWaiters() {
+  absl::MutexLock wake(&wake_mu_);
+  std::vector<absl::Mutex*> mutexes;
+  {
+    absl::MutexLock l(&mu_);
+    for (const auto& [mu, n] : waiting_) mutexes.push_back(mu);
+  }
+  for (absl::Mutex* mu : mutexes) {
+    mu->Lock();
+    mu->Unlock();
+  }
+}
+
+void FakeClock::Advance(absl::Duration d) {
+  {
+    absl::MutexLock l(&mu_);
+    now_ += d;
+  }
+  WakeWaiters();
+}
+
+void FakeClock::Set(absl::Time t) {
+  {
+    absl::MutexLock l(&mu_);
+    now_ = t;
+  }
+  WakeWaiters();
+}
+
+int FakeClock::waiters() const {
+  absl::MutexLock l(&mu_);
+  return waiters_;
+}
+
+void FakeClock::BlockUntilWaiters(int n) const {
+  std::pair<const FakeClock*, int> arg(this, n);
+  absl::MutexLock l(&mu_);
+  mu_.Await(absl::Condition(
+      +[](std::pair<const FakeClock*, int>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->first->waiters_ >= a->second; },
+      &arg));
+}
+
+}  // namespace cloneset::base::testing
