@@ -1,3 +1,6 @@
+// Size: the store is one state (Store::State) under one lock: writes, reads, watches with their history, the
+// garbage collector's owner index and the CRD registry all read and change it together inside one critical
+// section. The policies that need no state are already apart (garbage_collector.h, object_meta.h, schema.h).
 #include "devcluster/store.h"
 
 #include <algorithm>
