@@ -134,6 +134,13 @@ cpus() {
   set -- $SERVER_PIDS
   while [ $# -ge 2 ]; do echo "$1 $(cpu_s "$2")"; shift 2; done
 }
+# plans: "reconciles planner_calls" of our executor so far (its /metrics), empty for another controller.
+plans() {
+  [ -n "$EXECUTOR_METRICS" ] || return 0
+  curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '/^controller_runtime_reconcile_total\{/ { r += $NF }
+    /^cloneset_executor_planner_call_duration_seconds_count/ { p += $NF } END { printf "%d %d\n", r, p }'
+}
+plans0="$(plans)"
 cpu0="$(cpus)"
 w0=$(writes_by "$CLIENT")
 # PERF_DIR=DIR: sample the controller, the planner and the embedded cluster with `perf record` (DWARF call graphs)
@@ -155,12 +162,15 @@ kubectl patch clonesets.apps.kruise.io big --type=json \
 wait_settled
 wall_s=$(echo "$(date +%s.%N) - $t0" | bc)
 cpu1="$(cpus)"
+plans1="$(plans)"
 if [ ${#PERF_PIDS[@]} -gt 0 ]; then
   kill -INT "${PERF_PIDS[@]}"; wait "${PERF_PIDS[@]}" || true
 fi
 sleep 1
 w1=$(writes_by "$CLIENT")
 controller_hwm="$(hwm_mib "$EXECUTOR_PID") MiB peak RSS"
+# The embedded cluster's too (its allocator and store are on the rollout's path).
+[ "$CLUSTER" != embedded ] || controller_hwm+="; devcluster $(hwm_mib "$DEVCLUSTER_PID") MiB peak RSS"
 writes=$((w1 - w0))
 restarts=$(kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount}{"\n"}{end}' | awk '$1 == 1' | wc -l)
 
@@ -193,6 +203,8 @@ printf "| %d | %.1f s | %.2f s | %d | %d (%.2f/pod) | %.0f/s (%d PATCHes in %.2f
 # Where the machine's CPU went during the rollout (2 cores: at most 2 s of CPU per wall second for everyone).
 awk -v w="$wall_s" 'NR == FNR { c0[$1] = $2; next } { out = out sprintf("%s%s %.2f s", sep, $1, $2 - c0[$1]); sep = ", " }
   END { printf "rollout CPU: %s (wall %.2f s)\n", out, w }' <(echo "$cpu0") <(echo "$cpu1")
+# How often the executor reconciled and planned during the rollout (a plan costs a snapshot of every pod).
+[ -z "$plans0" ] || echo "$plans0 $plans1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $3 - $1, $4 - $2 }'
 if [ -n "${PERF_DIR:-}" ]; then
   for f in "$PERF_DIR"/*.data; do
     { perf report -i "$f" --no-children --percent-limit 0.5 --stdio -g none --sort symbol 2>/dev/null
