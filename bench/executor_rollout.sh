@@ -187,9 +187,11 @@ for round in 1 2 3 4; do
 done
 sed -i '$d' "$RUN_DIR/curl.cfg"  # no "next" after the last URL
 probe=$(grep -c '^url' "$RUN_DIR/curl.cfg")
+[ -z "${DEVCLUSTER_PID:-}" ] || probe_cpu0=$(cpu_s "$DEVCLUSTER_PID")
 t0=$(date +%s.%N)
 curl -s --no-progress-meter --parallel --parallel-max 16 -K "$RUN_DIR/curl.cfg" >"$RUN_DIR/codes"
 probe_s=$(echo "$(date +%s.%N) - $t0" | bc)
+[ -z "${DEVCLUSTER_PID:-}" ] || probe_cpu=$(echo "$(cpu_s "$DEVCLUSTER_PID") - $probe_cpu0" | bc)
 ok=$(grep -c '^200' "$RUN_DIR/codes" || true)
 [ "$ok" = "$probe" ] || { echo "probe: only $ok of $probe PATCHes answered 200" >&2; sort "$RUN_DIR/codes" | uniq -c >&2; }
 rate=$(echo "$probe / $probe_s" | bc -l)
@@ -203,6 +205,10 @@ printf "| %d | %.1f s | %.2f s | %d | %d (%.2f/pod) | %.0f/s (%d PATCHes in %.2f
 # Where the machine's CPU went during the rollout (2 cores: at most 2 s of CPU per wall second for everyone).
 awk -v w="$wall_s" 'NR == FNR { c0[$1] = $2; next } { out = out sprintf("%s%s %.2f s", sep, $1, $2 - c0[$1]); sep = ", " }
   END { printf "rollout CPU: %s (wall %.2f s)\n", out, w }' <(echo "$cpu0") <(echo "$cpu1")
+# The cluster's CPU per write in the probe against the rollout's (the rollout also carries the simulated kubelet's
+# restarts and status writes, and the watch events of every write): the part of wall / ideal the executor cannot
+# remove.
+[ -z "${probe_cpu:-}" ] || echo "probe CPU: devcluster $probe_cpu s for $probe PATCHes"
 # How often the executor reconciled and planned during the rollout (a plan costs a snapshot of every pod).
 [ -z "$plans0" ] || echo "$plans0 $plans1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $3 - $1, $4 - $2 }'
 if [ -n "${PERF_DIR:-}" ]; then
