@@ -43,6 +43,7 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT  # ctest's timeout: still take the cluster down
 
 # real_only DIFFERENCE: true on the real control plane; on the embedded cluster it prints the difference (written in
 # docs/compatibility.md) and the caller leaves the check out.
