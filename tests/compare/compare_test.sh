@@ -218,7 +218,8 @@ case_pod_defaulting() {
   recreated() { local now; now=$(pods $ns web); [ "$(echo "$now" | wc -l)" = 2 ] &&
     [ -z "$(comm -12 <(echo "$after" | awk '{print $2}' | sort) <(echo "$now" | awk '{print $2}' | sort))" ] && ready $ns web 2; }
   poll 180 "both pods recreated for the env change" recreated
-  expect_eq "no refused pod write in the executor's log" "" "$(grep -h ' 422\|Forbidden: pod updates' "$RUN_DIR"/executor-*.log | head -3)"
+  expect_eq "no refused pod write in the executor's log" "" \
+    "$(grep -hE 'Forbidden: pod updates|Pod \\?"[^"]*\\?" is invalid' "$RUN_DIR"/executor-*.log | head -3)"
   kc delete namespace $ns --wait=false >/dev/null
 }
 
