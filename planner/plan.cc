@@ -209,7 +209,7 @@ absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevisionChecked(const v1::Com
     if (absl::Status s = CheckJsonDepth(as_plan.revisions(i).data_json(), field); !s.ok()) return s;
   }
   absl::StatusOr<std::string> data = RevisionData(cs.spec().template_json());
-  if (!data.ok()) return absl::InvalidArgumentError(absl::StrCat("spec.template: ", data.status().message()));
+  if (!data.ok()) return data.status();  // already "spec.template: ..."
   PlanBuilder scratch;
   absl::StatusOr<RevisionChoice> choice = ChooseRevisions(as_plan, SortRevisions(as_plan), scratch);
   if (!choice.ok()) return choice.status();

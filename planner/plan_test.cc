@@ -578,5 +578,21 @@ TEST(ComputeRevisionTest, NameHashAndExistence) {
   EXPECT_EQ(ComputeRevision(req).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// The message names the field once (the shared vector compute_revision_error_template carries it to every client).
+TEST(ComputeRevisionTest, BadTemplateNamesTheFieldOnce) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"spec\":", "spec.template: not valid JSON"},
+      {"[1]", "spec.template: must be a JSON object"},
+  };
+  for (const auto& [template_json, message] : cases) {
+    pb::ComputeRevisionRequest req;
+    *req.mutable_clone_set() = Request(1).clone_set();
+    req.mutable_clone_set()->mutable_spec()->set_template_json(template_json);
+    const absl::Status status = ComputeRevision(req).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << template_json;
+    EXPECT_EQ(std::string(status.message()), message) << template_json;
+  }
+}
+
 }  // namespace
 }  // namespace cloneset::planner
