@@ -171,23 +171,44 @@ def strategy_of(cs: pb.CloneSet) -> str:
 
 
 def apply_sets(manifest: dict, sets: List[str], changes: List[str]) -> dict:
-    """The spec's changes (the `--set key=value` of clonesetctl simulate): image, replicas, partition,
-    maxUnavailable, maxSurge."""
+    """The spec's changes, as `clonesetctl simulate --set key=value` takes them: image, image.<container>, replicas,
+    minReadySeconds, partition, maxUnavailable, maxSurge, paused, type. `changes` gets "key: old -> new" lines."""
     doc = copy.deepcopy(manifest)
+
+    def show(value) -> str:
+        return "unset" if value is None else value if isinstance(value, str) else json.dumps(value)
+
     for item in sets:
         key, _, value = item.partition("=")
-        if key == "image":
-            target, field = doc["spec"]["template"]["spec"]["containers"][0], "image"
-            new = value
-        elif key == "replicas":
-            target, field, new = doc["spec"], "replicas", int(value)
-        elif key in ("partition", "maxUnavailable", "maxSurge"):
-            target, field = doc["spec"].setdefault("updateStrategy", {}), key
-            new = int(value) if value.lstrip("-").isdigit() else value
+        if not value:
+            raise ValueError(f"--set {item}: expected key=value")
+        spec = doc.setdefault("spec", {})
+        if key == "image" or key.startswith("image."):
+            containers = spec.get("template", {}).get("spec", {}).get("containers") or []
+            if not containers:
+                raise ValueError("--set image: spec.template.spec.containers is empty")
+            named = [c for c in containers if key == "image" or c.get("name") == key[len("image."):]]
+            if not named:
+                raise ValueError(f"--set {key}: no container named {key[len('image.'):]}")
+            target, field, new = named[0] if key == "image" else named[-1], "image", value
+        elif key in ("replicas", "minReadySeconds"):
+            if not value.isdigit():
+                raise ValueError(f"--set {key}: expected a non-negative integer")
+            target, field, new = spec, key, int(value)
+        elif key in ("partition", "maxUnavailable", "maxSurge", "paused"):
+            target, field = spec.setdefault("updateStrategy", {}), key
+            if key == "paused":
+                if value not in ("true", "false"):
+                    raise ValueError("--set paused: expected true or false")
+                new = value == "true"
+            else:
+                new = int(value) if value.lstrip("-").isdigit() else value
+        elif key == "type":
+            target, field, new = spec.setdefault("updateStrategy", {}), "type", value
         else:
-            raise ValueError(f"set {item}: unknown key (known: image, replicas, partition, maxUnavailable, maxSurge)")
-        old = target.get(field)
-        changes.append(f"{key}: {'unset' if old is None else old} -> {new}")
+            raise ValueError(f"--set {key}: unknown key (known: image, image.<container>, replicas, partition, "
+                             "maxUnavailable, maxSurge, paused, type, minReadySeconds)")
+        changes.append(f"{key}: {show(target.get(field))} -> {show(new)}")
         target[field] = new
     return doc
 
