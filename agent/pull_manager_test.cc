@@ -3,8 +3,8 @@
 #include <thread>
 
 #include "absl/strings/escaping.h"
-#include "agent/fake_cri.h"
-#include "agent/fake_node_api.h"
+#include "agent/testing/fake_cri.h"
+#include "agent/testing/fake_node_api.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

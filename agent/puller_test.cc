@@ -1,6 +1,6 @@
 #include "agent/puller.h"
 
-#include "agent/fake_cri.h"
+#include "agent/testing/fake_cri.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_clock.h"

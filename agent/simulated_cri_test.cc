@@ -7,7 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "agent/cri_client.h"
-#include "agent/fake_node_api.h"
+#include "agent/testing/fake_node_api.h"
 #include "agent/pull_manager.h"
 #include "agent/puller.h"
 #include "devcluster/clock.h"
