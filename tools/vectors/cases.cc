@@ -197,6 +197,7 @@ Steady MakeSteady(CloneSetBuilder cs, int pods, bool vct = false) {
   st->set_updated_replicas(pods);
   st->set_updated_ready_replicas(pods);
   st->set_updated_available_replicas(pods);
+  st->set_expected_updated_replicas(c.spec().has_replicas() ? c.spec().replicas() : 1);
   st->set_label_selector("app=demo");
   s.request = t::Request(c, list, pvcs, {r1});
   return s;
@@ -425,6 +426,35 @@ Case ComputeRevisionError() {
               "ComputeRevision", Share(std::move(request)), "", "spec.template"};
 }
 
+
+Case Idle() {
+  Steady s = MakeSteady(CloneSetBuilder().Replicas(3), 3);
+  return PlanCase("plan_idle",
+                  "A settled CloneSet whose stored status is right: no actions, no status write, phase idle.",
+                  std::move(s.request));
+}
+
+Case MinReadyRequeue() {
+  // One pod turned ready 10 s ago; with minReadySeconds 30 it is available only 20 s from now.
+  Steady s = MakeSteady(CloneSetBuilder().Replicas(2).MinReadySeconds(30), 2);
+  for (pb::Condition& c : *s.request.mutable_pods(1)->mutable_conditions()) {
+    if (c.type() == "Ready") *c.mutable_last_transition_time() = t::Ts(Now() - absl::Seconds(10));
+  }
+  return PlanCase("plan_min_ready_requeue",
+                  "minReadySeconds 30 and a pod ready for 10 s: the status counts it ready but not available, and "
+                  "the plan asks to be requeued when it becomes available (requeueAfter, a Duration).",
+                  std::move(s.request));
+}
+
+Case ValidateUpdate() {
+  pb::ValidateRequest request;
+  *request.mutable_old() = CloneSetBuilder().Replicas(3).UpdateType("InPlaceOnly").Build();
+  *request.mutable_clone_set() = CloneSetBuilder().Replicas(3).UpdateType("InPlaceOnly").Template(EnvTemplate()).Build();
+  return Case{"validate_update_in_place_only",
+              "An update (old set) of an InPlaceOnly CloneSet that changes more than images: a FieldError on "
+              "spec.template.spec.",
+              "Validate", Share(std::move(request)), "", ""};
+}
 }  // namespace
 
 std::vector<Case> AllCases() {
@@ -449,8 +479,11 @@ std::vector<Case> AllCases() {
       UnknownUpdateType(),
       BadPodTable(),
       UnparsableBytes(),
+      Idle(),
+      MinReadyRequeue(),
       ValidateValid(),
       ValidateErrors(),
+      ValidateUpdate(),
       ComputeRevisionCase(),
       ComputeRevisionError(),
   };
