@@ -144,7 +144,8 @@ plans0="$(plans)"
 cpu0="$(cpus)"
 w0=$(writes_by "$CLIENT")
 # PERF_DIR=DIR: sample the controller, the planner and the embedded cluster with `perf record` (DWARF call graphs)
-# during the rollout only; DIR/<process>.data and DIR/<process>.txt (perf report, children and self) afterwards.
+# during the rollout only; DIR/<process>.data and DIR/<process>.txt (perf report, children and self) afterwards,
+# and DIR/cloneset-executor.phases.txt (bench/perf_phases.py: its samples by reconcile phase).
 PERF_PIDS=()
 if [ -n "${PERF_DIR:-}" ]; then
   command -v perf >/dev/null || { echo "executor_rollout: PERF_DIR is set but perf is not installed" >&2; exit 1; }
@@ -217,5 +218,8 @@ if [ -n "${PERF_DIR:-}" ]; then
       perf report -i "$f" --children --percent-limit 2 --stdio -g none --sort symbol 2>/dev/null; } |
       grep -v '^#' | cut -c1-220 >"${f%.data}.txt"
   done
+  # The executor's samples by reconcile phase.
+  [ "$CLIENT" != cloneset-executor ] || perf script -i "$PERF_DIR/$CLIENT.data" 2>/dev/null |
+    "$ROOT/bench/perf_phases.py" >"$PERF_DIR/$CLIENT.phases.txt"
   echo "perf: $PERF_DIR/*.txt"
 fi
