@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "devcluster/faults.h"
 #include "gtest/gtest.h"
 
 namespace cloneset::testing {
@@ -33,6 +35,7 @@ provisioner: devcluster.local/simulated
 }  // namespace
 
 FaultStack::~FaultStack() {
+  proxy_.Stop(absl::Seconds(5));
   stack_.Stop(absl::Seconds(5));
   if (::testing::Test::HasFailure()) {
     // Keep the logs (devcluster, planner, every executor start, the pod watch) for the post-mortem.
@@ -45,14 +48,44 @@ FaultStack::~FaultStack() {
   }
 }
 
-std::string FaultStack::Start(const std::vector<std::string>& devcluster_flags) {
+std::string FaultStack::Start(const std::vector<std::string>& fault_flags) {
+  Backend backend = Backend::kEmbedded;
+  if (std::string err = BackendFromEnv(&backend); !err.empty()) return err;
   StackOptions options;
-  options.devcluster_flags = devcluster_flags;
-  options.setup_yaml = absl::StrCat(kDefaultClass, "---\n");
-  return stack_.Start(options);
+  if (backend == Backend::kEmbedded) {
+    options.devcluster_flags = fault_flags;
+    options.setup_yaml = absl::StrCat(kDefaultClass, "---\n");
+  }  // the real control plane comes with its default class "standard" (tools/run.d/real_cluster.sh)
+  if (std::string err = stack_.Start(options); !err.empty()) return err;
+  if (!stack_.real()) return "";
+  const char* bin = std::getenv("CLONESET_FAULT_PROXY_BIN");
+  std::vector<std::string> argv = {bin != nullptr && *bin != '\0' ? bin : FAULT_PROXY_BIN,
+                                   "--kubeconfig=" + stack_.executor_kubeconfig(),
+                                   "--kubeconfig_out=" + stack_.dir() + "/kubeconfig-proxy", "--listen=127.0.0.1:0",
+                                   "--log_requests"};
+  argv.insert(argv.end(), fault_flags.begin(), fault_flags.end());
+  if (!proxy_.Start(argv, stack_.dir() + "/fault-proxy.log")) return "cannot start cloneset-fault-proxy";
+  if (proxy_.WaitForAddress("listening on", absl::Seconds(20)).empty()) return "fault proxy: " + proxy_.Log();
+  proxy_kubeconfig_ = stack_.dir() + "/kubeconfig-proxy";
+  return "";
 }
 
+std::string FaultStack::RequestLog() const { return stack_.real() ? proxy_.Log() : stack_.DevclusterLog(); }
+
 double FaultStack::WritesBy(const std::string& user_agent) const {
+  if (stack_.real()) {
+    double n = 0;
+    std::istringstream lines(proxy_.Log());
+    std::string line;
+    while (std::getline(lines, line)) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || j.value("msg", "") != "request") continue;
+      const std::string method = j.value("method", ""), path = j.value("path", "");
+      if (method == "GET" || absl::StrContains(path, "/leases")) continue;
+      if (devcluster::UserAgentLabel(j.value("user_agent", "")) == user_agent) ++n;
+    }
+    return n;
+  }
   auto r = Kubectl({"get", "--raw", "/metrics"});
   double sum = 0;
   for (absl::string_view line : absl::StrSplit(r.output, '\n')) {

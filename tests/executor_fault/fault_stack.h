@@ -1,7 +1,13 @@
-// Harness of the executor fault tests (issue 4 scope 7): an embedded cluster, a planner that can be stopped and
+// Harness of the executor fault tests (issue 4 scope 7): an API server, a planner that can be stopped and
 // restarted on the same port, and any number of executors that can be SIGKILLed and restarted, all real processes
 // on loopback; a pod watcher over all namespaces that checks the rollout invariants on every event; and the
 // end-state checks (no duplicate pods, no orphaned or lost PVCs, the rollout finished).
+//
+// Both backends of tests/support/stack.h (CLONESET_E2E_BACKEND). On the embedded cluster the faults are its own
+// --fault_* flags. On the real control plane the executors reach kube-apiserver through cloneset-fault-proxy
+// (tests/fault_proxy) with the chart's executor identity: the proxy takes the same --fault_* flags, decides by the
+// same code (devcluster/faults.h) and logs requests and injected faults as the embedded cluster does, so the tests
+// read the one as the other (RequestLog, WritesBy).
 #pragma once
 
 #include <map>
@@ -20,15 +26,18 @@ class FaultStack {
  public:
   FaultStack() = default;
   ~FaultStack();
-  // Starts the devcluster (with `devcluster_flags` added), the planner, the CRD, a default StorageClass and the
-  // lease namespace. Empty on success, else what failed.
-  std::string Start(const std::vector<std::string>& devcluster_flags = {});
+  // Starts the API server of the backend, the planner, the CRD, a default StorageClass and the lease namespace; on
+  // the real backend also the fault proxy in front of kube-apiserver. `fault_flags` (--fault_*, --log_requests)
+  // go to the devcluster, or to the proxy. Empty on success, else what failed.
+  std::string Start(const std::vector<std::string>& fault_flags = {});
+  bool real() const { return stack_.real(); }
   void StartPlanner() { ASSERT_EQ(stack_.StartPlanner(), ""); }  // same port after the first start
   void StopPlanner() { stack_.KillPlanner(); }                    // SIGKILL
   // Executor `identity` with extra flags; waits for its health address. ASSERTs.
   void StartExecutor(const std::string& identity, const std::vector<std::string>& flags = {}) {
     ExecutorOptions options;
     options.flags = flags;
+    options.kubeconfig = proxy_kubeconfig_;  // "" on the embedded backend: the stack's
     ASSERT_EQ(stack_.StartExecutor(identity, options), "");
   }
   void KillExecutor(const std::string& identity) { stack_.KillExecutor(identity); }  // SIGKILL, reaped
@@ -39,14 +48,21 @@ class FaultStack {
     return stack_.Kubectl(std::move(args), input);
   }
   json GetJson(std::vector<std::string> args) const { return stack_.GetJson(std::move(args)); }
-  // Sum of apiserver_request_total for write verbs from client `user_agent`, leases excluded.
+  // The number of write requests from client `user_agent` (its user_agent label), leases excluded: the embedded
+  // cluster's apiserver_request_total, or on the real backend the proxy's request log (kube-apiserver's metric has
+  // no user_agent label).
   double WritesBy(const std::string& user_agent) const;
-  std::string DevclusterLog() const { return stack_.DevclusterLog(); }
+  // JSON lines "request" (with --log_requests) and "fault injected": the devcluster's log, or the proxy's.
+  std::string RequestLog() const;
+  // Creates namespace `ns`; on the real backend waits for its default ServiceAccount (pods need it). ASSERTs.
+  void CreateNamespace(const std::string& ns) const { ASSERT_EQ(stack_.CreateNamespace(ns), ""); }
   std::string ExecutorLogs() const { return stack_.ExecutorLogTails(4000); }  // the tail of each executor's log
   const Stack& stack() const { return stack_; }
 
  private:
   Stack stack_;
+  Process proxy_;                 // real backend: cloneset-fault-proxy in front of kube-apiserver
+  std::string proxy_kubeconfig_;  // the executor identity's kubeconfig pointed at the proxy
 };
 
 // What one CloneSet's rollout must respect; one CloneSet "app" per namespace.

@@ -4,9 +4,14 @@
 // maxUnavailable held, no CloneSet had more pods than replicas or two pods with one instance id, and at the end
 // that the rollout finished with exactly the pods' PVCs (none orphaned or lost).
 //
-// Random moments come from a seed: $CLONESET_FAULT_SEED, else the clock; it is printed, so a failing run can be
-// repeated. The planner outage lasts $CLONESET_FAULT_PLANNER_OUTAGE_S seconds (default 10, the 30 s
-// shortened to keep the suite under 5 minutes; the behaviour does not depend on the length).
+// Every scenario runs on both backends (fault_stack.h): the ctest executor_fault_test on the embedded cluster and
+// real.executor_fault_test (label e2e-real) on the real control plane, where the faults come from the fault proxy
+// in front of kube-apiserver and the executors hold the chart's executor identity.
+//
+// Random moments come from a seed: $CLONESET_FAULT_SEED, else the clock; it is printed at the start and with every
+// failure, so a failing run can be repeated. The planner outage lasts $CLONESET_FAULT_PLANNER_OUTAGE_S seconds
+// (default 10, the 30 s shortened to keep the suite under 5 minutes; the behaviour does not depend on the
+// length).
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -38,6 +43,19 @@ uint64_t Seed() {
   return seed;
 }
 
+// Every failure of the test names the seed and the backend to repeat it with.
+std::string SeedTrace(uint64_t seed) {
+  const char* backend = std::getenv("CLONESET_E2E_BACKEND");
+  return absl::StrCat("repeat with CLONESET_FAULT_SEED=", seed, " CLONESET_E2E_BACKEND=",
+                      backend != nullptr && *backend != '\0' ? backend : "embedded");
+}
+
+// How long a rollout may take to settle: kwok's pods start in 200-500 ms and restart in place in 500-1000 ms, and
+// kube-scheduler binds each pod, where the embedded cluster's kubelet takes 100 ms; twice the embedded bound.
+absl::Duration SettleTimeout(const FaultStack& stack, absl::Duration embedded) {
+  return stack.real() ? 2 * embedded : embedded;
+}
+
 absl::Duration Uniform(std::mt19937_64& rng, int lo_ms, int hi_ms) {
   return absl::Milliseconds(std::uniform_int_distribution<int>(lo_ms, hi_ms)(rng));
 }
@@ -46,8 +64,8 @@ std::string Image(int version) { return absl::StrCat("registry.local/app:v", ver
 
 void ApplyAll(const FaultStack& stack, const std::vector<Workload>& ws, const std::string& image) {
   for (const auto& w : ws) {
-    auto r = stack.Kubectl({"apply", "-f", "-"}, absl::StrCat("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ",
-                                                              w.ns, "\n---\n", WorkloadYaml(w, image)));
+    ASSERT_NO_FATAL_FAILURE(stack.CreateNamespace(w.ns));
+    auto r = stack.Kubectl({"apply", "-f", "-"}, WorkloadYaml(w, image));
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 }
@@ -73,7 +91,9 @@ void ExpectInvariants(InvariantWatch& watch) {
 // (a) SIGKILL at random moments while pods are created and rolled (in place and ReCreate), restart after a random
 // pause; same identity, so the restarted process takes its Lease back at once.
 TEST(ExecutorFaultTest, KilledAtRandomMomentsDuringRollouts) {
-  std::mt19937_64 rng(Seed());
+  const uint64_t seed = Seed();
+  SCOPED_TRACE(SeedTrace(seed));
+  std::mt19937_64 rng(seed);
   FaultStack stack;
   ASSERT_EQ(stack.Start(), "");
   const std::vector<Workload> ws = {{"fault-a-inplace", 6, 2, "InPlaceIfPossible"}, {"fault-a-recreate", 6, 2, "ReCreate", false}};
@@ -90,7 +110,7 @@ TEST(ExecutorFaultTest, KilledAtRandomMomentsDuringRollouts) {
       absl::SleepFor(down);
       ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
     }
-    const std::string why = WaitSettled(stack, ws, Image(version), absl::Seconds(60));
+    const std::string why = WaitSettled(stack, ws, Image(version), SettleTimeout(stack, absl::Seconds(60)));
     ASSERT_EQ(why, "") << "v" << version << " did not finish\n" << Diagnose(stack, ws);
   }
   ExpectInvariants(watch);
@@ -124,10 +144,11 @@ std::map<int, std::string> ShardHolders(const FaultStack& stack, int shards) {
   return out;
 }
 
-// Per namespace, the identities of the executors that wrote there, in the API server's order, as runs.
-std::map<std::string, std::vector<std::string>> WriterRuns(const std::string& devcluster_log, const std::string& prefix) {
+// Per namespace, the identities of the executors that wrote there, in the order the requests were logged (by the
+// devcluster, or by the fault proxy all executors reach kube-apiserver through), as runs.
+std::map<std::string, std::vector<std::string>> WriterRuns(const std::string& request_log, const std::string& prefix) {
   std::map<std::string, std::vector<std::string>> runs;
-  std::istringstream lines(devcluster_log);
+  std::istringstream lines(request_log);
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty() || line[0] != '{') continue;
@@ -152,7 +173,9 @@ std::map<std::string, std::vector<std::string>> WriterRuns(const std::string& de
 // (b) Three executors share 4 shards; the one holding the most is SIGKILLed mid-rollout. Its shards move to the
 // survivors within a lease duration (+ two retry periods), and per CloneSet the writers never interleave.
 TEST(ExecutorFaultTest, ShardHolderKilledShardsMoveWithoutOverlap) {
-  std::mt19937_64 rng(Seed());
+  const uint64_t seed = Seed();
+  SCOPED_TRACE(SeedTrace(seed));
+  std::mt19937_64 rng(seed);
   FaultStack stack;
   ASSERT_EQ(stack.Start({"--log_requests"}), "");
   std::vector<std::string> flags = kShortLeases;
@@ -187,7 +210,7 @@ TEST(ExecutorFaultTest, ShardHolderKilledShardsMoveWithoutOverlap) {
   }
   ASSERT_FALSE(victim_ns.empty());
   ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(1)));
-  ASSERT_EQ(WaitSettled(stack, ws, Image(1), absl::Seconds(60)), "") << Diagnose(stack, ws);
+  ASSERT_EQ(WaitSettled(stack, ws, Image(1), SettleTimeout(stack, absl::Seconds(60))), "") << Diagnose(stack, ws);
 
   InvariantWatch watch(stack, ws);
   ASSERT_TRUE(watch.WaitStarted(ws.size() * 3, absl::Seconds(20)));
@@ -214,11 +237,11 @@ TEST(ExecutorFaultTest, ShardHolderKilledShardsMoveWithoutOverlap) {
   // over 1 s with a busy loop per core (soak seed 192322503071623: 5.29 s against the former + 1 s bound).
   EXPECT_LE(takeover, kLeaseDuration + 2 * kRetryPeriod + absl::Seconds(2));
 
-  ASSERT_EQ(WaitSettled(stack, ws, Image(2), absl::Seconds(60)), "") << Diagnose(stack, ws);
+  ASSERT_EQ(WaitSettled(stack, ws, Image(2), SettleTimeout(stack, absl::Seconds(60))), "") << Diagnose(stack, ws);
   ExpectInvariants(watch);
 
   int taken_over = 0;
-  for (const auto& [ns, runs] : WriterRuns(stack.DevclusterLog(), "fault-b-")) {
+  for (const auto& [ns, runs] : WriterRuns(stack.RequestLog(), "fault-b-")) {
     std::set<std::string> seen;
     for (const auto& id : runs) {
       EXPECT_TRUE(seen.insert(id).second) << ns << ": " << id << " wrote again after another replica: "
@@ -234,7 +257,9 @@ TEST(ExecutorFaultTest, ShardHolderKilledShardsMoveWithoutOverlap) {
 TEST(ExecutorFaultTest, PlannerOutageMeansNoWrites) {
   int outage_s = 10;
   if (const char* env = std::getenv("CLONESET_FAULT_PLANNER_OUTAGE_S")) (void)absl::SimpleAtoi(env, &outage_s);
-  std::mt19937_64 rng(Seed());
+  const uint64_t seed = Seed();
+  SCOPED_TRACE(SeedTrace(seed));
+  std::mt19937_64 rng(seed);
   FaultStack stack;
   ASSERT_EQ(stack.Start(), "");
   // /readyz turns unready once every planner call has failed for this long (default 10 s, longer than the 5 s
@@ -247,7 +272,7 @@ TEST(ExecutorFaultTest, PlannerOutageMeansNoWrites) {
   const std::vector<Workload> ws = {{"fault-c-recreate", 6, 1, "ReCreate", false, 2},
                                     {"fault-c-inplace", 6, 1, "InPlaceIfPossible"}};
   ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(1)));
-  ASSERT_EQ(WaitSettled(stack, ws, Image(1), absl::Seconds(60)), "") << Diagnose(stack, ws);
+  ASSERT_EQ(WaitSettled(stack, ws, Image(1), SettleTimeout(stack, absl::Seconds(60))), "") << Diagnose(stack, ws);
   InvariantWatch watch(stack, ws);
   ASSERT_TRUE(watch.WaitStarted(12, absl::Seconds(20)));
 
@@ -265,7 +290,7 @@ TEST(ExecutorFaultTest, PlannerOutageMeansNoWrites) {
   EXPECT_NE(Unsettled(stack, ws[0], Image(2)), "") << "the rollout finished before the outage: nothing was tested";
 
   ASSERT_NO_FATAL_FAILURE(stack.StartPlanner());
-  ASSERT_EQ(WaitSettled(stack, ws, Image(2), absl::Seconds(60)), "") << Diagnose(stack, ws);
+  ASSERT_EQ(WaitSettled(stack, ws, Image(2), SettleTimeout(stack, absl::Seconds(60))), "") << Diagnose(stack, ws);
   EXPECT_GT(stack.WritesBy("cloneset-executor"), writes_after);
   EXPECT_TRUE(Poll([&] { return RunCommand({"curl", "-sf", readyz}, {}).exit_code == 0; }, absl::Seconds(10)));
   ExpectInvariants(watch);
@@ -273,25 +298,32 @@ TEST(ExecutorFaultTest, PlannerOutageMeansNoWrites) {
 
 // (d) The API server answers 10% of the executor's writes with 409 and 10% with 500 (half of those after
 // applying the write), and cuts its watches every 1.5-3 s: pods and PVCs are created, rolled in place and
-// recreated all the same.
+// recreated all the same. On the real control plane the fault proxy also holds each of the executor's requests
+// for 0-100 ms (the embedded cluster has no delay flag: its requests are served in memory, and a delay there would
+// only slow the suite down).
 TEST(ExecutorFaultTest, ApiServerConflictsErrorsAndWatchDrops) {
   const uint64_t seed = Seed();
+  SCOPED_TRACE(SeedTrace(seed));
   FaultStack stack;
-  ASSERT_EQ(stack.Start({"--fault_conflict_rate=0.1", "--fault_error_rate=0.1", "--fault_watch_drop_after=3s",
-                         "--fault_user_agent=cloneset-executor", absl::StrCat("--fault_seed=", seed)}),
-            "");
+  std::vector<std::string> faults = {"--fault_conflict_rate=0.1", "--fault_error_rate=0.1",
+                                     "--fault_watch_drop_after=3s", "--fault_user_agent=cloneset-executor",
+                                     absl::StrCat("--fault_seed=", seed)};
+  Backend backend = Backend::kEmbedded;
+  ASSERT_EQ(BackendFromEnv(&backend), "");
+  if (backend == Backend::kReal) faults.push_back("--fault_delay_max=100ms");
+  ASSERT_EQ(stack.Start(faults), "");
   const std::vector<Workload> ws = {{"fault-d-inplace", 5, 2, "InPlaceIfPossible"}, {"fault-d-recreate", 5, 2, "ReCreate", false}};
   InvariantWatch watch(stack, ws);
   absl::SleepFor(absl::Seconds(1));
   ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
   for (int version = 1; version <= 3; ++version) {
     ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(version)));
-    ASSERT_EQ(WaitSettled(stack, ws, Image(version), absl::Seconds(90)), "") << "v" << version << "\n"
-                                                                            << Diagnose(stack, ws);
+    ASSERT_EQ(WaitSettled(stack, ws, Image(version), SettleTimeout(stack, absl::Seconds(90))), "")
+        << "v" << version << "\n" << Diagnose(stack, ws);
   }
   ExpectInvariants(watch);
   std::map<std::string, int> injected;
-  std::istringstream lines(stack.DevclusterLog());
+  std::istringstream lines(stack.RequestLog());
   std::string line;
   while (std::getline(lines, line)) {
     json j = json::parse(line, nullptr, false);
