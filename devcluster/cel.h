@@ -28,7 +28,7 @@
 
 namespace cloneset::devcluster::cel {
 
-struct Node;  // the parsed expression (cel.cc)
+struct Node;  // the parsed expression (cel_parse.h)
 
 class Program {
  public:
