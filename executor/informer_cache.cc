@@ -64,9 +64,23 @@ InformerCache::InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Du
   cs_handlers.on_delete = [this, key_of](const auto& p) { enqueue_(key_of(*p)); };
   clonesets_ = std::make_unique<kube::Informer<pb::CloneSet>>(
       client, cs_opts, [](std::string_view j) { return snapshot::CloneSetFromJson(j); }, cs_handlers);
+  // The row index first, then the CloneSet's key: a reconcile that the event starts finds the pod's new row.
+  kube::Informer<pb::Pod>::Handlers pod_handlers = OwnerHandlers<pb::Pod>(enqueue_);
+  pod_handlers.on_add = [this, notify = pod_handlers.on_add](const auto& p) {
+    pod_rows_.Upsert(p);
+    notify(p);
+  };
+  pod_handlers.on_update = [this, notify = pod_handlers.on_update](const auto& o, const auto& n) {
+    pod_rows_.Upsert(n);
+    notify(o, n);
+  };
+  pod_handlers.on_delete = [this, notify = pod_handlers.on_delete](const auto& p) {
+    pod_rows_.Remove(*p);
+    notify(p);
+  };
   pods_ = std::make_unique<kube::Informer<pb::Pod>>(
       client, kube::InformerOptions{.path = "/api/v1/pods"},
-      [](std::string_view j) { return snapshot::PodFromJson(j); }, OwnerHandlers<pb::Pod>(enqueue_),
+      [](std::string_view j) { return snapshot::PodFromJson(j); }, std::move(pod_handlers),
       [](const pb::Pod& p) { return OwnerUids(p.metadata()); });
   pvcs_ = std::make_unique<kube::Informer<pb::PersistentVolumeClaim>>(
       client, kube::InformerOptions{.path = "/api/v1/persistentvolumeclaims"},
@@ -124,7 +138,12 @@ std::shared_ptr<const pb::CloneSet> InformerCache::GetCloneSet(const std::string
 }
 
 std::vector<pb::Pod> InformerCache::PodsOwnedBy(const std::string& ns, const std::string& uid) {
-  return Owned(*pods_, ns, uid);
+  std::vector<pb::Pod> out;
+  for (const auto& p : pod_rows_.Owned(ns, uid, false).pods) out.push_back(*p);
+  return out;
+}
+planapi::SnapshotPods InformerCache::PodSnapshot(const std::string& ns, const std::string& uid, bool with_table) {
+  return pod_rows_.Owned(ns, uid, with_table);
 }
 std::vector<pb::PersistentVolumeClaim> InformerCache::PvcsOwnedBy(const std::string& ns, const std::string& uid) {
   return Owned(*pvcs_, ns, uid);
@@ -136,7 +155,7 @@ std::vector<pb::ControllerRevision> InformerCache::RevisionsOwnedBy(const std::s
 Observed InformerCache::Lookup(ObjectKind kind, const std::string& ns, const std::string& name) {
   const std::string key = ns + "/" + name;
   switch (kind) {
-    case ObjectKind::kPod: return ObservedOf(*pods_, key);
+    case ObjectKind::kPod: return pod_rows_.Lookup(ns, name);  // what the snapshot reads (pod_rows.h)
     case ObjectKind::kPvc: return ObservedOf(*pvcs_, key);
     case ObjectKind::kRevision: return ObservedOf(*revisions_, key);
     case ObjectKind::kCloneSet: return ObservedOf(*clonesets_, key);

@@ -1,6 +1,7 @@
 // ClusterCache over kube::Informer: CloneSets, pods, PVCs and ControllerRevisions (cluster-wide list+watch),
-// decoded straight into planner protos (snapshot/snapshot.h), pods/PVCs/revisions indexed by owner uid. Event
-// handlers map every change to the owning CloneSet's key ("ns/name") and hand it to `enqueue`.
+// decoded straight into planner protos (snapshot/snapshot.h), pods/PVCs/revisions indexed by owner uid, pods also
+// with their pod-table rows (pod_rows.h). Event handlers map every change to the owning CloneSet's key
+// ("ns/name") and hand it to `enqueue`.
 //
 // Nodes are cached too (name and labels only) for the spread ranker of scale-in (semantics §4.6). They are
 // optional: node changes enqueue nothing (a label change alone does not need a reconcile), and when nodes cannot
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "executor/interfaces.h"
+#include "executor/pod_rows.h"
 #include "kube/informer.h"
 #include "kube/rest_client.h"
 
@@ -30,6 +32,7 @@ class InformerCache final : public ClusterCache {
 
   std::shared_ptr<const pb::CloneSet> GetCloneSet(const std::string& key) override;
   std::vector<pb::Pod> PodsOwnedBy(const std::string& ns, const std::string& owner_uid) override;
+  planapi::SnapshotPods PodSnapshot(const std::string& ns, const std::string& owner_uid, bool with_table) override;
   std::vector<pb::PersistentVolumeClaim> PvcsOwnedBy(const std::string& ns, const std::string& owner_uid) override;
   std::vector<pb::ControllerRevision> RevisionsOwnedBy(const std::string& ns, const std::string& owner_uid) override;
   Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) override;
@@ -43,10 +46,14 @@ class InformerCache final : public ClusterCache {
 
   std::vector<std::string> CloneSetKeys() const;
   size_t pods() const { return pods_->size(); }
+  const PodRowIndex& pod_rows() const { return pod_rows_; }
 
  private:
   kube::RestClient& client_;
   Enqueue enqueue_;
+  // The pods again, by owner and with their table rows; updated by the pod informer's handlers before they
+  // enqueue, and what Lookup reads pods from (pod_rows.h).
+  PodRowIndex pod_rows_;
   std::unique_ptr<kube::Informer<pb::CloneSet>> clonesets_;
   std::unique_ptr<kube::Informer<pb::Pod>> pods_;
   std::unique_ptr<kube::Informer<pb::PersistentVolumeClaim>> pvcs_;

@@ -5,11 +5,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "executor/expectations.h"
+#include "planapi/request.h"
 
 namespace cloneset::executor {
 
@@ -32,6 +34,14 @@ class ClusterCache {
   virtual ~ClusterCache() = default;
   virtual std::shared_ptr<const pb::CloneSet> GetCloneSet(const std::string& key) = 0;  // "ns/name"
   virtual std::vector<pb::Pod> PodsOwnedBy(const std::string& ns, const std::string& owner_uid) = 0;
+  // What a reconcile's snapshot takes: the pods owned by `owner_uid`, shared with the cache (not copied), and with
+  // `with_table` their pod table when the cache keeps the pods' table rows (InformerCache does, pod_rows.h).
+  // By default the pods of PodsOwnedBy, whose table the request then encodes.
+  virtual planapi::SnapshotPods PodSnapshot(const std::string& ns, const std::string& owner_uid, bool with_table) {
+    planapi::SnapshotPods out;
+    for (pb::Pod& p : PodsOwnedBy(ns, owner_uid)) out.pods.push_back(std::make_shared<const pb::Pod>(std::move(p)));
+    return out;
+  }
   virtual std::vector<pb::PersistentVolumeClaim> PvcsOwnedBy(const std::string& ns, const std::string& owner_uid) = 0;
   virtual std::vector<pb::ControllerRevision> RevisionsOwnedBy(const std::string& ns, const std::string& owner_uid) = 0;
   virtual Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) = 0;

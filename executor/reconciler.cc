@@ -23,15 +23,22 @@ bool DeadlineExceeded(const pb::CloneSet& cs) {
 }  // namespace
 
 PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
+  planapi::SnapshotPods shared;
+  shared.pods.reserve(pods.size());
+  for (pb::Pod& p : pods) shared.pods.push_back(std::make_shared<const pb::Pod>(std::move(p)));
+  return BuildRequest(key, cs, std::move(shared));
+}
+
+PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, planapi::SnapshotPods pods) {
   const std::string& ns = cs.metadata().namespace_();
   const std::string& uid = cs.metadata().uid();
-  planapi::OwnedObjects objects{std::move(pods), d_.cache->PvcsOwnedBy(ns, uid), d_.cache->RevisionsOwnedBy(ns, uid)};
-  const planapi::RequestOptions options{.pod_table = d_.planner_pod_table && !planner_lacks_pod_table_.load(),
+  const planapi::RequestOptions options{.pod_table = SendsPodTable(),
                                         .in_place_batches = d_.planner_in_place_batches};
   absl::Status table_error;
   PlanSnapshot snapshot = planapi::AssembleRequest(
-      cs, std::move(objects), [this](const std::vector<std::string>& names) { return d_.cache->NodesNamed(names); },
-      d_.clock->Now(), options, &table_error);
+      cs, std::move(pods), d_.cache->PvcsOwnedBy(ns, uid), d_.cache->RevisionsOwnedBy(ns, uid),
+      [this](const std::vector<std::string>& names) { return d_.cache->NodesNamed(names); }, d_.clock->Now(),
+      options, &table_error);
   if (!table_error.ok() && !pod_table_fallback_reported_.exchange(true) && d_.pod_table_fallback) {
     d_.pod_table_fallback(key, table_error);
   }
@@ -39,7 +46,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
 }
 
 absl::StatusOr<std::string> Reconciler::ValidationErrors(const std::string& key, const pb::CloneSet& cs,
-                                                         const std::vector<pb::Pod>& pods) {
+                                                         const std::vector<std::shared_ptr<const pb::Pod>>& pods) {
   const std::string version = absl::StrCat(cs.metadata().uid(), "/", cs.metadata().generation());
   {
     absl::MutexLock l(&mu_);
@@ -48,7 +55,7 @@ absl::StatusOr<std::string> Reconciler::ValidationErrors(const std::string& key,
   }
   pb::ValidateRequest req;
   *req.mutable_clone_set() = cs;
-  for (const auto& p : pods) *req.add_pods() = p;
+  for (const auto& p : pods) *req.add_pods() = *p;
   auto resp = d_.planner->Validate(req);
   if (!resp.ok()) return resp.status();
   std::vector<std::string> errors;
@@ -97,16 +104,18 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     fresh = true;
   }
 
-  std::vector<pb::Pod> pods;
+  // The pods shared with the cache, not copied, and their table from the cache's rows (ClusterCache::PodSnapshot);
+  // after a leak, a fresh LIST (encoded as a table by the request).
+  planapi::SnapshotPods pods;
   if (fresh) {
     auto listed = d_.cache->ListPodsFresh(ns, cs.metadata().uid());
     if (!listed.ok()) return {listed.status(), absl::ZeroDuration(), "error"};
-    pods = *std::move(listed);
+    for (pb::Pod& p : *listed) pods.pods.push_back(std::make_shared<const pb::Pod>(std::move(p)));
   } else {
-    pods = d_.cache->PodsOwnedBy(ns, cs.metadata().uid());
+    pods = d_.cache->PodSnapshot(ns, cs.metadata().uid(), SendsPodTable());
   }
 
-  auto invalid = ValidationErrors(key, cs, pods);
+  auto invalid = ValidationErrors(key, cs, pods.pods);
   if (!invalid.ok()) {
     if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(invalid.status().code()));
     return {invalid.status(), absl::ZeroDuration(), "error"};

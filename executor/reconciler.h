@@ -41,6 +41,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -113,6 +114,10 @@ class Reconciler {
   // The snapshot sent to the planner (exposed for tests): planapi::AssembleRequest over the cache's objects. `key`
   // names the CloneSet in the fallback report.
   PlanSnapshot BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods);
+  // The same from pods shared with the cache, with their table when the cache keeps it (ClusterCache::PodSnapshot).
+  PlanSnapshot BuildRequest(const std::string& key, const pb::CloneSet& cs, planapi::SnapshotPods pods);
+  // Whether the next request carries the pods as a table (the planner reads tables, as far as we know).
+  bool SendsPodTable() const { return d_.planner_pod_table && !planner_lacks_pod_table_.load(); }
 
  private:
   struct ApplyState;
@@ -120,7 +125,7 @@ class Reconciler {
   bool Owns(const std::string& key) const { return !d_.owns || d_.owns(key); }
   // Validation on generation change; returns the joined field errors ("" = valid).
   absl::StatusOr<std::string> ValidationErrors(const std::string& key, const pb::CloneSet& cs,
-                                               const std::vector<pb::Pod>& pods);
+                                               const std::vector<std::shared_ptr<const pb::Pod>>& pods);
   // Plan, timed into the planner-call histogram.
   absl::StatusOr<pb::PlanResponse> CallPlanner(const pb::PlanRequest& request);
   ReconcileResult HandleInvalid(const std::string& key, const pb::CloneSet& cs, const std::string& message);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace cloneset::planapi {
@@ -14,58 +14,6 @@ namespace {
 
 using google::protobuf::RepeatedField;
 using google::protobuf::Timestamp;
-
-// Interns strings into the table: one copy of each distinct string, numbered from 1 (0 is "").
-class StringTable {
- public:
-  explicit StringTable(pb::PodTable* table) : table_(table) {}
-
-  // Starts the strings of the next pod (see Ref).
-  void NextPod() { position_ = 0; }
-
-  // A string no other pod holds (a name, uid, resourceVersion or container id): stored without looking for an
-  // equal one, as the format allows; at 10^5 pods hashing these half million strings dominated encoding.
-  uint32_t Unique(std::string_view s) { return s.empty() ? 0 : Append(s); }
-
-  uint32_t Ref(std::string_view s) {
-    // Consecutive pods mostly hold the same strings in the same order (label keys, owner, condition types,
-    // statuses, images): the string the previous pod had at this position is compared first, which costs a
-    // fraction of hashing it.
-    if (position_ == previous_.size()) previous_.emplace_back();
-    Previous& previous = previous_[position_++];
-    if (s == previous.text) {  // not memcmp: an empty view may have a null pointer
-      return previous.ref;
-    }
-    previous.text = s;
-    previous.ref = Intern(s);
-    return previous.ref;
-  }
-
- private:
-  uint32_t Intern(std::string_view s) {
-    if (s.empty()) return 0;
-    // The key must outlive the map: it points into the pods being encoded, which do.
-    auto [it, inserted] = refs_.try_emplace(s, 0);
-    if (inserted) it->second = Append(s);
-    return it->second;
-  }
-
-  // Adds `s` as the table's next string and returns its reference.
-  uint32_t Append(std::string_view s) {
-    table_->mutable_string_data()->append(s.data(), s.size());
-    table_->add_string_ends(static_cast<uint32_t>(table_->string_data().size()));
-    return static_cast<uint32_t>(table_->string_ends_size());
-  }
-
-  struct Previous {
-    std::string_view text;  // points into the previous pod, which outlives the encoding
-    uint32_t ref = 0;
-  };
-  pb::PodTable* table_;
-  absl::flat_hash_map<std::string_view, uint32_t> refs_;
-  std::vector<Previous> previous_;
-  size_t position_ = 0;
-};
 
 // The entries of `map` in key order, in `out` (reused from pod to pod).
 const std::vector<const google::protobuf::Map<std::string, std::string>::value_type*>& SortedEntries(
@@ -77,16 +25,20 @@ const std::vector<const google::protobuf::Map<std::string, std::string>::value_t
   return out;
 }
 
-// Nanoseconds since the epoch; 0 for an unset (or zero) Timestamp, which the planner treats alike.
-// `field` is the path under the pod, or under its condition `condition` when that is not negative.
-absl::StatusOr<int64_t> Nanos(const Timestamp& ts, int pod, absl::string_view field, int condition = -1) {
+// Nanoseconds since the epoch; 0 for an unset (or zero) Timestamp, which the planner treats alike. Out of range:
+// `error` receives the field (the path under the pod, or under its condition `condition` when that is not negative)
+// and why; the builder names the pod.
+int64_t Nanos(const Timestamp& ts, absl::string_view field, std::string* error, int condition = -1) {
   if (ts.seconds() == 0 && ts.nanos() == 0) return 0;
   constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1000000000 - 1;
   if (ts.seconds() < -kMaxSeconds || ts.seconds() > kMaxSeconds || ts.nanos() < 0 || ts.nanos() > 999999999) {
-    const std::string path =
-        condition < 0 ? std::string(field) : absl::StrCat("status.conditions[", condition, "].", field);
-    return absl::InvalidArgumentError(absl::StrCat("pods[", pod, "].", path, ": seconds ", ts.seconds(), ", nanos ",
-                                                   ts.nanos(), " is outside what a pod table carries (1678-2262)"));
+    if (error->empty()) {
+      const std::string path =
+          condition < 0 ? std::string(field) : absl::StrCat("status.conditions[", condition, "].", field);
+      *error = absl::StrCat(path, ": seconds ", ts.seconds(), ", nanos ", ts.nanos(),
+                            " is outside what a pod table carries (1678-2262)");
+    }
+    return 0;
   }
   return ts.seconds() * 1000000000 + ts.nanos();
 }
@@ -165,93 +117,217 @@ absl::Status Offsets(const RepeatedField<uint32_t>& counts, absl::string_view co
 
 }  // namespace
 
-absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods) {
-  std::vector<const pb::Pod*> pointers(pods.pointer_begin(), pods.pointer_end());
-  return EncodePodTable(pointers);
+struct StringPool::Index {
+  // Nodes do not move: Text's views point into the keys.
+  absl::node_hash_map<std::string, uint32_t> numbers;
+};
+
+StringPool::StringPool() : texts_(1), counts_(1), index_(std::make_unique<Index>()) {}
+StringPool::~StringPool() = default;
+
+size_t StringPool::size() const { return index_->numbers.size(); }
+
+uint32_t StringPool::Intern(std::string_view s) {
+  auto [it, inserted] = index_->numbers.try_emplace(std::string(s), 0);
+  if (!inserted) {
+    ++counts_[it->second];
+    return it->second;
+  }
+  uint32_t id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(texts_.size());
+    texts_.emplace_back();
+    counts_.push_back(0);
+  }
+  it->second = id;
+  texts_[id] = it->first;
+  counts_[id] = 1;
+  return id;
 }
 
-absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pods) {
-  pb::PodTable t;
-  StringTable strings(&t);
-  const int n = static_cast<int>(pods.size());
-  for (auto* column : {t.mutable_name(), t.mutable_namespace_(), t.mutable_uid(), t.mutable_resource_version(),
-                       t.mutable_node_name(), t.mutable_phase(), t.mutable_label_counts(),
-                       t.mutable_annotation_counts(), t.mutable_finalizer_counts(),
-                       t.mutable_owner_reference_counts(), t.mutable_readiness_gate_counts(),
-                       t.mutable_container_counts(), t.mutable_condition_counts(),
-                       t.mutable_container_status_counts()}) {
+void StringPool::Release(uint32_t id) {
+  if (--counts_[id] != 0) return;
+  index_->numbers.erase(std::string(texts_[id]));
+  texts_[id] = {};
+  free_.push_back(id);
+}
+
+namespace {
+
+// Where each part of a row starts in PodRow::counts.
+enum Counts { kLabels, kAnnotations, kFinalizers, kOwners, kGates, kContainers, kConditions, kStatuses };
+
+}  // namespace
+
+void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row) {
+  row->strings.clear();
+  row->own.clear();
+  row->values.clear();
+  row->error.clear();
+  const auto own = [row](std::string_view s) {
+    row->strings.push_back(static_cast<uint32_t>(s.size() << 1) | 1u);
+    row->own.append(s.data(), s.size());
+  };
+  const auto shared = [row, &pool](std::string_view s) {
+    row->strings.push_back(s.empty() ? 0 : pool.Intern(s) << 1);
+  };
+  const pb::ObjectMeta& meta = pod.metadata();
+  own(meta.name());
+  shared(meta.namespace_());
+  own(meta.uid());
+  own(meta.resource_version());
+  row->generation = meta.generation();
+  row->creation_timestamp = Nanos(meta.creation_timestamp(), "metadata.creationTimestamp", &row->error);
+  row->deletion_timestamp = Nanos(meta.deletion_timestamp(), "metadata.deletionTimestamp", &row->error);
+  shared(pod.node_name());
+  shared(pod.phase());
+  // Map entries go in key order: protobuf's map order differs from map to map, and sorted entries make the
+  // same pods encode to the same bytes.
+  thread_local std::vector<const google::protobuf::Map<std::string, std::string>::value_type*> entries;
+  row->counts[kLabels] = static_cast<uint32_t>(meta.labels().size());
+  for (const auto* entry : SortedEntries(meta.labels(), entries)) {
+    shared(entry->first);
+    shared(entry->second);
+  }
+  row->counts[kAnnotations] = static_cast<uint32_t>(meta.annotations().size());
+  for (const auto* entry : SortedEntries(meta.annotations(), entries)) {
+    shared(entry->first);
+    shared(entry->second);
+  }
+  row->counts[kFinalizers] = static_cast<uint32_t>(meta.finalizers_size());
+  for (const std::string& f : meta.finalizers()) shared(f);
+  row->counts[kOwners] = static_cast<uint32_t>(meta.owner_references_size());
+  for (const pb::OwnerReference& ref : meta.owner_references()) {
+    for (const std::string* s : {&ref.api_version(), &ref.kind(), &ref.name(), &ref.uid()}) shared(*s);
+    row->values.push_back((ref.controller() ? 1 : 0) | (ref.block_owner_deletion() ? 2 : 0));
+  }
+  row->counts[kGates] = static_cast<uint32_t>(pod.readiness_gates_size());
+  for (const std::string& gate : pod.readiness_gates()) shared(gate);
+  row->counts[kContainers] = static_cast<uint32_t>(pod.containers_size());
+  for (const pb::Container& c : pod.containers()) {
+    shared(c.name());
+    shared(c.image());
+    row->values.push_back(c.has_launch_priority() ? 1 : 0);
+    row->values.push_back(c.has_launch_priority() ? c.launch_priority() : 0);
+  }
+  row->counts[kConditions] = static_cast<uint32_t>(pod.conditions_size());
+  for (int k = 0; k < pod.conditions_size(); ++k) {
+    const pb::Condition& c = pod.conditions(k);
+    for (const std::string* s : {&c.type(), &c.status(), &c.reason(), &c.message()}) shared(*s);
+    row->values.push_back(Nanos(c.last_transition_time(), "lastTransitionTime", &row->error, k));
+    row->values.push_back(Nanos(c.last_update_time(), "lastUpdateTime", &row->error, k));
+  }
+  row->counts[kStatuses] = static_cast<uint32_t>(pod.container_statuses_size());
+  for (const pb::ContainerStatus& s : pod.container_statuses()) {
+    for (const std::string* v : {&s.name(), &s.image(), &s.image_id()}) shared(*v);
+    own(s.container_id());
+    row->values.push_back(s.ready() ? 1 : 0);
+    row->values.push_back(s.restart_count());
+  }
+}
+
+void ReleasePodRow(StringPool& pool, const PodRow& row) {
+  for (const uint32_t s : row.strings) {
+    if (s != 0 && (s & 1u) == 0) pool.Release(s >> 1);
+  }
+}
+
+PodTableBuilder::PodTableBuilder(pb::PodTable* table, const StringPool& pool, size_t rows_hint)
+    : t_(table), pool_(pool), refs_(pool.capacity(), 0) {
+  const int n = static_cast<int>(rows_hint);
+  for (auto* column : {t_->mutable_name(), t_->mutable_namespace_(), t_->mutable_uid(),
+                       t_->mutable_resource_version(), t_->mutable_node_name(), t_->mutable_phase(),
+                       t_->mutable_label_counts(), t_->mutable_annotation_counts(), t_->mutable_finalizer_counts(),
+                       t_->mutable_owner_reference_counts(), t_->mutable_readiness_gate_counts(),
+                       t_->mutable_container_counts(), t_->mutable_condition_counts(),
+                       t_->mutable_container_status_counts()}) {
     column->Reserve(n);
   }
-  std::vector<const google::protobuf::Map<std::string, std::string>::value_type*> entries;
-  for (int i = 0; i < n; ++i) {
-    const pb::Pod& pod = *pods[i];
-    const pb::ObjectMeta& meta = pod.metadata();
-    strings.NextPod();
-    t.add_name(strings.Unique(meta.name()));
-    t.add_namespace_(strings.Ref(meta.namespace_()));
-    t.add_uid(strings.Unique(meta.uid()));
-    t.add_resource_version(strings.Unique(meta.resource_version()));
-    t.add_generation(meta.generation());
-    absl::StatusOr<int64_t> created = Nanos(meta.creation_timestamp(), i, "metadata.creationTimestamp");
-    if (!created.ok()) return created.status();
-    t.add_creation_timestamp(*created);
-    absl::StatusOr<int64_t> deleted = Nanos(meta.deletion_timestamp(), i, "metadata.deletionTimestamp");
-    if (!deleted.ok()) return deleted.status();
-    t.add_deletion_timestamp(*deleted);
-    t.add_node_name(strings.Ref(pod.node_name()));
-    t.add_phase(strings.Ref(pod.phase()));
-    // Map entries go in key order: protobuf's map order differs from map to map, and sorted entries make the
-    // same pods encode to the same bytes and let consecutive pods' keys meet at the same positions (see Ref).
-    t.add_label_counts(static_cast<uint32_t>(meta.labels().size()));
-    for (const auto* entry : SortedEntries(meta.labels(), entries)) {
-      t.add_labels(strings.Ref(entry->first));
-      t.add_labels(strings.Ref(entry->second));
-    }
-    t.add_annotation_counts(static_cast<uint32_t>(meta.annotations().size()));
-    for (const auto* entry : SortedEntries(meta.annotations(), entries)) {
-      t.add_annotations(strings.Ref(entry->first));
-      t.add_annotations(strings.Ref(entry->second));
-    }
-    t.add_finalizer_counts(static_cast<uint32_t>(meta.finalizers_size()));
-    for (const std::string& f : meta.finalizers()) t.add_finalizers(strings.Ref(f));
-    t.add_owner_reference_counts(static_cast<uint32_t>(meta.owner_references_size()));
-    for (const pb::OwnerReference& ref : meta.owner_references()) {
-      for (const std::string* s : {&ref.api_version(), &ref.kind(), &ref.name(), &ref.uid()}) {
-        t.add_owner_references(strings.Ref(*s));
-      }
-      t.add_owner_reference_flags((ref.controller() ? 1u : 0u) | (ref.block_owner_deletion() ? 2u : 0u));
-    }
-    t.add_readiness_gate_counts(static_cast<uint32_t>(pod.readiness_gates_size()));
-    for (const std::string& gate : pod.readiness_gates()) t.add_readiness_gates(strings.Ref(gate));
-    t.add_container_counts(static_cast<uint32_t>(pod.containers_size()));
-    for (const pb::Container& c : pod.containers()) {
-      t.add_containers(strings.Ref(c.name()));
-      t.add_containers(strings.Ref(c.image()));
-      t.add_container_has_launch_priority(c.has_launch_priority());
-      t.add_container_launch_priority(c.has_launch_priority() ? c.launch_priority() : 0);
-    }
-    t.add_condition_counts(static_cast<uint32_t>(pod.conditions_size()));
-    for (int k = 0; k < pod.conditions_size(); ++k) {
-      const pb::Condition& c = pod.conditions(k);
-      for (const std::string* s : {&c.type(), &c.status(), &c.reason(), &c.message()}) {
-        t.add_conditions(strings.Ref(*s));
-      }
-      // The field path is formatted only for an error (a string per condition cost as much as the rest).
-      absl::StatusOr<int64_t> transition = Nanos(c.last_transition_time(), i, "lastTransitionTime", k);
-      if (!transition.ok()) return transition.status();
-      t.add_condition_last_transition_time(*transition);
-      absl::StatusOr<int64_t> update = Nanos(c.last_update_time(), i, "lastUpdateTime", k);
-      if (!update.ok()) return update.status();
-      t.add_condition_last_update_time(*update);
-    }
-    t.add_container_status_counts(static_cast<uint32_t>(pod.container_statuses_size()));
-    for (const pb::ContainerStatus& s : pod.container_statuses()) {
-      for (const std::string* v : {&s.name(), &s.image(), &s.image_id()}) t.add_container_statuses(strings.Ref(*v));
-      t.add_container_statuses(strings.Unique(s.container_id()));
-      t.add_container_status_ready(s.ready());
-      t.add_container_status_restart_count(s.restart_count());
-    }
+  for (auto* column : {t_->mutable_generation(), t_->mutable_creation_timestamp(), t_->mutable_deletion_timestamp()}) {
+    column->Reserve(n);
   }
+}
+
+uint32_t PodTableBuilder::Append(std::string_view s) {
+  t_->mutable_string_data()->append(s.data(), s.size());
+  t_->add_string_ends(static_cast<uint32_t>(t_->string_data().size()));
+  return static_cast<uint32_t>(t_->string_ends_size());
+}
+
+absl::Status PodTableBuilder::Add(const PodRow& row) {
+  if (!row.error.empty()) return absl::InvalidArgumentError(absl::StrCat("pods[", rows_, "].", row.error));
+  ++rows_;
+  pb::PodTable& t = *t_;
+  const uint32_t* slot = row.strings.data();
+  const char* own = row.own.data();
+  const int64_t* value = row.values.data();
+  // The table's number of the row's next string: a pool string gets one the first time the table meets it, an
+  // own string one of its own (as EncodePodTable's Unique, without looking for a repeat).
+  const auto next = [&]() -> uint32_t {
+    const uint32_t s = *slot++;
+    if (s == 0) return 0;
+    if ((s & 1u) != 0) {
+      const std::string_view text(own, s >> 1);
+      own += s >> 1;
+      return text.empty() ? 0 : Append(text);
+    }
+    const uint32_t id = s >> 1;
+    if (id >= refs_.size()) refs_.resize(pool_.capacity(), 0);
+    uint32_t& ref = refs_[id];
+    if (ref == 0) ref = Append(pool_.Text(id));
+    return ref;
+  };
+  const auto strings = [&](google::protobuf::RepeatedField<uint32_t>* column, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) column->Add(next());
+  };
+  t.add_name(next());
+  t.add_namespace_(next());
+  t.add_uid(next());
+  t.add_resource_version(next());
+  t.add_generation(row.generation);
+  t.add_creation_timestamp(row.creation_timestamp);
+  t.add_deletion_timestamp(row.deletion_timestamp);
+  t.add_node_name(next());
+  t.add_phase(next());
+  t.add_label_counts(row.counts[kLabels]);
+  strings(t.mutable_labels(), 2 * row.counts[kLabels]);
+  t.add_annotation_counts(row.counts[kAnnotations]);
+  strings(t.mutable_annotations(), 2 * row.counts[kAnnotations]);
+  t.add_finalizer_counts(row.counts[kFinalizers]);
+  strings(t.mutable_finalizers(), row.counts[kFinalizers]);
+  t.add_owner_reference_counts(row.counts[kOwners]);
+  for (uint32_t i = 0; i < row.counts[kOwners]; ++i) {
+    strings(t.mutable_owner_references(), 4);
+    t.add_owner_reference_flags(static_cast<uint32_t>(*value++));
+  }
+  t.add_readiness_gate_counts(row.counts[kGates]);
+  strings(t.mutable_readiness_gates(), row.counts[kGates]);
+  t.add_container_counts(row.counts[kContainers]);
+  for (uint32_t i = 0; i < row.counts[kContainers]; ++i) {
+    strings(t.mutable_containers(), 2);
+    t.add_container_has_launch_priority(*value++ != 0);
+    t.add_container_launch_priority(static_cast<int32_t>(*value++));
+  }
+  t.add_condition_counts(row.counts[kConditions]);
+  for (uint32_t i = 0; i < row.counts[kConditions]; ++i) {
+    strings(t.mutable_conditions(), 4);
+    t.add_condition_last_transition_time(*value++);
+    t.add_condition_last_update_time(*value++);
+  }
+  t.add_container_status_counts(row.counts[kStatuses]);
+  for (uint32_t i = 0; i < row.counts[kStatuses]; ++i) {
+    strings(t.mutable_container_statuses(), 4);
+    t.add_container_status_ready(*value++ != 0);
+    t.add_container_status_restart_count(static_cast<int32_t>(*value++));
+  }
+  return absl::OkStatus();
+}
+
+void PodTableBuilder::Finish() {
+  pb::PodTable& t = *t_;
   DropIfDefault(t.mutable_namespace_());
   DropIfDefault(t.mutable_generation());
   DropIfDefault(t.mutable_deletion_timestamp());
@@ -266,6 +342,23 @@ absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pod
   DropIfDefault(t.mutable_condition_last_update_time());
   DropIfDefault(t.mutable_container_status_ready());
   DropIfDefault(t.mutable_container_status_restart_count());
+}
+
+absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods) {
+  std::vector<const pb::Pod*> pointers(pods.pointer_begin(), pods.pointer_end());
+  return EncodePodTable(pointers);
+}
+
+absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pods) {
+  pb::PodTable t;
+  StringPool pool;  // dropped as a whole: the rows are not released
+  PodRow row;       // one row, reused from pod to pod
+  PodTableBuilder builder(&t, pool, pods.size());
+  for (const pb::Pod* pod : pods) {
+    EncodePodRow(*pod, pool, &row);
+    if (absl::Status s = builder.Add(row); !s.ok()) return s;
+  }
+  builder.Finish();
   return t;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,9 +27,85 @@ namespace pb = ::cloneset::planner::v1;
 // Encodes `pods` (in order) as a table that decodes to equal pods, sharing repeated strings (names, uids,
 // resourceVersions and container ids, which pods do not share, are stored without looking for a repeat). Fails,
 // naming the pod and field, for a timestamp outside what the table carries (years 1678 to 2262, as int64
-// nanoseconds).
+// nanoseconds). The same as one PodRow per pod (EncodePodRow) appended by a PodTableBuilder, which is how it is
+// done: a caller that keeps the rows of its pods (the executor's pod cache) assembles the same bytes without
+// encoding the pods again.
 absl::StatusOr<pb::PodTable> EncodePodTable(const google::protobuf::RepeatedPtrField<pb::Pod>& pods);
 absl::StatusOr<pb::PodTable> EncodePodTable(absl::Span<const pb::Pod* const> pods);
+
+// The strings pods share (label keys and values, images, namespaces, owner uids, condition types, ...), one copy
+// each, numbered densely from 1 so that assembling a table maps them to the table's string numbers with an array
+// lookup instead of a hash. Counted by the rows that hold them: a string no row holds any more is dropped and its
+// number reused. Not thread-safe: the caller serializes Intern and Release with each other and with the readers
+// of the rows (the executor's pod cache does, under its lock).
+class StringPool {
+ public:
+  StringPool();
+  ~StringPool();
+  StringPool(const StringPool&) = delete;
+  StringPool& operator=(const StringPool&) = delete;
+
+  // The number of `s` (not empty), counted once more.
+  uint32_t Intern(std::string_view s);
+  // Counts `id` once less.
+  void Release(uint32_t id);
+  std::string_view Text(uint32_t id) const { return texts_[id]; }
+  // Every number is below this.
+  uint32_t capacity() const { return static_cast<uint32_t>(texts_.size()); }
+  // Distinct strings held.
+  size_t size() const;
+
+ private:
+  struct Index;
+  std::vector<std::string> texts_;  // by number; [0] unused
+  std::vector<uint32_t> counts_;    // by number
+  std::vector<uint32_t> free_;
+  std::unique_ptr<Index> index_;    // text -> number
+};
+
+// One pod as the table encodes it: its strings (the shared ones as StringPool numbers) and numbers in the order
+// EncodePodTable writes them, so that appending rows with a PodTableBuilder gives the bytes EncodePodTable gives
+// for the same pods. Three allocations, reused when the row is encoded again.
+struct PodRow {
+  // The row's strings in the encoder's order: 0 for "", (n << 1) for pool string n, (length << 1) | 1 for the
+  // row's next own string (names, uids, resourceVersions and container ids, which pods do not share).
+  std::vector<uint32_t> strings;
+  std::string own;  // the own strings, back to back
+  // The per-entry numbers in the encoder's order: owner reference flags; launch priority (has, value) per
+  // container; transition and update times per condition; ready and restart count per container status.
+  std::vector<int64_t> values;
+  int64_t generation = 0;
+  int64_t creation_timestamp = 0;
+  int64_t deletion_timestamp = 0;
+  // Entries of labels, annotations, finalizers, owner references, readiness gates, containers, conditions,
+  // container statuses.
+  uint32_t counts[8] = {};
+  // A timestamp the table cannot carry: the field under the pod and why. The builder refuses the row.
+  std::string error;
+};
+
+// Encodes `pod` into `row` (its buffers reused), counting its shared strings in `pool`. A row encoded before must
+// have been released first (ReleasePodRow), or come from a pool that is dropped as a whole.
+void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row);
+// Gives the row's shared strings back to `pool`.
+void ReleasePodRow(StringPool& pool, const PodRow& row);
+
+// Appends rows, in order, to a table. `pool` holds the rows' shared strings and must not change until Finish.
+class PodTableBuilder {
+ public:
+  PodTableBuilder(pb::PodTable* table, const StringPool& pool, size_t rows_hint);
+  // Fails, naming the row as pods[i] and the field, for a row with an error; the table is unusable then.
+  absl::Status Add(const PodRow& row);
+  // Drops the columns whose every entry is the default, as the format allows.
+  void Finish();
+
+ private:
+  uint32_t Append(std::string_view s);
+  pb::PodTable* t_;
+  const StringPool& pool_;
+  std::vector<uint32_t> refs_;  // pool number -> table string number (0: not in the table yet)
+  int rows_ = 0;
+};
 
 // How many pods a request carries, in `pods` or in `pod_table`.
 inline int PodsInRequest(const pb::PlanRequest& request) {

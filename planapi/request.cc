@@ -17,7 +17,7 @@ std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
     for (const pb::Pod& p : request.pods()) out.push_back(&p);
   } else {
     out.reserve(table_pods.size());
-    for (const pb::Pod& p : table_pods) out.push_back(&p);
+    for (const auto& p : table_pods) out.push_back(p.get());
   }
   return out;
 }
@@ -25,7 +25,7 @@ std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
 void PlanSnapshot::SendPodsAsObjects() {
   request.clear_pod_table();
   request.mutable_pods()->Reserve(static_cast<int>(table_pods.size()));
-  for (pb::Pod& p : table_pods) *request.add_pods() = std::move(p);
+  for (const auto& p : table_pods) *request.add_pods() = *p;
   table_pods.clear();
 }
 
@@ -42,37 +42,72 @@ bool NeedsNodes(std::string_view template_json) {
   });
 }
 
-uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods) {
-  uint64_t h = 1469598103934665603ull;
-  const auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  };
-  mix(cs.metadata().uid());
-  mix(cs.metadata().resource_version());
-  for (const auto& p : pods) mix(p.metadata().resource_version());
-  return h;
+namespace {
+
+// FNV-1a, as PlanSeed documents.
+class SeedHash {
+ public:
+  void Mix(std::string_view s) {
+    for (unsigned char c : s) h_ = (h_ ^ c) * 1099511628211ull;
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 1469598103934665603ull;
+};
+
+const pb::Pod& PodOf(const pb::Pod& p) { return p; }
+const pb::Pod& PodOf(const std::shared_ptr<const pb::Pod>& p) { return *p; }
+
+template <typename Pods>
+uint64_t Seed(const pb::CloneSet& cs, const Pods& pods) {
+  SeedHash h;
+  h.Mix(cs.metadata().uid());
+  h.Mix(cs.metadata().resource_version());
+  for (const auto& p : pods) h.Mix(PodOf(p).metadata().resource_version());
+  return h.value();
+}
+
+}  // namespace
+
+uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods) { return Seed(cs, pods); }
+uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<std::shared_ptr<const pb::Pod>>& pods) {
+  return Seed(cs, pods);
 }
 
 PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
                              const RequestOptions& options, absl::Status* table_error) {
+  SnapshotPods pods;
+  pods.pods.reserve(objects.pods.size());
+  for (pb::Pod& p : objects.pods) pods.pods.push_back(std::make_shared<const pb::Pod>(std::move(p)));
+  return AssembleRequest(cs, std::move(pods), std::move(objects.pvcs), std::move(objects.revisions), nodes, now,
+                         options, table_error);
+}
+
+PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vector<pb::PersistentVolumeClaim> pvcs,
+                             std::vector<pb::ControllerRevision> revisions, const NodeLookup& nodes, absl::Time now,
+                             const RequestOptions& options, absl::Status* table_error) {
   PlanSnapshot snapshot;
   pb::PlanRequest& req = snapshot.request;
   *req.mutable_clone_set() = cs;
-  std::vector<pb::Pod>& pods = objects.pods;
-  std::sort(pods.begin(), pods.end(),
-            [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
-  req.set_random_seed(PlanSeed(cs, pods));
+  // A table comes with its pods in name order already, and a cache's pods mostly are.
+  const auto by_name = [](const auto& a, const auto& b) { return a->metadata().name() < b->metadata().name(); };
+  if (!pods.table.has_value() && !std::is_sorted(pods.pods.begin(), pods.pods.end(), by_name)) {
+    std::sort(pods.pods.begin(), pods.pods.end(), by_name);
+  }
+  req.set_random_seed(PlanSeed(cs, pods.pods));
   req.set_accept_in_place_batches(options.in_place_batches);
   std::vector<std::string> node_names;
   if (NeedsNodes(cs.spec().template_json())) {
-    for (const auto& p : pods) {
-      if (!p.node_name().empty()) node_names.push_back(p.node_name());
+    for (const auto& p : pods.pods) {
+      if (!p->node_name().empty()) node_names.push_back(p->node_name());
     }
   }
-  snapshot.table_pods = std::move(pods);
+  snapshot.table_pods = std::move(pods.pods);
   bool as_table = options.pod_table;
   if (as_table) {
-    absl::StatusOr<pb::PodTable> table = EncodePodTable(snapshot.Pods());
+    absl::StatusOr<pb::PodTable> table =
+        pods.table.has_value() ? *std::move(pods.table) : EncodePodTable(snapshot.Pods());
     if (table.ok()) {
       *req.mutable_pod_table() = *std::move(table);
     } else {
@@ -86,11 +121,11 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const
     node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
     for (auto& n : nodes(node_names)) *req.add_nodes() = std::move(n);
   }
-  for (auto& pvc : objects.pvcs) {
+  for (auto& pvc : pvcs) {
     if (pvc.metadata().has_deletion_timestamp()) continue;
     *req.add_pvcs() = std::move(pvc);
   }
-  for (auto& rev : objects.revisions) *req.add_revisions() = std::move(rev);
+  for (auto& rev : revisions) *req.add_revisions() = std::move(rev);
   req.mutable_now()->set_seconds(absl::ToUnixSeconds(now));
   req.mutable_now()->set_nanos(static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) /
                                                     absl::Nanoseconds(1)));

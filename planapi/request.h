@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +31,9 @@ namespace pb = ::cloneset::planner::v1;
 // against.
 struct PlanSnapshot {
   pb::PlanRequest request;
-  // The pods when the request carries them in `pod_table`; empty when they are in `request.pods` (no copy).
-  std::vector<pb::Pod> table_pods;
+  // The pods when the request carries them in `pod_table`; empty when they are in `request.pods`. Shared with the
+  // cache that holds them: a snapshot copies no pod.
+  std::vector<std::shared_ptr<const pb::Pod>> table_pods;
   // The snapshot's pods, wherever they are.
   std::vector<const pb::Pod*> Pods() const;
   // Moves the pods from `table_pods` into `request.pods` and drops the table: a snapshot the table cannot carry,
@@ -53,6 +56,17 @@ struct OwnedObjects {
   std::vector<pb::ControllerRevision> revisions;
 };
 
+// The pods of a snapshot, and their pod table when the caller keeps one: the executor's pod cache keeps every pod's
+// table row (pod_table.h, PodRow) up to date as pods change and assembles a CloneSet's table from them, the same
+// bytes as EncodePodTable of the same pods without encoding them again.
+struct SnapshotPods {
+  // Sorted by name when `table` is set (the table's rows are in this order); in any order otherwise.
+  std::vector<std::shared_ptr<const pb::Pod>> pods;
+  // The table of `pods`, or why it cannot be made (a timestamp it cannot carry); unset: encoded from `pods` when
+  // the request carries a table.
+  std::optional<absl::StatusOr<pb::PodTable>> table;
+};
+
 // The Nodes among `names` (sorted, distinct) that the caller can read, in the order given.
 using NodeLookup = std::function<std::vector<pb::Node>(const std::vector<std::string>& names)>;
 
@@ -60,6 +74,10 @@ using NodeLookup = std::function<std::vector<pb::Node>(const std::vector<std::st
 // `table_error`, when not null, receives why the pods could not be encoded as a table (they are sent as objects
 // then); it is left as it is otherwise.
 PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
+                             const RequestOptions& options, absl::Status* table_error = nullptr);
+// The same from pods shared with a cache (no pod is copied) and, when the caller keeps it, their table.
+PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vector<pb::PersistentVolumeClaim> pvcs,
+                             std::vector<pb::ControllerRevision> revisions, const NodeLookup& nodes, absl::Time now,
                              const RequestOptions& options, absl::Status* table_error = nullptr);
 
 // Whether a PodTemplateSpec JSON has topologySpreadConstraints with a topologyKey (the planner's rule for the
@@ -70,6 +88,7 @@ bool NeedsNodes(std::string_view template_json);
 // A stable, per-state seed: FNV-1a over the CloneSet's uid and resourceVersion and the pods' resourceVersions (in
 // the order given, which AssembleRequest makes the name order).
 uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods);
+uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<std::shared_ptr<const pb::Pod>>& pods);
 
 // One call of the planner's Plan.
 using PlanCall = std::function<absl::StatusOr<pb::PlanResponse>(const pb::PlanRequest&)>;
