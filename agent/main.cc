@@ -1,6 +1,5 @@
 // cloneset-agent: the per-node daemon. Serves this node's image pre-download requests through the CRI socket
 // and reports finished in-place updates of this node's pods. Flags and metrics: notes/contract (docs/deployment.md).
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +12,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
+#include "base/signals.h"
 #include "agent/cri_client.h"
 #include "agent/node_api.h"
 #include "agent/pull_manager.h"
@@ -23,7 +24,6 @@
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
 #include "kube/rest_client.h"
-#include "nlohmann/json.hpp"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "tools/cli/help.h"
@@ -35,39 +35,35 @@ ABSL_FLAG(int32_t, max_concurrent_pulls, 2, "Pulls running at once on this node,
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9465", "Prometheus /metrics address (port 0 = any)");
 ABSL_FLAG(std::string, health_listen, "127.0.0.1:9466", "/healthz address (port 0 = any)");
 ABSL_FLAG(bool, report_readiness, true, "Report finished in-place updates of this node's pods (InPlaceUpdateReady)");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
+          "On SIGTERM/SIGINT, how long stopping may take before the agent exits anyway (the DaemonSet's "
+          "terminationGracePeriodSeconds)");
 
 namespace cloneset::agent {
 namespace {
 
-void Log(const std::string& level, const std::string& msg, nlohmann::json fields = nlohmann::json::object()) {
-  fields["ts"] = absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone());
-  fields["level"] = level;
-  fields["msg"] = msg;
-  fields["component"] = "cloneset-agent";
-  std::cerr << fields.dump() << std::endl;
-}
-
 int Run() {
+  base::LogOptions log_options;
+  log_options.component = "cloneset-agent";
+  base::JsonLogger log(log_options);
+  base::SetProcessLogger(&log);
   const std::string node = absl::GetFlag(FLAGS_node_name);
   if (node.empty()) {
-    Log("error", "--node_name is required");
+    log.Error("--node_name is required");
     return 2;
   }
   const int max_pulls = absl::GetFlag(FLAGS_max_concurrent_pulls);
   if (max_pulls < 1) {
-    Log("error", "--max_concurrent_pulls must be at least 1", {{"value", max_pulls}});
+    log.Error("--max_concurrent_pulls must be at least 1", {{"value", int64_t{max_pulls}}});
     return 2;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any thread starts (they inherit the mask): the stop signals wait for Wait below.
+  const base::StopSignals signals = base::StopSignals::Block();
 
   auto registry = std::make_shared<prometheus::Registry>();
   auto config = kube::LoadClientConfig(kube::ConfigSources::FromEnvironment(absl::GetFlag(FLAGS_kubeconfig)));
   if (!config.ok()) {
-    Log("error", "kubeconfig", {{"error", config.status().ToString()}});
+    log.Error("kubeconfig", {{"error", config.status().ToString()}});
     return 1;
   }
   kube::RestClientOptions rest_opts;
@@ -75,13 +71,13 @@ int Run() {
   rest_opts.user_agent = "cloneset-agent/" + node;
   auto client = kube::NewHttpRestClient(*config, rest_opts);
   if (!client.ok()) {
-    Log("error", "API client", {{"error", client.status().ToString()}});
+    log.Error("API client", {{"error", client.status().ToString()}});
     return 1;
   }
 
   auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
   if (!exposer.ok()) {
-    Log("error", "cannot serve metrics", {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
+    log.Error("cannot serve metrics", {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
     return 1;
   }
 
@@ -89,7 +85,7 @@ int Run() {
   auto health = kube::HealthServer::Start(absl::GetFlag(FLAGS_health_listen),
                                           [&] { return stopping ? std::string("shutting down") : ""; });
   if (!health.ok()) {
-    Log("error", "cannot serve /healthz", {{"flag", "health_listen"}, {"error", health.status().ToString()}});
+    log.Error("cannot serve /healthz", {{"flag", "health_listen"}, {"error", health.status().ToString()}});
     return absl::IsInvalidArgument(health.status()) ? 2 : 1;
   }
 
@@ -111,17 +107,20 @@ int Run() {
   pulls.Notify();
   node_images.Start();
   if (absl::GetFlag(FLAGS_report_readiness)) readiness.Start();
-  Log("info", "started", {{"node", node}, {"cri_socket", absl::GetFlag(FLAGS_cri_socket)}, {"max_concurrent_pulls", max_pulls}});
+  log.Info("started", {{"node", node}, {"cri_socket", absl::GetFlag(FLAGS_cri_socket)},
+                       {"max_concurrent_pulls", int64_t{max_pulls}}});
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  Log("info", "shutting down", {{"signal", sig}});
+  const int sig = signals.Wait();
+  log.Info("shutting down", {{"signal", int64_t{sig}}});
+  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
+  base::ShutdownDeadline deadline(grace, base::ExitAfterGrace(grace));
   stopping = true;
   readiness.Stop();
   node_images.Stop();
   pulls.Stop();  // running pulls are abandoned unreported; a restarted agent re-runs them (ImageStatus first)
   (*health)->Stop();
-  Log("info", "stopped");
+  deadline.Disarm();
+  log.Info("stopped");
   return 0;
 }
 

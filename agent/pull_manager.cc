@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "agent/docker_auth.h"
 #include "agent/puller.h"
 #include "kube/api_status.h"
@@ -21,11 +22,9 @@ using imagepull::PullReport;
 using imagepull::PullRequest;
 
 namespace {
-void Log(std::string_view level, std::string_view msg, nlohmann::json fields) {
-  fields["level"] = level;
-  fields["msg"] = msg;
-  fields["component"] = "cloneset-agent";
-  std::cerr << fields.dump() << std::endl;
+// The agent's process logger (main sets component cloneset-agent).
+void Log(base::LogLevel level, std::string_view msg, const base::LogFields& fields) {
+  base::ProcessLogger().Log(level, msg, fields);
 }
 }  // namespace
 
@@ -141,7 +140,7 @@ void PullManager::Work(PullRequest req) {
     }
   }
   if (!auth_error.empty() && !auth.has_value()) {
-    Log("warning", "no usable pull secret, pulling anonymously", {{"image", req.image}, {"error", auth_error}});
+    Log(base::LogLevel::kWarn, "no usable pull secret, pulling anonymously", {{"image", req.image}, {"error", auth_error}});
   }
   PullResult result = PullWithRetries(cri_, req.image, auth, absl::Seconds(req.timeout_seconds), clock_,
                                       [this](absl::Duration d) { return SleepUnlessStopped(d); });
@@ -163,9 +162,9 @@ void PullManager::Work(PullRequest req) {
     metrics_.bytes->Increment(static_cast<double>(result.size));
   }
   if (!result.ok && metrics_.failure) metrics_.failure->Increment();
-  Log(result.ok ? "info" : "warning", result.ok ? "pulled" : "pull failed",
-      {{"image", req.image}, {"job", req.job}, {"attempts", result.attempts}, {"already_present", result.already_present},
-       {"message", result.message}});
+  Log(result.ok ? base::LogLevel::kInfo : base::LogLevel::kWarn, result.ok ? "pulled" : "pull failed",
+      {{"image", req.image}, {"job", req.job}, {"attempts", int64_t{result.attempts}},
+       {"already_present", result.already_present}, {"message", result.message}});
   PullReport report{.job = req.job,
                     .job_uid = req.job_uid,
                     .image = req.image,
@@ -178,7 +177,7 @@ void PullManager::Work(PullRequest req) {
   for (int i = 0; i < 10; ++i) {
     absl::Status s = Report(report);
     if (s.ok()) break;
-    Log("warning", "writing the pull report", {{"error", s.ToString()}});
+    Log(base::LogLevel::kWarn, "writing the pull report", {{"error", s.ToString()}});
     if (!SleepUnlessStopped(Backoff(i + 1))) break;
   }
   {
@@ -221,7 +220,9 @@ void PullManager::Start() {
         if (stopping_) return;
         notified_ = false;
       }
-      if (absl::Status s = Sync(); !s.ok()) Log("warning", "sync of the node's pull requests", {{"error", s.ToString()}});
+      if (absl::Status s = Sync(); !s.ok()) {
+        Log(base::LogLevel::kWarn, "sync of the node's pull requests", {{"error", s.ToString()}});
+      }
     }
   });
 }

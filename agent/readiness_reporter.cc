@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
@@ -92,10 +93,7 @@ void ReadinessReporter::Handle(const std::string& key) {
   if (!res.ok()) {
     // A conflict means a newer pod version is on its way through the watch; it is decided again then.
     if (result == "error") {
-      std::cerr << nlohmann::json({{"level", "warning"}, {"component", "cloneset-agent"}, {"msg", "readiness report"},
-                                   {"pod", key}, {"error", res.status().ToString()}})
-                       .dump()
-                << std::endl;
+      base::ProcessLogger().Warn("readiness report", {{"pod", key}, {"error", res.status().ToString()}});
     }
     return;
   }

@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/watch_fanout.h"
 
@@ -69,9 +70,10 @@ struct HttpServer::Impl {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (m.latency) m.latency->Observe(secs);
     if (options.log_requests || r.status >= 500)
-      LogJson(r.status >= 500 ? "error" : "info", "request",
-              {{"method", req.method}, {"path", req.path}, {"code", r.status}, {"verb", verb},
-               {"user_agent", req.get_header_value("User-Agent")}, {"seconds", secs}});
+      base::ProcessLogger().Log(r.status >= 500 ? base::LogLevel::kError : base::LogLevel::kInfo, "request",
+                                {{"method", req.method}, {"path", req.path}, {"code", int64_t{r.status}},
+                                 {"verb", verb}, {"user_agent", req.get_header_value("User-Agent")},
+                                 {"seconds", secs}});
   }
 
   void Handle(const httplib::Request& req, httplib::Response& res) {
@@ -106,8 +108,9 @@ struct HttpServer::Impl {
       r = std::move(err);
     }
     if (fault != WriteFault::kNone) {
-      LogJson("info", "fault injected", {{"fault", std::string(WriteFaultName(fault))}, {"method", req.method},
-                                         {"path", req.path}, {"user_agent", client}});
+      base::ProcessLogger().Info("fault injected", {{"fault", std::string(WriteFaultName(fault))},
+                                                    {"method", req.method}, {"path", req.path},
+                                                    {"user_agent", client}});
     }
     Record(r, req, start);
     res.status = r.status;
@@ -138,7 +141,8 @@ struct HttpServer::Impl {
               sink.done();
               return true;
             case WatchEnd::kCut:
-              LogJson("info", "fault injected", {{"fault", "watch_drop"}, {"path", path}, {"user_agent", client}});
+              base::ProcessLogger().Info("fault injected", {{"fault", std::string("watch_drop")}, {"path", path},
+                                                            {"user_agent", client}});
               return false;
             case WatchEnd::kBroken:
             case WatchEnd::kShutdown:

@@ -8,7 +8,6 @@
 #include "absl/status/status.h"
 #include "devcluster/api_server.h"
 #include "devcluster/faults.h"
-#include "devcluster/log.h"
 #include "devcluster/store.h"
 
 namespace prometheus {

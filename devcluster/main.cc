@@ -22,6 +22,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log.h"
+#include "base/signals.h"
 #include "devcluster/api_server.h"
 #include "devcluster/http_server.h"
 #include "devcluster/store.h"
@@ -66,7 +68,7 @@ std::string RandomToken() {
 }
 
 int Fail(const absl::Status& s) {
-  cd::LogJson("error", "startup failed", {{"error", s.ToString()}});
+  cloneset::base::ProcessLogger().Error("startup failed", {{"error", s.ToString()}});
   return 1;
 }
 
@@ -96,12 +98,8 @@ int main(int argc, char** argv) {
   for (auto& a : args) argv2.push_back(a.data());
   absl::ParseCommandLine(static_cast<int>(argv2.size()), argv2.data());
 
-  // Block termination signals before any thread starts; main waits for them with sigwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Block termination signals before any thread starts; main waits for them (Wait below).
+  const cloneset::base::StopSignals signals = cloneset::base::StopSignals::Block();
   signal(SIGPIPE, SIG_IGN);
 
   std::string listen = absl::GetFlag(FLAGS_listen);
@@ -208,19 +206,21 @@ int main(int argc, char** argv) {
 #endif
 
   std::cout << "listening on " << server.url() << std::endl;
-  cd::LogJson("info", "devcluster ready",
-              {{"url", server.url()}, {"data_dir", data_dir}, {"work_dir", work_dir},
-               {"kubeconfig", absl::GetFlag(FLAGS_kubeconfig)}, {"resource_version", store.CurrentResourceVersion()}});
+  cloneset::base::ProcessLogger().Info(
+      "devcluster ready", {{"url", server.url()}, {"data_dir", data_dir}, {"work_dir", work_dir},
+                           {"kubeconfig", absl::GetFlag(FLAGS_kubeconfig)},
+                           {"resource_version", int64_t{store.CurrentResourceVersion()}}});
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  cd::LogJson("info", "shutting down", {{"signal", sig}});
+  const int sig = signals.Wait();
+  cloneset::base::ProcessLogger().Info("shutting down", {{"signal", int64_t{sig}}});
 #ifdef CLONESET_HAVE_NODES
   if (simulator) simulator->Stop();
 #endif
   server.Stop();
   if (wal) {
-    if (absl::Status s = wal->Snapshot(); !s.ok()) cd::LogJson("error", "final snapshot failed", {{"error", s.ToString()}});
+    if (absl::Status s = wal->Snapshot(); !s.ok()) {
+      cloneset::base::ProcessLogger().Error("final snapshot failed", {{"error", s.ToString()}});
+    }
   }
   return 0;
 }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "devcluster/log.h"
+#include "base/log.h"
 
 namespace cloneset::devcluster {
 namespace {
@@ -63,7 +63,8 @@ void Replay(const std::string& path, int64_t snapshot_rv, State* state, int64_t*
     ++n;
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("o") || !j.contains("r") || !j.contains("rv")) {
-      LogJson("warning", "ignoring unreadable write-ahead log tail", {{"file", path}, {"line", n}});
+      base::ProcessLogger().Warn("ignoring unreadable write-ahead log tail",
+                                 {{"file", path}, {"line", static_cast<int64_t>(n)}});
       return;
     }
     int64_t record_rv = j["rv"].get<int64_t>();
@@ -104,7 +105,9 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(const std::st
       if (w->stopping_) break;
       if (w->appended_ >= w->options_.snapshot_every) {
         l.unlock();
-        if (absl::Status s = w->Snapshot(); !s.ok()) LogJson("error", "snapshot failed", {{"error", s.ToString()}});
+        if (absl::Status s = w->Snapshot(); !s.ok()) {
+          base::ProcessLogger().Error("snapshot failed", {{"error", s.ToString()}});
+        }
         l.lock();
       }
     }

@@ -1,7 +1,5 @@
 // cloneset-executor: the in-cluster CloneSet controller. Watches CloneSets and what they own, asks the planner
 // for the next plan and applies it to the API server (see reconciler.h), sharded over replicas (shards.h).
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +16,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
+#include "base/signals.h"
 #include "executor/event_queue.h"
 #include "executor/expectations.h"
 #include "executor/informer_cache.h"
@@ -32,7 +32,6 @@
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
 #include "kube/workqueue.h"
-#include "nlohmann/json.hpp"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "tools/cli/help.h"
@@ -67,17 +66,20 @@ ABSL_FLAG(absl::Duration, readyz_failure_bound, absl::Seconds(10),
 ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(15), "Shard Lease duration");
 ABSL_FLAG(absl::Duration, renew_deadline, absl::Seconds(10), "Stop writing for a shard not renewed for this long");
 ABSL_FLAG(absl::Duration, retry_period, absl::Seconds(2), "Lease acquire/renew period");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
+          "On SIGTERM/SIGINT, how long stopping (the reconciles in flight, releasing the Leases) may take before the "
+          "executor exits anyway (the Deployment's terminationGracePeriodSeconds)");
 
 namespace cloneset::executor {
 namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-void Log(const std::string& level, const std::string& msg, nlohmann::json fields = nlohmann::json::object()) {
-  fields["ts"] = absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone());
-  fields["level"] = level;
-  fields["msg"] = msg;
-  std::cerr << fields.dump() << std::endl;
+using base::LogLevel;
+
+// The executor's lines: the process logger (base/log.h), fields beside msg.
+void Log(base::LogLevel level, std::string_view msg, const base::LogFields& fields = {}) {
+  base::ProcessLogger().Log(level, msg, fields);
 }
 
 class RecorderSink final : public EventSink {
@@ -92,7 +94,7 @@ class RecorderSink final : public EventSink {
                               cs.metadata().uid(),
                               cs.metadata().resource_version()};
     if (auto s = recorder_.Event(ref, type, reason, message); !s.ok()) {
-      Log("warn", "event not recorded", {{"reason", std::string(reason)}, {"error", s.ToString()}});
+      Log(LogLevel::kWarn, "event not recorded", {{"reason", std::string(reason)}, {"error", s.ToString()}});
     }
   }
 
@@ -107,15 +109,13 @@ std::string DefaultIdentity() {
 }
 
 int Run() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any thread starts (they inherit the mask): the stop signals wait for Wait below.
+  const base::StopSignals signals = base::StopSignals::Block();
 
   auto config = kube::LoadClientConfig(kube::ConfigSources::FromEnvironment(absl::GetFlag(FLAGS_kubeconfig)));
   if (!config.ok()) {
-    Log("error", "no cluster configuration", {{"flag", "kubeconfig"}, {"error", config.status().ToString()}});
+    Log(LogLevel::kError, "no cluster configuration",
+        {{"flag", "kubeconfig"}, {"error", config.status().ToString()}});
     return 1;
   }
   auto registry = std::make_shared<prometheus::Registry>();
@@ -130,7 +130,7 @@ int Run() {
   rest_opts.registry = registry.get();
   auto http_client = kube::NewHttpRestClient(*config, rest_opts);
   if (!http_client.ok()) {
-    Log("error", "cannot create API client", {{"error", http_client.status().ToString()}});
+    Log(LogLevel::kError, "cannot create API client", {{"error", http_client.status().ToString()}});
     return 1;
   }
   // Every API request's outcome feeds /readyz (readiness.h): a lost API server makes the executor not ready.
@@ -146,12 +146,12 @@ int Run() {
   planner_opts.contact = &planner_contact;
   auto planner = NewGrpcPlannerClient(planner_opts);
   if (!planner.ok()) {
-    Log("error", "cannot create planner client", {{"error", planner.status().ToString()}});
+    Log(LogLevel::kError, "cannot create planner client", {{"error", planner.status().ToString()}});
     return 1;
   }
   const int shard_count = absl::GetFlag(FLAGS_shards);
   if (shard_count < 1) {
-    Log("error", "--shards must be >= 1", {{"flag", "shards"}});
+    Log(LogLevel::kError, "--shards must be >= 1", {{"flag", "shards"}});
     return 2;
   }
 
@@ -168,8 +168,8 @@ int Run() {
   shard_opts.registry = registry.get();
   ShardManager shards(**client, shard_opts, [&](int shard, bool gained) {
     // Not gained: a worker skipped one of its keys while the Lease's renew deadline had passed (shards.h).
-    Log("info", gained ? "shard acquired" : "shard held again after a lapse: its CloneSets enqueued",
-        {{"shard", shard}});
+    Log(LogLevel::kInfo, gained ? "shard acquired" : "shard held again after a lapse: its CloneSets enqueued",
+        {{"shard", int64_t{shard}}});
     for (const auto& key : cache.CloneSetKeys()) {
       if (ShardOf(key, shard_count) == shard) queue.Add(key);
     }
@@ -194,14 +194,15 @@ int Run() {
                          .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
                          .planner_in_place_batches = absl::GetFlag(FLAGS_planner_in_place_batches),
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
-                           Log("warn", "pods sent as objects instead of a pod table (logged once per cause)",
+                           Log(LogLevel::kWarn, "pods sent as objects instead of a pod table (logged once per cause)",
                                {{"key", key}, {"error", error.ToString()}});
                          }});
 
   // Endpoints first, so probes answer while the caches sync.
   auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
   if (!exposer.ok()) {
-    Log("error", "cannot serve metrics", {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
+    Log(LogLevel::kError, "cannot serve metrics",
+        {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
     return 1;
   }
 
@@ -216,7 +217,7 @@ int Run() {
                                 absl::Now(), absl::GetFlag(FLAGS_readyz_failure_bound));
       });
   if (!health.ok()) {
-    Log("error", "cannot serve /healthz and /readyz",
+    Log(LogLevel::kError, "cannot serve /healthz and /readyz",
         {{"flag", "health_listen"}, {"error", health.status().ToString()}});
     return absl::IsInvalidArgument(health.status()) ? 2 : 1;
   }
@@ -232,7 +233,8 @@ int Run() {
       if (!nodes_logged) {
         // Once: without Nodes (typically no RBAC for them) the spread ranker of scale-in is not available.
         if (absl::Status s = cache.NodesError(); !s.ok()) {
-          Log("warn", "cannot list nodes; scale-in of CloneSets with topologySpreadConstraints ranks by node only",
+          Log(LogLevel::kWarn,
+              "cannot list nodes; scale-in of CloneSets with topologySpreadConstraints ranks by node only",
               {{"error", s.ToString()}});
           nodes_logged = true;
         }
@@ -248,18 +250,19 @@ int Run() {
                           .clock = &kube::RealClock::Get(),
                           .metrics = &metrics,
                           .failed = [](const std::string& key, const absl::Status& error) {
-                            Log("warn", "reconcile failed", {{"key", key}, {"error", error.ToString()}});
+                            Log(LogLevel::kWarn, "reconcile failed", {{"key", key}, {"error", error.ToString()}});
                           }};
   std::vector<std::thread> workers;
   for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_workers)); ++i) {
     workers.emplace_back([&] { RunWorker(worker); });
   }
-  Log("info", "started", {{"identity", shard_opts.identity}, {"shards", shard_count},
-                          {"planner", planner_opts.address}, {"server", config->server}});
+  Log(LogLevel::kInfo, "started", {{"identity", shard_opts.identity}, {"shards", int64_t{shard_count}},
+                                   {"planner", planner_opts.address}, {"server", config->server}});
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  Log("info", "shutting down", {{"signal", sig}});
+  const int sig = signals.Wait();
+  Log(LogLevel::kInfo, "shutting down", {{"signal", int64_t{sig}}});
+  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
+  base::ShutdownDeadline deadline(grace, base::ExitAfterGrace(grace));
   stopping = true;
   queue.ShutDown();  // workers finish the reconcile (and its writes) in flight
   for (auto& w : workers) w.join();
@@ -269,7 +272,8 @@ int Run() {
   cache.Stop();
   gauges.join();
   (*health)->Stop();
-  Log("info", "stopped");
+  deadline.Disarm();
+  Log(LogLevel::kInfo, "stopped");
   return 0;
 }
 

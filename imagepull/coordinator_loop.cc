@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log.h"
 #include "common/update_order.h"
 #include "imagepull/coordinator.h"
 #include "kube/api_status.h"
@@ -22,11 +23,9 @@ namespace {
 
 using Json = nlohmann::json;
 
+// On the executor's process logger; "component" tells the coordinator's lines from the reconciles'.
 void LogError(std::string_view what, const absl::Status& s) {
-  std::cerr << Json({{"level", "warning"}, {"component", "imagepull-coordinator"}, {"msg", what},
-                     {"error", s.ToString()}})
-                   .dump()
-            << std::endl;
+  base::ProcessLogger().Warn(what, {{"component", std::string("imagepull-coordinator")}, {"error", s.ToString()}});
 }
 
 // Items of a LIST body, each re-serialised for the per-object decoders.

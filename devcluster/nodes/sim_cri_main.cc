@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "base/signals.h"
 #include "devcluster/clock.h"
 #include "devcluster/nodes/cri_server.h"
 #include "devcluster/nodes/images.h"
@@ -34,7 +35,7 @@ namespace {
 using cloneset::devcluster::RealClock;
 namespace nodes = cloneset::devcluster::nodes;
 
-absl::Status Run(const sigset_t& signals) {
+absl::Status Run(const cloneset::base::StopSignals& signals) {
   const std::string dir = absl::GetFlag(FLAGS_socket_dir);
   if (dir.empty()) return absl::InvalidArgumentError("--socket_dir: required");
   std::vector<std::string> names = absl::StrSplit(absl::GetFlag(FLAGS_nodes), ',', absl::SkipWhitespace());
@@ -73,8 +74,7 @@ absl::Status Run(const sigset_t& signals) {
     servers.push_back(std::move(*server));
   }
   std::cout << "serving " << servers.size() << " CRI sockets" << std::endl;
-  int sig = 0;
-  sigwait(&signals, &sig);
+  signals.Wait();
   for (auto& s : servers) s->Stop();  // removes the socket files
   return absl::OkStatus();
 }
@@ -84,12 +84,8 @@ absl::Status Run(const sigset_t& signals) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("cloneset-sim-cri --socket_dir=DIR --nodes=node-a,node-b [--default_image_pull_time=2s]");
   absl::ParseCommandLine(argc, argv);
-  // Termination signals are blocked before gRPC starts its threads; main waits for them with sigwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Termination signals are blocked before gRPC starts its threads; Run waits for them.
+  const cloneset::base::StopSignals signals = cloneset::base::StopSignals::Block();
   if (absl::Status s = Run(signals); !s.ok()) {
     std::cerr << "cloneset-sim-cri: " << s.message() << std::endl;
     return 2;

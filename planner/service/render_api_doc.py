@@ -65,7 +65,8 @@ One CloneSet cannot crash or wedge the shared planner: the work and size of one 
 * **Deadline and cancellation**: the plan checks the call's deadline, its cancellation and the server's shutdown
   between stages and inside its long loops, and stops (`DEADLINE_EXCEEDED`, `CANCELLED`, `UNAVAILABLE`).
 * **Shutdown**: on SIGTERM `cloneset-planner` lets calls in flight finish for `--shutdown_grace_seconds` (default
-  5), then stops the plans still running and exits.
+  5), then stops the plans still running and exits; a stop stuck beyond 10 s more ends the process with status 1
+  and an error line saying so (`base/signals.h`).
 
 ## Versioning and evolution
 
