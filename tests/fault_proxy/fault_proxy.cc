@@ -18,6 +18,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
@@ -45,6 +47,7 @@ std::vector<X509Ptr> ParseCerts(const std::string& pem) {
 void LogJson(json fields) {
   static std::mutex mu;
   fields["level"] = "info";
+  fields["ts"] = absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone());
   const std::string line = fields.dump();
   std::lock_guard<std::mutex> l(mu);
   std::cerr << line << std::endl;
@@ -119,6 +122,31 @@ struct FaultProxy::Impl {
   httplib::Server server;
   std::thread thread;
   std::atomic<bool> stopping{false};
+  // Kept-alive upstream connections for plain requests: a TLS handshake per request adds latency the executor's
+  // lease renewals feel under load. One idle longer than kMaxIdle is dropped (kube-apiserver closes idle ones).
+  static constexpr std::chrono::seconds kMaxIdle{20};
+  std::mutex pool_mu;
+  std::vector<std::pair<std::unique_ptr<httplib::ClientImpl>, Clock::time_point>> pool;
+
+  std::unique_ptr<httplib::ClientImpl> Acquire() {
+    std::unique_ptr<httplib::ClientImpl> cli;
+    {
+      std::lock_guard<std::mutex> l(pool_mu);
+      while (!pool.empty() && !cli) {
+        auto [c, since] = std::move(pool.back());
+        pool.pop_back();
+        if (Clock::now() - since < kMaxIdle) cli = std::move(c);
+      }
+    }
+    if (cli) return cli;
+    cli = NewClient(std::chrono::seconds(120));
+    cli->set_keep_alive(true);
+    return cli;
+  }
+  void Release(std::unique_ptr<httplib::ClientImpl> cli) {
+    std::lock_guard<std::mutex> l(pool_mu);
+    if (pool.size() < 32) pool.emplace_back(std::move(cli), Clock::now());
+  }
 
   absl::Status ParseUpstream() {
     absl::string_view s = options.upstream.server;
@@ -223,14 +251,15 @@ struct FaultProxy::Impl {
   }
 
   void Forward(const httplib::Request& req, httplib::Response& res) {
-    auto cli = NewClient(std::chrono::seconds(120));
+    auto cli = Acquire();
     httplib::Request up = Upstream(req);
     httplib::Response ur;
     httplib::Error err = httplib::Error::Success;
     if (!cli->send(up, ur, err)) {
       ReplyStatus(res, 503, "ServiceUnavailable", absl::StrCat("fault proxy: API server: ", httplib::to_string(err)));
-      return;
+      return;  // the connection is dropped, not pooled
     }
+    Release(std::move(cli));
     Reply(res, ur.status, ur.headers, std::move(ur.body));
   }
 
