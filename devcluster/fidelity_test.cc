@@ -476,6 +476,25 @@ TEST_F(FidelityTest, SendInitialEventsEndsWithAnAnnotatedBookmark) {
   }
 }
 
+// The kubelet's final delete (Store::DeleteNow, grace period 0) leaves a pod that still has finalizers, as
+// kube-apiserver does; removing the last finalizer then removes it. Before, DeleteNow dropped it at once.
+TEST_F(FidelityTest, FinalDeleteKeepsAPodWithFinalizers) {
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  ASSERT_EQ(Call("POST", pods, R"({"metadata":{"name":"held","finalizers":["test/hold"]},
+    "spec":{"nodeName":"node-1","containers":[{"name":"c","image":"i"}]}})").status, 201);
+  ASSERT_EQ(Call("DELETE", pods + "/held").status, 200);
+  ASSERT_TRUE(store_.DeleteNow(kPods, "default", "held").ok());
+  ApiResponse r = Call("GET", pods + "/held");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["metadata"]["deletionGracePeriodSeconds"], 0) << r.body;
+  EXPECT_TRUE(Body(r)["metadata"].contains("deletionTimestamp")) << r.body;
+  ASSERT_TRUE(store_.DeleteNow(kPods, "default", "held").ok());  // again: nothing changes
+  EXPECT_EQ(Call("GET", pods + "/held").status, 200);
+  ASSERT_EQ(Call("PATCH", pods + "/held", R"({"metadata":{"finalizers":null}})", {}, "application/merge-patch+json")
+                .status, 200);
+  EXPECT_EQ(Call("GET", pods + "/held").status, 404);
+}
+
 TEST_F(FidelityTest, VersionWithTrailingSlash) {
   ApiResponse r = Call("GET", "/version/");
   ASSERT_EQ(r.status, 200) << r.body;

@@ -916,8 +916,20 @@ absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, st
   auto ts = state_->TypeOr404(resource);
   if (!ts.ok()) return ts.status();
   std::string key = Key((*ts)->type.namespaced ? ns : "", name);
-  if (!(*ts)->objects.count(key))
+  auto it = (*ts)->objects.find(key);
+  if (it == (*ts)->objects.end())
     return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
+  if (!it->second->finalizers.empty()) {
+    // As kube-apiserver answers the kubelet's final delete (grace period 0): an object with finalizers stays,
+    // deleting, until a write removes the last one (WriteLocked then removes it). Before, the kubelet simulator's
+    // delete dropped a pod whatever its finalizers, so a foreground owner never waited for a held pod.
+    nlohmann::json j = it->second->Parse();
+    if (j["metadata"].value("deletionGracePeriodSeconds", int64_t{-1}) == 0) return absl::OkStatus();
+    j["metadata"]["deletionGracePeriodSeconds"] = 0;
+    if (!j["metadata"].contains("deletionTimestamp"))
+      j["metadata"]["deletionTimestamp"] = FormatTimestamp(state_->clock->Now());
+    return state_->CommitLocked(**ts, EventType::kModified, j);
+  }
   state_->RemoveLocked(**ts, key, 0);
   return absl::OkStatus();
 }
