@@ -382,11 +382,20 @@ case_gc() {
   poll 120 "bg's pods collected" none_left $ns pods app=bg
   poll 120 "bg's claims collected" test -z "$(claims bg)"
   # Foreground: the CloneSet stays, with the foregroundDeletion finalizer, until its pods are gone; the executor
-  # must not replace the pods the garbage collector deletes.
+  # must not replace the pods the garbage collector deletes. One pod is held by a finalizer of the test's, so the
+  # CloneSet's wait is seen whatever the machine's speed.
+  local held; held=$(kc -n $ns get pods -l app=fg -o jsonpath='{.items[0].metadata.name}')
+  kc -n $ns patch pod "$held" --type=merge -p '{"metadata":{"finalizers":["compare.test/hold"]}}' >/dev/null
   kc -n $ns delete cloneset fg --cascade=foreground --wait=false >/dev/null
-  expect_contains "fg: foregroundDeletion finalizer" "foregroundDeletion" \
+  held_alone() { [ "$(kc -n $ns get pods -l app=fg -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.deletionTimestamp}{" "}{end}' | wc -w)" = 1 ] &&
+    [ -n "$(kc -n $ns get pod "$held" -o jsonpath='{.metadata.deletionTimestamp}')" ]; }
+  poll 120 "fg: only the held pod left, being deleted" held_alone
+  expect_contains "fg: waits with the foregroundDeletion finalizer" "foregroundDeletion" \
     "$(kc -n $ns get cloneset fg -o jsonpath='{.metadata.finalizers} {.metadata.deletionTimestamp}' 2>&1)"
-  poll 180 "fg deleted after its pods" gone $ns cloneset fg
+  sleep 3
+  expect_eq "fg: no replacement pod while the CloneSet is deleted" "$held" "$(kc -n $ns get pods -l app=fg -o jsonpath='{.items[*].metadata.name}')"
+  kc -n $ns patch pod "$held" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+  poll 120 "fg deleted after its pods" gone $ns cloneset fg
   expect_eq "fg: no pod left" "" "$(kc -n $ns get pods -l app=fg -o name 2>&1)"
   poll 120 "fg's claims collected" test -z "$(claims fg)"
   # Orphan: the CloneSet goes; its pods and claims stay, without the owner reference to it.
