@@ -12,6 +12,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/endpoints.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "agent/cri_client.h"
@@ -19,7 +20,6 @@
 #include "agent/pull_manager.h"
 #include "agent/readiness_reporter.h"
 #include "imagepull/types.h"
-#include "kube/endpoints.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
@@ -75,14 +75,14 @@ int Run() {
     return 1;
   }
 
-  auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
+  auto exposer = base::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
   if (!exposer.ok()) {
     log.Error("cannot serve metrics", {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
     return 1;
   }
 
   std::atomic<bool> stopping{false};
-  auto health = kube::HealthServer::Start(absl::GetFlag(FLAGS_health_listen),
+  auto health = base::HealthServer::Start(absl::GetFlag(FLAGS_health_listen),
                                           [&] { return stopping ? std::string("shutting down") : ""; });
   if (!health.ok()) {
     log.Error("cannot serve /healthz", {{"flag", "health_listen"}, {"error", health.status().ToString()}});

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/endpoints.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "executor/event_queue.h"
@@ -27,7 +28,6 @@
 #include "executor/reconciler.h"
 #include "executor/shards.h"
 #include "executor/worker.h"
-#include "kube/endpoints.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
@@ -199,7 +199,7 @@ int Run() {
                          }});
 
   // Endpoints first, so probes answer while the caches sync.
-  auto exposer = kube::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
+  auto exposer = base::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
   if (!exposer.ok()) {
     Log(LogLevel::kError, "cannot serve metrics",
         {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
@@ -207,7 +207,7 @@ int Run() {
   }
 
   std::atomic<bool> stopping{false};
-  auto health = kube::HealthServer::Start(
+  auto health = base::HealthServer::Start(
       absl::GetFlag(FLAGS_health_listen), [] { return std::string(); },
       [&]() -> std::string {
         return ReadinessProblem({.stopping = stopping,

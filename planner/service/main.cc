@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "base/endpoints.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "planner/service/default_functions.h"
@@ -91,14 +92,15 @@ int Run() {
   std::unique_ptr<prometheus::Exposer> exposer;
   const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (!metrics_listen.empty()) {
-    try {
-      exposer = std::make_unique<prometheus::Exposer>(metrics_listen);
-    } catch (const std::exception& e) {
-      log.Error("cannot serve metrics", {{"flag", "metrics_listen"}, {"address", metrics_listen}, {"error", e.what()}});
+    // Announced below on stdout in the planner's own words, which its clients read.
+    auto served = base::ServeMetrics(metrics_listen, registry, /*announce=*/false);
+    if (!served.ok()) {
+      log.Error("cannot serve metrics", {{"flag", "metrics_listen"}, {"address", metrics_listen},
+                                         {"error", std::string(served.status().message())}});
       running->server->Shutdown();
       return 1;
     }
-    exposer->RegisterCollectable(registry);
+    exposer = *std::move(served);
     const auto ports = exposer->GetListeningPorts();
     const std::string bound = WithPort(metrics_listen, ports.empty() ? 0 : ports.front());
     std::cout << "metrics listening on " << bound << std::endl;

@@ -1,4 +1,4 @@
-#include "kube/endpoints.h"
+#include "base/endpoints.h"
 
 #include <exception>
 #include <iostream>
@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "httplib.h"
 
-namespace cloneset::kube {
+namespace cloneset::base {
 
 bool SplitHostPort(const std::string& addr, std::string* host, int* port) {
   const auto colon = addr.rfind(':');
@@ -20,7 +20,8 @@ bool SplitHostPort(const std::string& addr, std::string* host, int* port) {
 }
 
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(const std::string& listen,
-                                                                  std::shared_ptr<prometheus::Registry> registry) {
+                                                                  std::shared_ptr<prometheus::Registry> registry,
+                                                                  bool announce) {
   std::unique_ptr<prometheus::Exposer> exposer;
   try {  // civetweb reports a bind failure by throwing
     exposer = std::make_unique<prometheus::Exposer>(listen);
@@ -28,11 +29,13 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(const std::str
     return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
   }
   exposer->RegisterCollectable(registry);
-  std::string host;
-  int port = 0;
-  SplitHostPort(listen, &host, &port);
-  const auto ports = exposer->GetListeningPorts();
-  std::cerr << "metrics on http://" << host << ":" << (ports.empty() ? 0 : ports.front()) << std::endl;
+  if (announce) {
+    std::string host;
+    int port = 0;
+    SplitHostPort(listen, &host, &port);
+    const auto ports = exposer->GetListeningPorts();
+    std::cerr << "metrics on http://" << host << ":" << (ports.empty() ? 0 : ports.front()) << std::endl;
+  }
   return exposer;
 }
 
@@ -84,4 +87,4 @@ void HealthServer::Stop() {
   impl_->thread.join();
 }
 
-}  // namespace cloneset::kube
+}  // namespace cloneset::base

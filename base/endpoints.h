@@ -1,5 +1,6 @@
-// The HTTP endpoints every controller binary serves besides its work: Prometheus /metrics, the /healthz and
-// /readyz probes, and the address parsing their flags need. Shared by cloneset-executor and cloneset-agent.
+// The HTTP endpoints every binary serves besides its work: Prometheus /metrics, the /healthz and /readyz probes,
+// and the address parsing their flags need. /metrics for cloneset-executor, cloneset-agent and cloneset-planner;
+// the probes for the executor and the agent (the planner answers the gRPC health service instead).
 #pragma once
 
 #include <functional>
@@ -10,15 +11,17 @@
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
-namespace cloneset::kube {
+namespace cloneset::base {
 
 // "host:port" or "[v6]:port" -> host (brackets dropped) and port. False when there is no valid port.
 bool SplitHostPort(const std::string& addr, std::string* host, int* port);
 
-// Serves `registry` on `listen` (port 0 allowed) and prints "metrics on http://host:port" on stderr, the line
-// `./run up` and the tests read to find the bound port.
+// Serves `registry` on `listen` (port 0 allowed). With `announce`, prints "metrics on http://host:port" on stderr,
+// the line `./run up` and the tests read to find the bound port of the executor and the agent (the planner prints
+// its own "metrics listening on" line on stdout, which its clients read). Unavailable when it cannot bind.
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(const std::string& listen,
-                                                                  std::shared_ptr<prometheus::Registry> registry);
+                                                                  std::shared_ptr<prometheus::Registry> registry,
+                                                                  bool announce = true);
 
 // A probe's verdict: "" when it passes (200 "ok"), else why not (503 with that text).
 using ProbeCheck = std::function<std::string()>;
@@ -45,4 +48,4 @@ class HealthServer {
   int port_;
 };
 
-}  // namespace cloneset::kube
+}  // namespace cloneset::base

@@ -1,4 +1,4 @@
-#include "kube/endpoints.h"
+#include "base/endpoints.h"
 
 #include <atomic>
 #include <string>
@@ -7,7 +7,7 @@
 #include "httplib.h"
 #include "prometheus/counter.h"
 
-namespace cloneset::kube {
+namespace cloneset::base {
 namespace {
 
 TEST(EndpointsSplitHostPort, Table) {
@@ -148,4 +148,4 @@ TEST(EndpointsMetrics, BindFailureIsUnavailable) {
 }
 
 }  // namespace
-}  // namespace cloneset::kube
+}  // namespace cloneset::base
