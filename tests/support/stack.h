@@ -56,7 +56,7 @@ struct StackOptions {
 struct ExecutorOptions {
   std::vector<std::string> flags;  // added after the loopback endpoints, the planner address and the identity
   bool wait_ready = false;         // also wait (30 s) until /readyz answers 200
-  std::string kubeconfig;          // "" = executor_kubeconfig(); e.g. a fault proxy's (tests/fault_proxy)
+  std::string kubeconfig = "";     // "" = executor_kubeconfig(); e.g. a fault proxy's (tests/fault_proxy)
 };
 
 class Stack {
