@@ -105,18 +105,26 @@ func call(ctx context.Context, c *planner.Client, method string, req proto.Messa
 	}
 }
 
-func TestVectors(t *testing.T) {
-	vectors := loadVectors(t)
+// startPlanner starts the planner under test (PLANNER_BIN) on loopback and returns a client of it; both are
+// stopped when the test ends.
+func startPlanner(t *testing.T) *planner.Client {
+	t.Helper()
 	p, err := plannertest.Start(os.Getenv("PLANNER_BIN"), 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop()
+	t.Cleanup(p.Stop)
 	client, err := planner.Dial(p.Address)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+func TestVectors(t *testing.T) {
+	vectors := loadVectors(t)
+	client := startPlanner(t)
 	strict := protojson.UnmarshalOptions{} // unknown fields are an error: a vector holds only fields of the proto
 	for _, v := range vectors {
 		t.Run(v.Name, func(t *testing.T) {
@@ -179,16 +187,7 @@ func invokeRaw(ctx context.Context, c *planner.Client, method string, raw []byte
 // accept_in_place_batches (planner.proto: "the plan such a request would have got, byte for byte").
 func TestExpandInPlaceBatchesMatchesPlanner(t *testing.T) {
 	vectors := loadVectors(t)
-	p, err := plannertest.Start(os.Getenv("PLANNER_BIN"), 60*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	client, err := planner.Dial(p.Address)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := startPlanner(t)
 	checked := 0
 	for _, v := range vectors {
 		if v.Method != "Plan" || v.Response == nil || len(v.Request) == 0 {
