@@ -28,7 +28,7 @@ class PlannerClient {
 };
 
 // Read access to the caches, in planner vocabulary. Lists are sorted by name (the planner's tie-breaks assume a
-// defined order, semantics Appendix A).
+// defined order, semantics §0.6).
 class ClusterCache {
  public:
   virtual ~ClusterCache() = default;

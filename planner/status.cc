@@ -40,7 +40,7 @@ void Remove(pb::CloneSetStatus& status, std::string_view type) {
   }
 }
 
-// The generic SetCondition rule (§7.4 "set(cond)"): same status and reason -> untouched; same status, other reason
+// The generic SetCondition rule (§7.4, "set"): same status and reason -> untouched; same status, other reason
 // -> replaced keeping lastTransitionTime; otherwise replaced. Replacement keeps the condition's position so the
 // order of conditions is stable across plans.
 void Set(pb::CloneSetStatus& status, std::string_view type, std::string_view cond_status, std::string_view reason,
