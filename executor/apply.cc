@@ -219,7 +219,7 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
       req->content_type == snapshot::kStrategicMergePatch ? kube::PatchType::kStrategicMerge : kube::PatchType::kMerge;
   auto resp = d_.client->Patch(req->path, type, req->body);
   for (int attempt = 0; attempt < 3 && action.has_patch_pod() && kube::IsConflict(resp.status()); ++attempt) {
-    // Mode A of semantics Appendix A (fresh read + retry): a pod whose metadata and spec are still what the
+    // Fresh read and retry (semantics §0.6): a pod whose metadata and spec are still what the
     // planner saw (only status moved on, e.g. the kubelet reacting to our InPlaceUpdateReady write) gets the same
     // patch at its fresh version. Any metadata/spec change is a real conflict: re-plan.
     auto fresh = d_.client->Get(PodsPath(st.ns) + "/" + name);

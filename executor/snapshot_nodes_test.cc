@@ -1,4 +1,4 @@
-// The Nodes in the planner's snapshot (semantics §4.6, Appendix A): exactly the nodes of the CloneSet's pods when
+// The Nodes in the planner's snapshot (semantics §4.6, §0.6): exactly the nodes of the CloneSet's pods when
 // its template has topologySpreadConstraints, none otherwise; and the node cache of InformerCache, including a
 // cluster that does not let the executor list nodes.
 #include <string>
