@@ -81,7 +81,7 @@ PullManager::PullManager(NodeImageApi& api, ImageService& cri, Options options)
     : api_(api),
       cri_(cri),
       opts_(options),
-      clock_(opts_.clock != nullptr ? *opts_.clock : kube::RealClock::Get()),
+      clock_(opts_.clock != nullptr ? *opts_.clock : base::RealClock::Get()),
       metrics_(opts_.registry) {}
 
 PullManager::~PullManager() { Stop(); }

@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/cri_client.h"
+#include "base/clock.h"
 #include "imagepull/types.h"
-#include "kube/clock.h"
 
 namespace prometheus {
 class Registry;
@@ -60,7 +60,7 @@ class PullManager {
  public:
   struct Options {
     int max_concurrent = 2;
-    const kube::Clock* clock = nullptr;  // RealClock when null
+    const base::Clock* clock = nullptr;  // RealClock when null
     prometheus::Registry* registry = nullptr;
     absl::Duration resync = absl::Seconds(5);
   };
@@ -85,7 +85,7 @@ class PullManager {
   NodeImageApi& api_;
   ImageService& cri_;
   const Options opts_;
-  const kube::Clock& clock_;
+  const base::Clock& clock_;
   PullMetrics metrics_;
   mutable absl::Mutex mu_;
   absl::Mutex write_mu_;  // one status read-modify-write at a time

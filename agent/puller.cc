@@ -13,7 +13,7 @@ absl::Duration Backoff(int failed_attempts) {
 }
 
 PullResult PullWithRetries(ImageService& cri, const std::string& image, const std::optional<RegistryAuth>& auth,
-                           absl::Duration timeout, const kube::Clock& clock,
+                           absl::Duration timeout, const base::Clock& clock,
                            const std::function<bool(absl::Duration)>& sleep) {
   PullResult r;
   const absl::Time deadline = clock.Now() + timeout;

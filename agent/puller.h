@@ -9,7 +9,7 @@
 
 #include "absl/time/time.h"
 #include "agent/cri_client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 
 namespace cloneset::agent {
 
@@ -27,7 +27,7 @@ struct PullResult {
 
 // `sleep` waits and returns false when the agent is shutting down (the pull is then abandoned, unreported).
 PullResult PullWithRetries(ImageService& cri, const std::string& image, const std::optional<RegistryAuth>& auth,
-                           absl::Duration timeout, const kube::Clock& clock,
+                           absl::Duration timeout, const base::Clock& clock,
                            const std::function<bool(absl::Duration)>& sleep);
 
 }  // namespace cloneset::agent

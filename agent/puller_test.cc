@@ -1,9 +1,9 @@
 #include "agent/puller.h"
 
 #include "agent/testing/fake_cri.h"
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kube/testing/fake_clock.h"
 
 namespace cloneset::agent {
 namespace {
@@ -17,7 +17,7 @@ TEST(BackoffTest, OneSecondDoublingToThirty) {
 }
 
 struct Harness {
-  kube::testing::FakeClock clock;
+  base::testing::FakeClock clock;
   testing::FakeCri cri;
   std::vector<int64_t> sleeps;
   std::function<bool(absl::Duration)> Sleep() {

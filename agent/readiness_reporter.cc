@@ -20,7 +20,7 @@ std::string KeyOf(const pb::Pod& pod) { return absl::StrCat(pod.metadata().names
 ReadinessReporter::ReadinessReporter(kube::RestClient& client, Options options)
     : client_(client),
       opts_(std::move(options)),
-      clock_(opts_.clock != nullptr ? *opts_.clock : kube::RealClock::Get()),
+      clock_(opts_.clock != nullptr ? *opts_.clock : base::RealClock::Get()),
       informer_(client,
                 kube::InformerOptions{.path = "/api/v1/pods", .field_selector = "spec.nodeName=" + opts_.node,
                                       .resync_period = absl::Seconds(30)},

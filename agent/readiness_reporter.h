@@ -10,7 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "agent/readiness.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
 #include "kube/rest_client.h"
@@ -31,7 +31,7 @@ class ReadinessReporter {
     std::string node;
     kube::EventRecorder* events = nullptr;
     prometheus::Registry* registry = nullptr;
-    const kube::Clock* clock = nullptr;
+    const base::Clock* clock = nullptr;
   };
   ReadinessReporter(kube::RestClient& client, Options options);
   ~ReadinessReporter();
@@ -47,7 +47,7 @@ class ReadinessReporter {
 
   kube::RestClient& client_;
   const Options opts_;
-  const kube::Clock& clock_;
+  const base::Clock& clock_;
   prometheus::Family<prometheus::Counter>* reports_ = nullptr;
   prometheus::Histogram* latency_ = nullptr;
   absl::Mutex mu_;

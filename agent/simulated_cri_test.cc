@@ -71,7 +71,7 @@ TEST_F(SimulatedCriTest, ImageStatusThenPullThenPresent) {
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_FALSE(before->has_value());
   RegistryAuth auth{.username = "robot", .password = "s3cret", .server_address = "docker.io"};
-  PullResult r = PullWithRetries(*cri_, "slow-app:1", auth, absl::Seconds(10), kube::RealClock::Get(),
+  PullResult r = PullWithRetries(*cri_, "slow-app:1", auth, absl::Seconds(10), base::RealClock::Get(),
                                  [](absl::Duration d) { absl::SleepFor(d); return true; });
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.attempts, 1);

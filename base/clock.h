@@ -13,6 +13,9 @@ namespace cloneset::base {
 
 class Clock {
  public:
+  // The embedded cluster keeps std::chrono time points (its object timestamps and image records).
+  using TimePoint = std::chrono::system_clock::time_point;
+
   virtual ~Clock() = default;
   virtual absl::Time Now() const = 0;
   // Blocks until Now() >= deadline.
@@ -25,8 +28,7 @@ class Clock {
   bool AwaitWithTimeout(absl::Mutex* mu, const absl::Condition& condition, absl::Duration timeout) const {
     return AwaitWithDeadline(mu, condition, Now() + timeout);
   }
-  // The embedded cluster keeps std::chrono time points (its object timestamps and image records).
-  std::chrono::system_clock::time_point ChronoNow() const { return absl::ToChronoTime(Now()); }
+  TimePoint ChronoNow() const { return absl::ToChronoTime(Now()); }
 };
 
 // The wall clock; one process-wide instance.

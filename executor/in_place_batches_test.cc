@@ -5,12 +5,12 @@
 #include <tuple>
 #include <vector>
 
+#include "base/testing/fake_clock.h"
 #include "executor/reconciler.h"
 #include "executor/testing/mocks.h"
 #include "executor/testing/reconciler_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
 #include "planapi/in_place_batches.h"
 

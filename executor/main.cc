@@ -134,8 +134,8 @@ int Run() {
     return 1;
   }
   // Every API request's outcome feeds /readyz (readiness.h): a lost API server makes the executor not ready.
-  ContactTracker api_contact(&kube::RealClock::Get());
-  ContactTracker planner_contact(&kube::RealClock::Get());
+  ContactTracker api_contact(&base::RealClock::Get());
+  ContactTracker planner_contact(&base::RealClock::Get());
   absl::StatusOr<std::unique_ptr<kube::RestClient>> client =
       NewTrackedRestClient(*std::move(http_client), &api_contact);
   GrpcPlannerOptions planner_opts;
@@ -187,7 +187,7 @@ int Run() {
                          .client = client->get(),
                          .events = &sink,
                          .expectations = &expectations,
-                         .clock = &kube::RealClock::Get(),
+                         .clock = &base::RealClock::Get(),
                          .metrics = &metrics,
                          .owns = [&shards](const std::string& key) { return shards.Owns(key); },
                          .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism)),
@@ -247,7 +247,7 @@ int Run() {
   const WorkerDeps worker{.queue = &queue,
                           .reconcile = [&](const std::string& key) { return reconciler.Reconcile(key); },
                           .synced = [&] { return cache.HasSynced(); },
-                          .clock = &kube::RealClock::Get(),
+                          .clock = &base::RealClock::Get(),
                           .metrics = &metrics,
                           .failed = [](const std::string& key, const absl::Status& error) {
                             Log(LogLevel::kWarn, "reconcile failed", {{"key", key}, {"error", error.ToString()}});

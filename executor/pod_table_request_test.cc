@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/testing/fake_clock.h"
 #include "executor/reconciler.h"
 #include "executor/testing/mocks.h"
 #include "executor/testing/reconciler_fixture.h"
@@ -13,7 +14,6 @@
 #include "google/protobuf/arena.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
 #include "planapi/pod_table.h"
 

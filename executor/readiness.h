@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/rest_client.h"
 
 namespace cloneset::executor {
@@ -42,13 +42,13 @@ std::string ReadinessProblem(const ReadinessInputs& in, absl::Time now, absl::Du
 // Thread-safe record of one peer's outcomes.
 class ContactTracker {
  public:
-  explicit ContactTracker(const kube::Clock* clock) : clock_(clock) {}
+  explicit ContactTracker(const base::Clock* clock) : clock_(clock) {}
   void Success();
   void Failure(std::string_view error);
   Contact Get() const;
 
  private:
-  const kube::Clock* clock_;
+  const base::Clock* clock_;
   mutable absl::Mutex mu_;
   Contact contact_ ABSL_GUARDED_BY(mu_);
 };

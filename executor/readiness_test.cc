@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/api_status.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
 
 namespace cloneset::executor {
@@ -66,7 +66,7 @@ TEST(ReadinessProblemTest, Table) {
 }
 
 TEST(ContactTrackerTest, FailingSinceIsTheFirstFailureAfterTheLastSuccess) {
-  kube::testing::FakeClock clock(kNow);
+  base::testing::FakeClock clock(kNow);
   ContactTracker t(&clock);
   EXPECT_FALSE(t.Get().last_success.has_value());
   t.Success();
@@ -89,7 +89,7 @@ TEST(ContactTrackerTest, FailingSinceIsTheFirstFailureAfterTheLastSuccess) {
 }
 
 TEST(TrackedRestClientTest, AnyHttpAnswerIsContactATransportErrorIsNot) {
-  kube::testing::FakeClock clock(kNow);
+  base::testing::FakeClock clock(kNow);
   ContactTracker t(&clock);
   auto inner = std::make_unique<::testing::StrictMock<kube::testing::MockRestClient>>();
   auto* mock = inner.get();

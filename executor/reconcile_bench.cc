@@ -25,13 +25,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "base/testing/fake_clock.h"
 #include "benchmark/benchmark.h"
 #include "executor/expectations.h"
 #include "executor/informer_cache.h"
 #include "executor/interfaces.h"
 #include "executor/reconciler.h"
 #include "google/protobuf/arena.h"
-#include "kube/clock.h"
 #include "kube/rest_client.h"
 #include "nlohmann/json.hpp"
 #include "planner/bench/rollout_snapshot.h"
@@ -221,14 +221,6 @@ class BenchCache final : public ClusterCache {
   std::vector<pb::ControllerRevision> revisions_;
 };
 
-// The snapshot's time (planner/bench/rollout_snapshot.h builds its pods around it): the idle status converged
-// at this time stays what the planner computes.
-class FixedClock final : public kube::Clock {
- public:
-  absl::Time Now() const override { return now; }
-  absl::Time now;
-};
-
 class NoEvents final : public EventSink {
  public:
   void Event(const pb::CloneSet&, std::string_view, std::string_view, std::string_view) override {}
@@ -277,7 +269,9 @@ struct Scenario {
   std::unique_ptr<BenchApiServer> api;
   std::unique_ptr<InformerCache> informers;
   std::unique_ptr<BenchCache> cache;
-  FixedClock clock;
+  // The snapshot's time (planner/bench/rollout_snapshot.h builds its pods around it): the idle status converged
+  // at this time stays what the planner computes.
+  base::testing::FakeClock clock;
   NoEvents events;
   WirePlanner planner;
   Expectations expectations{absl::Minutes(5)};
@@ -327,7 +321,7 @@ std::unique_ptr<Scenario> MakeScenario(int32_t pods, bool idle) {
   }
   auto s = std::make_unique<Scenario>();
   s->cs = std::make_shared<pb::CloneSet>(request->clone_set());
-  s->clock.now = absl::FromUnixSeconds(request->now().seconds());
+  s->clock.Set(absl::FromUnixSeconds(request->now().seconds()));
   s->key = s->cs->metadata().namespace_() + "/" + s->cs->metadata().name();
   std::vector<const pb::Pod*> pointers;
   for (const pb::Pod& p : request->pods()) pointers.push_back(&p);

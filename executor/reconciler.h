@@ -50,10 +50,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "executor/expectations.h"
 #include "executor/interfaces.h"
 #include "executor/metrics.h"
-#include "kube/clock.h"
 #include "kube/rest_client.h"
 #include "planapi/applier.h"
 #include "planapi/request.h"
@@ -82,7 +82,7 @@ struct ReconcilerDeps {
   kube::RestClient* client;
   EventSink* events;
   Expectations* expectations;
-  const kube::Clock* clock;
+  const base::Clock* clock;
   ExecutorMetrics* metrics = nullptr;               // optional
   std::function<bool(const std::string& key)> owns;  // shard check; empty = own everything
   // Writes of one plan in flight at once: independent pods of one stage (planapi/plan_schedule.h).

@@ -5,12 +5,12 @@
 #include <atomic>
 
 #include "absl/synchronization/notification.h"
+#include "base/testing/fake_clock.h"
 #include "executor/testing/mocks.h"
 #include "executor/testing/reconciler_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/api_status.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
 #include "planapi/pod_table.h"
 #include "prometheus/registry.h"

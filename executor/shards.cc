@@ -85,7 +85,7 @@ ShardManager::ShardManager(kube::RestClient& client, ShardOptions options,
                            std::function<void(int shard, bool gained)> on_acquired)
     : client_(client),
       options_(std::move(options)),
-      clock_(options_.clock ? *options_.clock : kube::RealClock::Get()),
+      clock_(options_.clock ? *options_.clock : base::RealClock::Get()),
       on_acquired_(std::move(on_acquired)) {
   const auto config = [&](std::string name, prometheus::Registry* registry) {
     kube::LeaderElectionConfig c;

@@ -32,7 +32,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/leader_lease.h"
 #include "kube/rest_client.h"
 
@@ -69,7 +69,7 @@ struct ShardOptions {
   absl::Duration lease_duration = absl::Seconds(15);
   absl::Duration renew_deadline = absl::Seconds(10);
   absl::Duration retry_period = absl::Seconds(2);
-  const kube::Clock* clock = nullptr;
+  const base::Clock* clock = nullptr;
   prometheus::Registry* registry = nullptr;  // leader_election_master_status{name=<shard lease>}
 };
 
@@ -98,7 +98,7 @@ class ShardManager {
  private:
   kube::RestClient& client_;
   const ShardOptions options_;
-  const kube::Clock& clock_;
+  const base::Clock& clock_;
   std::function<void(int, bool)> on_acquired_;
   std::unique_ptr<kube::LeaderElector> member_;
   std::vector<std::unique_ptr<kube::LeaderElector>> electors_;

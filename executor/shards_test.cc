@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/testing/fake_clock.h"
 #include "gtest/gtest.h"
 #include "kube/leader_lease.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/workqueue.h"
 #include "nlohmann/json.hpp"
 
@@ -214,7 +214,7 @@ class LeaseApi final : public kube::RestClient {
 
 using F = LeaseApi::Fault;
 
-ShardOptions Options(int shards, const kube::Clock* clock) {
+ShardOptions Options(int shards, const base::Clock* clock) {
   ShardOptions o;
   o.shards = shards;
   o.identity = "me";
@@ -291,7 +291,7 @@ TEST(ShardManagerTest, RenewalFaultsTable) {
         {absl::Milliseconds(1900), {}, true, absl::Milliseconds(50), true, true, 0}}},
   };
   for (const Case& c : cases) {
-    kube::testing::FakeClock clock;
+    base::testing::FakeClock clock;
     LeaseApi api;
     int enqueued = 0;
     ShardManager manager(api, Options(1, &clock), [&](int shard, bool) {
@@ -331,11 +331,11 @@ TEST(ShardManagerTest, LostShardRegainedEnqueuesAllItsCloneSets) {
   struct Case {
     std::string name;
     // Makes shard 2 not ours for a while (clock at the last round: t = 0), then gives it back.
-    std::function<void(LeaseApi&, kube::testing::FakeClock&, ShardManager&)> lose;
+    std::function<void(LeaseApi&, base::testing::FakeClock&, ShardManager&)> lose;
   };
   const std::vector<Case> cases = {
       {"renewals of its Lease answered 500 and 409 until renew_deadline passed between two rounds",
-       [](LeaseApi& api, kube::testing::FakeClock& clock, ShardManager& m) {
+       [](LeaseApi& api, base::testing::FakeClock& clock, ShardManager& m) {
          for (int i = 0; i < 4; ++i) {
            clock.Advance(absl::Milliseconds(2100));
            api.FailWrites(ShardLeaseName(2), {i % 2 ? F::kConflict : F::kErrorBeforeCommit});
@@ -345,7 +345,7 @@ TEST(ShardManagerTest, LostShardRegainedEnqueuesAllItsCloneSets) {
          clock.Advance(absl::Milliseconds(1700));  // t = 10.1 s: past renew_deadline, the next round not yet run
        }},
       {"renewals of its Lease answered 500 and 409 for two rounds past renew_deadline",
-       [](LeaseApi& api, kube::testing::FakeClock& clock, ShardManager& m) {
+       [](LeaseApi& api, base::testing::FakeClock& clock, ShardManager& m) {
          for (int i = 0; i < 6; ++i) {
            clock.Advance(absl::Milliseconds(2100));
            api.FailWrites(ShardLeaseName(2), {i % 2 ? F::kConflict : F::kErrorAfterCommit});
@@ -354,7 +354,7 @@ TEST(ShardManagerTest, LostShardRegainedEnqueuesAllItsCloneSets) {
          EXPECT_FALSE(m.OwnsShard(2));
        }},
       {"another replica took its Lease over and released it",
-       [](LeaseApi& api, kube::testing::FakeClock& clock, ShardManager& m) {
+       [](LeaseApi& api, base::testing::FakeClock& clock, ShardManager& m) {
          api.SetHolder(ShardLeaseName(2), "other", clock.Now());
          clock.Advance(absl::Seconds(2));
          m.RunRound();
@@ -363,7 +363,7 @@ TEST(ShardManagerTest, LostShardRegainedEnqueuesAllItsCloneSets) {
        }},
   };
   for (const Case& c : cases) {
-    kube::testing::FakeClock clock;
+    base::testing::FakeClock clock;
     LeaseApi api;
     std::vector<std::string> keys;
     for (int i = 0; i < 24; ++i) keys.push_back(absl::StrCat("ns-", i % 3, "/app-", i));

@@ -4,13 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/fake_clock.h"
 #include "executor/informer_cache.h"
 #include "executor/reconciler.h"
 #include "executor/testing/mocks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
 
 namespace cloneset::executor {
@@ -95,7 +95,7 @@ TEST_P(SnapshotNodesTest, PlanRequestCarriesTheNodesOfThePods) {
   StrictMock<testing::MockPlannerClient> planner;
   StrictMock<kube::testing::MockRestClient> client;
   NiceMock<testing::MockEventSink> events;
-  kube::testing::FakeClock clock;
+  base::testing::FakeClock clock;
   Expectations expectations(absl::Minutes(5));
   ON_CALL(cache, GetCloneSet(kKey)).WillByDefault(Return(cs));
   ON_CALL(cache, Lookup(_, _, _)).WillByDefault(Return(Observed{}));

@@ -11,9 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "executor/metrics.h"
 #include "executor/reconciler.h"
-#include "kube/clock.h"
 #include "kube/workqueue.h"
 
 namespace cloneset::executor {
@@ -25,7 +25,7 @@ struct WorkerDeps {
   kube::WorkQueue* queue;
   std::function<ReconcileResult(const std::string& key)> reconcile;
   std::function<bool()> synced;        // the caches have synced
-  const kube::Clock* clock;            // times the reconcile for the metrics
+  const base::Clock* clock;            // times the reconcile for the metrics
   ExecutorMetrics* metrics = nullptr;  // optional
   // Told about every failed reconcile (the key goes back with back-off); optional.
   std::function<void(const std::string& key, const absl::Status& error)> failed;

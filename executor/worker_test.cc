@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kube/testing/fake_clock.h"
 
 namespace cloneset::executor {
 namespace {
@@ -19,7 +19,7 @@ using ::testing::IsEmpty;
 constexpr absl::Duration kBackoff = absl::Seconds(1);
 
 struct Fixture {
-  kube::testing::FakeClock clock;
+  base::testing::FakeClock clock;
   kube::WorkQueue queue{{.name = "test",
                          .clock = &clock,
                          .limiter = std::make_unique<kube::ItemExponentialRateLimiter>(kBackoff, absl::Minutes(1))}};

@@ -54,7 +54,7 @@ absl::StatusOr<OwnerState> ReadOwner(kube::RestClient& client, const PullJob& jo
 }  // namespace
 
 Coordinator::Coordinator(kube::RestClient& client, CoordinatorOptions options)
-    : client_(client), opts_(std::move(options)), clock_(opts_.clock ? *opts_.clock : kube::RealClock::Get()) {
+    : client_(client), opts_(std::move(options)), clock_(opts_.clock ? *opts_.clock : base::RealClock::Get()) {
   if (opts_.registry != nullptr) {
     rounds_ = &prometheus::BuildCounter()
                    .Name("cloneset_imagepull_coordinator_rounds_total")

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
 
@@ -30,7 +30,7 @@ namespace cloneset::imagepull {
 
 struct CoordinatorOptions {
   absl::Duration period = absl::Seconds(1);
-  const kube::Clock* clock = nullptr;          // RealClock when null
+  const base::Clock* clock = nullptr;          // RealClock when null
   kube::EventRecorder* events = nullptr;       // no events when null
   prometheus::Registry* registry = nullptr;    // cloneset_imagepull_* metrics when set
 };
@@ -58,7 +58,7 @@ class Coordinator {
  private:
   kube::RestClient& client_;
   const CoordinatorOptions opts_;
-  const kube::Clock& clock_;
+  const base::Clock& clock_;
   prometheus::Family<prometheus::Counter>* rounds_ = nullptr;
   prometheus::Family<prometheus::Gauge>* nodes_gauge_ = nullptr;
   absl::Mutex mu_;

@@ -13,7 +13,7 @@ std::string FormatEventTime(absl::Time t) {
 }
 
 EventRecorder::EventRecorder(RestClient& client, EventRecorderOptions options)
-    : client_(client), opts_(std::move(options)), clock_(opts_.clock ? *opts_.clock : RealClock::Get()) {}
+    : client_(client), opts_(std::move(options)), clock_(opts_.clock ? *opts_.clock : base::RealClock::Get()) {}
 
 size_t EventRecorder::cache_size() const {
   absl::MutexLock l(&mu_);

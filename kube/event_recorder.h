@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/rest_client.h"
 
 namespace cloneset::kube {
@@ -29,7 +29,7 @@ struct EventRecorderOptions {
   std::string host;                               // source.host / reportingInstance
   size_t max_entries = 4096;                      // client-go's LRU size
   absl::Duration aggregation_window = absl::Minutes(10);
-  const Clock* clock = nullptr;  // RealClock when null
+  const base::Clock* clock = nullptr;  // RealClock when null
 };
 
 // Writes core v1 Events with client-go-style aggregation: a repeat of the
@@ -64,7 +64,7 @@ class EventRecorder {
 
   RestClient& client_;
   const EventRecorderOptions opts_;
-  const Clock& clock_;
+  const base::Clock& clock_;
   mutable absl::Mutex mu_;
   std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // front = most recent
   std::map<std::string, std::list<Entry>::iterator> index_ ABSL_GUARDED_BY(mu_);

@@ -1,9 +1,9 @@
 #include "kube/event_recorder.h"
 
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
 #include "nlohmann/json.hpp"
 
@@ -15,7 +15,7 @@ using ::testing::DoAll;
 using ::testing::Eq;
 using ::testing::Return;
 using ::testing::SaveArg;
-using testing::FakeClock;
+using base::testing::FakeClock;
 using testing::MockRestClient;
 
 const absl::Time T0 = absl::FromUnixSeconds(1700000000);

@@ -114,7 +114,7 @@ class HttpRestClient final : public RestClient {
       : ep_(std::move(ep)),
         cfg_(std::move(cfg)),
         opts_(std::move(opts)),
-        clock_(opts_.clock ? opts_.clock : &RealClock::Get()),
+        clock_(opts_.clock ? opts_.clock : &base::RealClock::Get()),
         tokens_(cfg_.token, cfg_.token_file),
         bucket_(opts_.qps, opts_.burst, clock_->Now()) {
     if (!opts_.sleep) opts_.sleep = [](absl::Duration d) { absl::SleepFor(d); };
@@ -329,7 +329,7 @@ class HttpRestClient final : public RestClient {
   const Endpoint ep_;
   const ClientConfig cfg_;
   RestClientOptions opts_;
-  Clock* clock_;
+  base::Clock* clock_;
   TokenSource tokens_;
   TokenBucket bucket_;
   std::unique_ptr<X509, X509Deleter> client_cert_;

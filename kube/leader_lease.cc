@@ -85,7 +85,7 @@ LeaseDecision DecideLease(const std::optional<LeaseRecord>& lease, absl::Time ob
 }
 
 LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig config)
-    : client_(client), cfg_(std::move(config)), clock_(cfg_.clock ? *cfg_.clock : RealClock::Get()) {
+    : client_(client), cfg_(std::move(config)), clock_(cfg_.clock ? *cfg_.clock : base::RealClock::Get()) {
   if (cfg_.registry != nullptr) {
     gauge_ = &prometheus::BuildGauge()
                   .Name("leader_election_master_status")

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/rest_client.h"
 
 namespace prometheus {
@@ -57,7 +57,7 @@ struct LeaderElectionConfig {
   absl::Duration lease_duration = absl::Seconds(15);
   absl::Duration renew_deadline = absl::Seconds(10);
   absl::Duration retry_period = absl::Seconds(2);
-  const Clock* clock = nullptr;  // RealClock when null
+  const base::Clock* clock = nullptr;  // RealClock when null
   prometheus::Registry* registry = nullptr;  // leader_election_master_status{name=<lease>}
 };
 
@@ -88,7 +88,7 @@ class LeaderElector {
 
   RestClient& client_;
   const LeaderElectionConfig cfg_;
-  const Clock& clock_;
+  const base::Clock& clock_;
   prometheus::Gauge* gauge_ = nullptr;
 
   mutable absl::Mutex mu_;

@@ -1,9 +1,9 @@
 #include "kube/leader_lease.h"
 
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
@@ -13,7 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::FakeApiServer;
-using testing::FakeClock;
+using base::testing::FakeClock;
 
 const absl::Time T0 = absl::FromUnixSeconds(1700000000);
 

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/config.h"
 
 namespace prometheus {
@@ -103,7 +103,7 @@ struct RestClientOptions {
   absl::Duration watch_read_timeout = absl::Minutes(11);
   std::string user_agent = "cloneset-controller";
   prometheus::Registry* registry = nullptr;  // metrics off when null
-  Clock* clock = nullptr;                    // RealClock when null
+  base::Clock* clock = nullptr;              // RealClock when null
   std::function<void(absl::Duration)> sleep;  // absl::SleepFor when empty
   // A pooled keep-alive connection idle for longer is closed instead of reused: servers close idle connections
   // (kube-apiserver after 90 s, the embedded cluster after 30 s) and a request written to one fails.

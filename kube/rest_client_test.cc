@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "kube/api_status.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_certs.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/registry.h"
@@ -113,7 +113,7 @@ TEST(HttpRestClientTest, RetriesHonourRetryAfter) {
 
 TEST(HttpRestClientTest, ClientSideRateLimit) {
   Harness h;
-  testing::FakeClock clock;
+  base::testing::FakeClock clock;
   auto c = h.Client({}, RestClientOptions{.qps = 10, .burst = 2, .clock = &clock});
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(c->Get(kPods).ok());
   EXPECT_THAT(h.sleeps, ElementsAre(absl::Milliseconds(100), absl::Milliseconds(200)));
@@ -249,7 +249,7 @@ TEST(HttpRestClientTest, DropsPooledConnectionsIdleLongerThanTheBound) {
   const int port = svr.bind_to_any_port("127.0.0.1");
   ASSERT_GT(port, 0);
   std::thread serve([&] { svr.listen_after_bind(); });  // bound and listening: connections wait in the backlog
-  testing::FakeClock clock;
+  base::testing::FakeClock clock;
   RestClientOptions opts{.clock = &clock};
   ASSERT_LT(opts.max_idle, absl::Seconds(30)) << "must stay below the servers' idle timeouts (devcluster: 30 s)";
   auto c = NewHttpRestClient(ClientConfig{.server = absl::StrCat("http://127.0.0.1:", port)}, opts);

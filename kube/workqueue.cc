@@ -29,7 +29,7 @@ int ItemExponentialRateLimiter::NumRequeues(const std::string& item) {
   return it == failures_.end() ? 0 : it->second;
 }
 
-std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const Clock& clock) {
+std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const base::Clock& clock) {
   return std::make_unique<MaxOfRateLimiter>(
       std::make_unique<ItemExponentialRateLimiter>(absl::Milliseconds(5), absl::Seconds(1000)),
       std::make_unique<BucketRateLimiter>(10, 100, clock));
@@ -73,7 +73,7 @@ struct WorkQueue::Metrics {
 
 WorkQueue::WorkQueue(Options o)
     : name_(o.name),
-      clock_(o.clock ? *o.clock : RealClock::Get()),
+      clock_(o.clock ? *o.clock : base::RealClock::Get()),
       limiter_(o.limiter ? std::move(o.limiter) : DefaultControllerRateLimiter(clock_)),
       poll_(o.poll) {
   if (o.registry != nullptr) {

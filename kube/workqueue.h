@@ -11,7 +11,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/token_bucket.h"
 
 namespace prometheus {
@@ -47,14 +47,14 @@ class ItemExponentialRateLimiter final : public RateLimiter {
 // An overall token bucket: the delay until a token is available.
 class BucketRateLimiter final : public RateLimiter {
  public:
-  BucketRateLimiter(double qps, int burst, const Clock& clock)
+  BucketRateLimiter(double qps, int burst, const base::Clock& clock)
       : clock_(clock), bucket_(qps, burst, clock.Now()) {}
   absl::Duration When(const std::string&) override { return bucket_.Reserve(clock_.Now()); }
   void Forget(const std::string&) override {}
   int NumRequeues(const std::string&) override { return 0; }
 
  private:
-  const Clock& clock_;
+  const base::Clock& clock_;
   TokenBucket bucket_;
 };
 
@@ -78,7 +78,7 @@ class MaxOfRateLimiter final : public RateLimiter {
  private:
   std::unique_ptr<RateLimiter> a_, b_;
 };
-std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const Clock& clock);
+std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const base::Clock& clock);
 
 // A rate-limited work queue of string keys, like client-go's:
 //  * an item is in the queue at most once; an item added while it is being
@@ -93,7 +93,7 @@ class WorkQueue {
  public:
   struct Options {
     std::string name;                        // the `name` label of the metrics
-    const Clock* clock = nullptr;            // RealClock when null
+    const base::Clock* clock = nullptr;      // RealClock when null
     std::unique_ptr<RateLimiter> limiter;    // DefaultControllerRateLimiter when null
     prometheus::Registry* registry = nullptr;
     absl::Duration poll = absl::Milliseconds(20);
@@ -124,7 +124,7 @@ class WorkQueue {
   void PromoteDueLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
-  const Clock& clock_;
+  const base::Clock& clock_;
   std::unique_ptr<RateLimiter> limiter_;
   const absl::Duration poll_;
   std::unique_ptr<Metrics> metrics_;

@@ -2,9 +2,9 @@
 
 #include <thread>
 
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kube/testing/fake_clock.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
 
@@ -12,7 +12,7 @@ namespace cloneset::kube {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::FakeClock;
+using base::testing::FakeClock;
 
 WorkQueue::Options Opts(const FakeClock& clock, prometheus::Registry* registry = nullptr) {
   WorkQueue::Options o;

@@ -6,12 +6,12 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "base/testing/fake_clock.h"
 #include "executor/expectations.h"
 #include "executor/reconciler.h"
 #include "executor/testing/mocks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kube/testing/fake_clock.h"
 #include "kube/testing/mock_rest_client.h"
 
 namespace cloneset::executor::testing {
@@ -89,7 +89,7 @@ class ReconcilerFixture : public ::testing::Test {
   ::testing::StrictMock<MockPlannerClient> planner_;
   ::testing::StrictMock<kube::testing::MockRestClient> client_;
   ::testing::NiceMock<MockEventSink> events_;
-  kube::testing::FakeClock clock_;
+  base::testing::FakeClock clock_;
   Expectations expectations_{absl::Minutes(5)};
 };
 

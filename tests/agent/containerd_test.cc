@@ -127,7 +127,7 @@ state = ")", ctd, R"(/state"
   EXPECT_FALSE(before->has_value()) << "a fresh containerd must not have the image yet";
 
   // 4. The agent's pull: ImageStatus first, PullImage, then ImageStatus again.
-  PullResult r = PullWithRetries(*cri, image, std::nullopt, absl::Seconds(60), kube::RealClock::Get(),
+  PullResult r = PullWithRetries(*cri, image, std::nullopt, absl::Seconds(60), base::RealClock::Get(),
                                  [](absl::Duration d) { absl::SleepFor(d); return true; });
   ASSERT_TRUE(r.ok) << r.message << "\ncontainerd log:\n" << containerd.Log();
   EXPECT_FALSE(r.already_present);
@@ -140,7 +140,7 @@ state = ")", ctd, R"(/state"
   EXPECT_GT((*after)->size, 100000u) << "the static binary layer";
 
   // A second pull request is served from ImageStatus alone.
-  PullResult again = PullWithRetries(*cri, image, std::nullopt, absl::Seconds(60), kube::RealClock::Get(),
+  PullResult again = PullWithRetries(*cri, image, std::nullopt, absl::Seconds(60), base::RealClock::Get(),
                                      [](absl::Duration) { return true; });
   EXPECT_TRUE(again.ok && again.already_present);
   EXPECT_EQ(again.attempts, 0);

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/fake_clock.h"
 #include "executor/reconciler.h"
 #include "executor/testing/mocks.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "kube/testing/fake_clock.h"
 
 namespace cloneset::clonesetctl {
 namespace {
@@ -79,7 +79,7 @@ TEST_P(PlanRequestTest, IsTheExecutorsRequest) {
     }
     return out;
   });
-  kube::testing::FakeClock clock;
+  base::testing::FakeClock clock;
   clock.Set(absl::FromUnixNanos(1767225600123456789));
   executor::Reconciler reconciler({.cache = &cache, .clock = &clock});
   const executor::PlanSnapshot executor = reconciler.BuildRequest("ns/cs", live.clone_set, live.pods);
