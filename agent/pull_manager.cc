@@ -117,7 +117,7 @@ absl::Status PullManager::Sync() {
 
 bool PullManager::SleepUnlessStopped(absl::Duration d) {
   absl::MutexLock l(&mu_);
-  return !mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
+  return !clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), d);
 }
 
 void PullManager::Work(PullRequest req) {
@@ -216,7 +216,7 @@ void PullManager::Start() {
     while (true) {
       {
         absl::MutexLock l(&mu_);
-        mu_.AwaitWithTimeout(absl::Condition(this, &PullManager::Woken), opts_.resync);
+        clock_.AwaitWithTimeout(&mu_, absl::Condition(this, &PullManager::Woken), opts_.resync);
         if (stopping_) return;
         notified_ = false;
       }

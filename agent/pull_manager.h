@@ -69,10 +69,11 @@ class PullManager {
 
   // One reconcile of the NodeImage: writes reports and starts workers. Thread-safe.
   absl::Status Sync();
-  // Sync on Notify() (a watch event) or every `resync`, on a thread.
+  // Sync on Notify() (a watch event) or every `resync` of the clock, on a thread.
   void Start();
   void Notify();
-  // Stops waiting workers' backoffs and joins everything; running CRI calls end at their deadline.
+  // Ends the loop's wait and waiting workers' backoffs at once (whatever the clock says) and joins everything;
+  // running CRI calls end at their deadline.
   void Stop();
   int running() const;
 

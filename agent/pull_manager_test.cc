@@ -3,8 +3,10 @@
 #include <thread>
 
 #include "absl/strings/escaping.h"
+#include "absl/synchronization/notification.h"
 #include "agent/testing/fake_cri.h"
 #include "agent/testing/fake_node_api.h"
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -16,6 +18,11 @@ using imagepull::NodeImage;
 using imagepull::PullPhase;
 using imagepull::PullReport;
 using imagepull::PullRequest;
+using base::testing::FakeClock;
+
+// How long a test waits in real time for the manager's threads (their work takes no clock time): a bound for a
+// loaded machine, never reached when the code is right.
+constexpr absl::Duration kRealTimeBound = absl::Seconds(30);
 
 const absl::Time kNow = absl::FromUnixSeconds(1767225600);
 
@@ -66,21 +73,17 @@ TEST(DecidePullsTest, Table) {
   }
 }
 
-bool WaitFor(const std::function<bool()>& pred) {
-  for (int i = 0; i < 500; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
+// Waits until the NodeImage holds `n` reports, all terminal.
 bool AllTerminal(testing::FakeNodeApi& api, size_t n) {
-  NodeImage ni = api.Snapshot();
-  if (ni.reports.size() != n) return false;
-  for (const auto& r : ni.reports) {
-    if (!imagepull::IsTerminal(r.phase)) return false;
-  }
-  return true;
+  return api.AwaitNode(
+      [n](const NodeImage& ni) {
+        if (ni.reports.size() != n) return false;
+        for (const auto& r : ni.reports) {
+          if (!imagepull::IsTerminal(r.phase)) return false;
+        }
+        return true;
+      },
+      kRealTimeBound);
 }
 
 TEST(PullManagerTest, PullsEverythingReportsAndSurvivesARestart) {
@@ -94,11 +97,13 @@ TEST(PullManagerTest, PullsEverythingReportsAndSurvivesARestart) {
   PullRequest a = Req("a");
   a.pull_secrets = {"regcred"};
   api.SetRequests({a, Req("b"), Req("c")});
+  FakeClock clock;
   {
-    PullManager m(api, cri, {.max_concurrent = 2, .resync = absl::Milliseconds(20)});
+    // Notify and the workers' own Notify drive it: the clock never moves.
+    PullManager m(api, cri, {.max_concurrent = 2, .clock = &clock});
     m.Start();
     m.Notify();
-    ASSERT_TRUE(WaitFor([&] { return AllTerminal(api, 3); }));
+    ASSERT_TRUE(AllTerminal(api, 3));
   }
   NodeImage ni = api.Snapshot();
   for (const auto& r : ni.reports) EXPECT_EQ(r.phase, PullPhase::kSucceeded) << r.job_uid;
@@ -110,7 +115,7 @@ TEST(PullManagerTest, PullsEverythingReportsAndSurvivesARestart) {
 
   // A new agent (restart) with the same API state pulls nothing again and writes nothing.
   const int writes = api.writes;
-  PullManager again(api, cri, {.max_concurrent = 2});
+  PullManager again(api, cri, {.max_concurrent = 2, .clock = &clock});
   ASSERT_TRUE(again.Sync().ok());
   EXPECT_EQ(again.running(), 0);
   EXPECT_EQ(api.writes, writes);
@@ -124,10 +129,11 @@ TEST(PullManagerTest, RestartMidPullResumesWithImageStatusFirst) {
   // The previous agent died after reporting Pulling; the runtime finished the pull anyway.
   ASSERT_TRUE(api.WriteReports(api.Snapshot(), {Rep("a", PullPhase::kPulling)}).ok());
   cri.Preload("img-a");
-  PullManager m(api, cri, {.max_concurrent = 1, .resync = absl::Milliseconds(20)});
+  FakeClock clock;
+  PullManager m(api, cri, {.max_concurrent = 1, .clock = &clock});
   m.Start();
   m.Notify();
-  ASSERT_TRUE(WaitFor([&] { return AllTerminal(api, 1); }));
+  ASSERT_TRUE(AllTerminal(api, 1));
   EXPECT_EQ(api.Snapshot().reports[0].phase, PullPhase::kSucceeded);
   EXPECT_EQ(api.Snapshot().reports[0].image_id, "sha256:img-a");
   EXPECT_EQ(cri.Pulls("img-a"), 0);
@@ -138,14 +144,56 @@ TEST(PullManagerTest, FailureIsReportedAndOthersContinue) {
   testing::FakeCri cri;
   cri.AlwaysFail("bad");
   api.SetRequests({Req("x", "bad", /*timeout=*/1), Req("y")});
-  PullManager m(api, cri, {.max_concurrent = 1, .resync = absl::Milliseconds(20)});
+  FakeClock clock;  // the 1 s timeout leaves no room for a retry's 1 s back-off: no clock time is needed
+  PullManager m(api, cri, {.max_concurrent = 1, .clock = &clock});
   m.Start();
   m.Notify();
-  ASSERT_TRUE(WaitFor([&] { return AllTerminal(api, 2); }));
+  ASSERT_TRUE(AllTerminal(api, 2));
   NodeImage ni = api.Snapshot();
   EXPECT_EQ(ni.reports[0].phase, PullPhase::kFailed);
   EXPECT_EQ(ni.reports[0].message, "pull of bad did not finish within 1s (1 attempts): registry down");
   EXPECT_EQ(ni.reports[1].phase, PullPhase::kSucceeded);
+}
+
+// Without a Notify (a missed watch event), the loop syncs every `resync` of the injected clock.
+TEST(PullManagerTest, ResyncsOnTheClock) {
+  testing::FakeNodeApi api;
+  testing::FakeCri cri;
+  api.SetRequests({Req("a")});
+  FakeClock clock;
+  PullManager m(api, cri, {.max_concurrent = 1, .clock = &clock, .resync = absl::Seconds(5)});
+  m.Start();
+  ASSERT_TRUE(clock.AwaitWaiters(1, kRealTimeBound)) << "the loop does not wait on the injected clock";
+  EXPECT_EQ(api.Snapshot().reports.size(), 0u);
+  clock.Advance(absl::Seconds(5));
+  ASSERT_TRUE(AllTerminal(api, 1));
+  EXPECT_EQ(api.Snapshot().reports[0].phase, PullPhase::kSucceeded);
+}
+
+// Stop ends the loop's resync wait and a worker's back-off between pull attempts at once, with the clock standing
+// still; the abandoned pull is left Pulling for the next agent.
+TEST(PullManagerTest, StopEndsEveryWaitAtOnce) {
+  testing::FakeNodeApi api;
+  testing::FakeCri cri;
+  cri.AlwaysFail("img-a");
+  api.SetRequests({Req("a", "", /*timeout=*/300)});
+  FakeClock clock;
+  PullManager m(api, cri, {.max_concurrent = 1, .clock = &clock, .resync = absl::Hours(1)});
+  m.Start();
+  m.Notify();
+  // The loop waits for the next resync, the worker for its 1 s back-off after the first failed attempt.
+  ASSERT_TRUE(clock.AwaitWaiters(2, kRealTimeBound));
+  absl::Notification stopped;
+  std::thread stopper([&] {
+    m.Stop();
+    stopped.Notify();
+  });
+  EXPECT_TRUE(stopped.WaitForNotificationWithTimeout(kRealTimeBound)) << "Stop waited for the clock";
+  clock.Advance(absl::Hours(2));  // releases the waits if Stop did not, so the test ends
+  stopper.join();
+  EXPECT_EQ(cri.Pulls("img-a"), 1);
+  ASSERT_EQ(api.Snapshot().reports.size(), 1u);
+  EXPECT_EQ(api.Snapshot().reports[0].phase, PullPhase::kPulling);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ class GrpcPlannerClient final : public PlannerClient {
  public:
   GrpcPlannerClient(std::shared_ptr<grpc::Channel> channel, GrpcPlannerOptions options)
       : options_(std::move(options)),
+        clock_(options_.clock != nullptr ? *options_.clock : base::RealClock::Get()),
         channel_(std::move(channel)),
         stub_(planner::v1::Planner::NewStub(channel_)),
         health_(grpc::health::v1::Health::NewStub(channel_)) {
@@ -80,7 +81,8 @@ class GrpcPlannerClient final : public PlannerClient {
         if (options_.contact) options_.contact->Failure(s.error_message());
       }
       if (attempt < options_.max_attempts) {
-        absl::SleepFor(backoff);
+        absl::MutexLock l(&mu_);
+        if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), backoff)) break;  // the client stops
         backoff *= 2;
       }
     }
@@ -104,11 +106,12 @@ class GrpcPlannerClient final : public PlannerClient {
       }
       absl::MutexLock l(&mu_);
       const absl::Duration wait = healthy_ ? options_.health_period : absl::Milliseconds(250);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;
+      if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), wait)) return;
     }
   }
 
   const GrpcPlannerOptions options_;
+  const base::Clock& clock_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<planner::v1::Planner::Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "executor/interfaces.h"
 #include "executor/readiness.h"
 
@@ -25,6 +26,9 @@ struct GrpcPlannerOptions {
   absl::Duration health_period = absl::Seconds(2);
   // Records every health check's and call's outcome (the executor's /readyz, readiness.h); optional.
   ContactTracker* contact = nullptr;
+  // Measures the back-off between attempts and the health probe's period (RealClock when null). gRPC deadlines
+  // stay in real time: gRPC enforces them.
+  const base::Clock* clock = nullptr;
 };
 
 // Fails on unreadable PEM files (INVALID_ARGUMENT naming the flag). Starts the health probe thread.

@@ -74,14 +74,13 @@ struct WorkQueue::Metrics {
 WorkQueue::WorkQueue(Options o)
     : name_(o.name),
       clock_(o.clock ? *o.clock : base::RealClock::Get()),
-      limiter_(o.limiter ? std::move(o.limiter) : DefaultControllerRateLimiter(clock_)),
-      poll_(o.poll) {
+      limiter_(o.limiter ? std::move(o.limiter) : DefaultControllerRateLimiter(clock_)) {
   if (o.registry != nullptr) {
     metrics_ = std::make_unique<Metrics>(*o.registry, name_);
     metrics_thread_ = std::thread([this] {
       absl::MutexLock l(&mu_);
       while (!shutting_down_) {
-        cv_.WaitWithTimeout(&mu_, absl::Milliseconds(500));
+        clock_.AwaitWithTimeout(&mu_, absl::Condition(&shutting_down_), absl::Milliseconds(500));
         mu_.Unlock();
         UpdateUnfinishedWorkMetrics();
         mu_.Lock();
@@ -103,7 +102,6 @@ void WorkQueue::AddLocked(const std::string& item) {
   if (processing_.count(item)) return;  // re-queued by Done()
   queue_.push_back(item);
   if (metrics_) metrics_->depth->Set(static_cast<double>(queue_.size()));
-  cv_.SignalAll();  // the metrics thread waits on cv_ too: Signal() could wake only it
 }
 
 void WorkQueue::Add(const std::string& item) {
@@ -130,7 +128,6 @@ void WorkQueue::AddAfter(const std::string& item, absl::Duration delay) {
   }
   waiting_ready_at_[item] = ready;
   waiting_.emplace(ready, item);
-  cv_.SignalAll();
 }
 
 void WorkQueue::AddRateLimited(const std::string& item) {
@@ -150,17 +147,21 @@ void WorkQueue::PromoteDueLocked(absl::Time now) {
   }
 }
 
+bool WorkQueue::GetWakesLocked(absl::Time deadline) const {
+  return !queue_.empty() || shutting_down_ || (!waiting_.empty() && waiting_.begin()->first < deadline);
+}
+
 std::optional<std::string> WorkQueue::Get() {
   absl::MutexLock l(&mu_);
   for (;;) {
     PromoteDueLocked(clock_.Now());
     if (!queue_.empty()) break;
     if (shutting_down_) return std::nullopt;
-    if (waiting_.empty()) {
-      cv_.Wait(&mu_);
-    } else {
-      cv_.WaitWithTimeout(&mu_, std::min(poll_, waiting_.begin()->first - clock_.Now()));
-    }
+    // Until the earliest delayed item is due on the clock; an Add, an earlier AddAfter or ShutDown ends it sooner
+    // (the mutex re-evaluates the condition whenever they release it).
+    const absl::Time deadline = waiting_.empty() ? absl::InfiniteFuture() : waiting_.begin()->first;
+    const auto wakes = [this, deadline]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return GetWakesLocked(deadline); };
+    clock_.AwaitWithDeadline(&mu_, absl::Condition(&wakes), deadline);
   }
   std::string item = std::move(queue_.front());
   queue_.pop_front();
@@ -185,14 +186,12 @@ void WorkQueue::Done(const std::string& item) {
   if (dirty_.count(item)) {
     queue_.push_back(item);
     if (metrics_) metrics_->depth->Set(static_cast<double>(queue_.size()));
-    cv_.SignalAll();  // the metrics thread waits on cv_ too: Signal() could wake only it
   }
 }
 
 void WorkQueue::ShutDown() {
   absl::MutexLock l(&mu_);
   shutting_down_ = true;
-  cv_.SignalAll();
 }
 
 bool WorkQueue::ShuttingDown() const {

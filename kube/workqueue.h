@@ -86,9 +86,9 @@ std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const base::Clock& clo
 //    processed by two workers at once);
 //  * AddAfter / AddRateLimited delay an item; Forget resets its backoff;
 //  * Get blocks until an item is ready or the queue shuts down.
-// Delays are measured on the injected clock. Waiting for a delayed item
-// re-checks the clock at least every `poll` of real time, so a fake clock
-// advanced by a test is noticed promptly.
+// Delays are measured on the injected clock, and Get waits for a delayed
+// item on it (base::Clock::AwaitWithDeadline), so a test drives the delays
+// with a fake clock and nothing waits in real time.
 class WorkQueue {
  public:
   struct Options {
@@ -96,7 +96,6 @@ class WorkQueue {
     const base::Clock* clock = nullptr;      // RealClock when null
     std::unique_ptr<RateLimiter> limiter;    // DefaultControllerRateLimiter when null
     prometheus::Registry* registry = nullptr;
-    absl::Duration poll = absl::Milliseconds(20);
   };
   explicit WorkQueue(Options options);
   ~WorkQueue();
@@ -115,22 +114,22 @@ class WorkQueue {
 
   // Refreshes workqueue_unfinished_work_seconds and
   // workqueue_longest_running_processor_seconds (a background thread calls
-  // it every 500 ms when metrics are on).
+  // it every 500 ms of the clock when metrics are on).
   void UpdateUnfinishedWorkMetrics();
 
  private:
   struct Metrics;
   void AddLocked(const std::string& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PromoteDueLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What ends Get's wait besides its deadline: ready work, a shutdown, or a delayed item due before `deadline`.
+  bool GetWakesLocked(absl::Time deadline) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
   const base::Clock& clock_;
   std::unique_ptr<RateLimiter> limiter_;
-  const absl::Duration poll_;
   std::unique_ptr<Metrics> metrics_;
 
   mutable absl::Mutex mu_;
-  absl::CondVar cv_;
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> dirty_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> processing_ ABSL_GUARDED_BY(mu_);  // item -> start

@@ -1,7 +1,9 @@
 #include "kube/workqueue.h"
 
+#include <functional>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,12 +16,15 @@ namespace {
 using ::testing::HasSubstr;
 using base::testing::FakeClock;
 
+// How long a test waits in real time for another thread to reach a wait on the fake clock: a bound for a loaded
+// machine, never reached when the code is right.
+constexpr absl::Duration kRealTimeBound = absl::Seconds(30);
+
 WorkQueue::Options Opts(const FakeClock& clock, prometheus::Registry* registry = nullptr) {
   WorkQueue::Options o;
   o.name = "cloneset";
   o.clock = &clock;
   o.registry = registry;
-  o.poll = absl::Milliseconds(1);
   return o;
 }
 
@@ -74,9 +79,12 @@ TEST(WorkQueueTest, AddAfterWaitsForTheClock) {
   EXPECT_EQ(q.Len(), 0u);
   std::optional<std::string> got;
   std::thread t([&] { got = q.Get(); });
-  absl::SleepFor(absl::Milliseconds(30));
+  // Get waits on the clock for "soon" (it polls nothing in real time): nothing is handed out until time moves.
+  ASSERT_TRUE(clock.AwaitWaiters(1, kRealTimeBound)) << "Get does not wait on the injected clock";
   EXPECT_FALSE(got.has_value());
-  clock.Advance(absl::Seconds(5));
+  clock.Advance(absl::Seconds(4));
+  EXPECT_EQ(clock.waiters(), 1) << "woke before the item is due";
+  clock.Advance(absl::Seconds(1));
   t.join();
   EXPECT_EQ(got, "soon");
   clock.Advance(absl::Seconds(5));
@@ -86,6 +94,42 @@ TEST(WorkQueueTest, AddAfterWaitsForTheClock) {
   q.Add("x");
   EXPECT_EQ(q.Get(), "x");  // "late" is not delivered a second time
   EXPECT_EQ(q.Len(), 0u);
+}
+
+// A Get waiting on the clock for a delayed item ends when an item is added, when a delayed item added later falls
+// due first, or on ShutDown: not only when the clock reaches the item it waited for.
+TEST(WorkQueueTest, WaitingGetEndsOnAddEarlierDelayAndShutDown) {
+  struct Case {
+    std::string name;
+    std::function<void(WorkQueue&, FakeClock&)> wake;
+    std::optional<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"add", [](WorkQueue& q, FakeClock&) { q.Add("now"); }, "now"},
+      {"earlier delay", [](WorkQueue& q, FakeClock& clock) {
+         q.AddAfter("earlier", absl::Seconds(1));
+         clock.Advance(absl::Seconds(1));  // due long before "late"
+       }, "earlier"},
+      {"shutdown", [](WorkQueue& q, FakeClock&) { q.ShutDown(); }, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeClock clock;
+    WorkQueue q(Opts(clock));
+    q.AddAfter("late", absl::Hours(1));
+    absl::Notification done;
+    std::optional<std::string> got;
+    std::thread t([&] {
+      got = q.Get();
+      done.Notify();
+    });
+    ASSERT_TRUE(clock.AwaitWaiters(1, kRealTimeBound));
+    c.wake(q, clock);
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(kRealTimeBound)) << "Get still waits for the clock";
+    q.ShutDown();  // unblocks a Get that missed the wake-up, so the test fails instead of hanging
+    t.join();
+    EXPECT_EQ(got, c.want);
+  }
 }
 
 TEST(WorkQueueTest, RateLimitedBackoffAndForget) {
@@ -111,7 +155,7 @@ TEST(WorkQueueTest, ShutDownWakesWaitersAndRejectsAdds) {
     EXPECT_EQ(q.Get(), "left");
     EXPECT_EQ(q.Get(), std::nullopt);
   });
-  absl::SleepFor(absl::Milliseconds(20));
+  clock.BlockUntilWaiters(1);  // the second Get waits (no delayed item: only ShutDown or an Add ends it)
   q.ShutDown();
   t.join();
   q.Add("after");

@@ -1,6 +1,7 @@
 // In-memory NodeImageApi with resourceVersion checks (a stale write is a conflict, like the API server).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -42,6 +43,13 @@ class FakeNodeApi final : public NodeImageApi {
   imagepull::NodeImage Snapshot() {
     absl::MutexLock l(&mu_);
     return node_;
+  }
+  // Waits, at most `timeout` of real time, until `done` holds for the stored NodeImage (re-checked after every
+  // write), and returns whether it does: a test waits for the agent's reports without sleeping.
+  bool AwaitNode(const std::function<bool(const imagepull::NodeImage&)>& done, absl::Duration timeout) {
+    absl::MutexLock l(&mu_);
+    const auto holds = [&]() { return done(node_); };
+    return mu_.AwaitWithTimeout(absl::Condition(&holds), timeout);
   }
 
   absl::Mutex mu_;

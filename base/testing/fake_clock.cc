@@ -89,4 +89,14 @@ void FakeClock::BlockUntilWaiters(int n) const {
       &arg));
 }
 
+bool FakeClock::AwaitWaiters(int n, absl::Duration timeout) const {
+  std::pair<const FakeClock*, int> arg(this, n);
+  absl::MutexLock l(&mu_);
+  return mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](std::pair<const FakeClock*, int>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->first->waiters_ >= a->second; },
+          &arg),
+      timeout);
+}
+
 }  // namespace cloneset::base::testing

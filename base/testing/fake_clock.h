@@ -35,6 +35,9 @@ class FakeClock final : public Clock {
   // Blocks (in real time, without polling) until at least `n` threads wait on this clock: a test advances time
   // once the code under test has armed its timer.
   void BlockUntilWaiters(int n) const;
+  // The same with a bound in real time: whether `n` threads wait within `timeout`. A test asserts on it, so code
+  // that never arms its timer on this clock (it waits in real time) fails the test instead of hanging it.
+  bool AwaitWaiters(int n, absl::Duration timeout) const;
 
  private:
   // Wakes the waiters of AwaitWithDeadline: unlocking their mutex makes absl re-evaluate their conditions, which

@@ -269,10 +269,10 @@ TEST_F(ServiceTest, PlanOverTheResponseLimitIsResourceExhausted) {
 
 // A planning function that would run forever unless told to stop: it polls the CancelCheck the service gives it
 // and reports what it saw.
-PlannerFunctions UntilCancelled(std::atomic<bool>* entered) {
+PlannerFunctions UntilCancelled(absl::Notification* entered) {
   return {.plan_into = [entered](const pb::PlanRequest&, pb::PlanResponse* resp, const CancelCheck& cancelled)
               -> absl::Status {
-    entered->store(true);
+    entered->Notify();
     resp->set_update_revision("partial");
     while (!cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return absl::CancelledError("stopped");
@@ -290,7 +290,7 @@ bool HandlerLeaves(const PlannerService& service, std::chrono::seconds within) {
 }
 
 TEST_F(ServiceTest, DeadlineStopsThePlan) {
-  std::atomic<bool> entered{false};
+  absl::Notification entered;
   Start(UntilCancelled(&entered));
   pb::PlanResponse resp;
   grpc::ClientContext ctx;
@@ -298,14 +298,14 @@ TEST_F(ServiceTest, DeadlineStopsThePlan) {
   const auto start = std::chrono::steady_clock::now();
   const grpc::Status st = stub_->Plan(&ctx, pb::PlanRequest(), &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_TRUE(entered.load());
+  EXPECT_TRUE(entered.HasBeenNotified());
   EXPECT_TRUE(HandlerLeaves(*service_, std::chrono::seconds(5))) << "the plan kept running after the deadline";
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(resp.update_revision(), "");
 }
 
 TEST_F(ServiceTest, ClientCancellationStopsThePlan) {
-  std::atomic<bool> entered{false};
+  absl::Notification entered;
   Start(UntilCancelled(&entered));
   grpc::ClientContext ctx;
   pb::PlanResponse resp;
@@ -316,7 +316,7 @@ TEST_F(ServiceTest, ClientCancellationStopsThePlan) {
     st = std::move(s);
     done.Notify();
   });
-  while (!entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  entered.WaitForNotification();  // the handler runs
   ctx.TryCancel();
   done.WaitForNotification();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::CANCELLED);
@@ -326,7 +326,7 @@ TEST_F(ServiceTest, ClientCancellationStopsThePlan) {
 // Shutdown after the grace period (what cloneset-planner does on SIGTERM): CancelInFlight stops a plan that would
 // otherwise hold Server::Wait forever; the client learns to retry elsewhere.
 TEST_F(ServiceTest, CancelInFlightLetsTheServerStop) {
-  std::atomic<bool> entered{false};
+  absl::Notification entered;
   Start(UntilCancelled(&entered));
   grpc::ClientContext ctx;
   pb::PlanResponse resp;
@@ -337,7 +337,7 @@ TEST_F(ServiceTest, CancelInFlightLetsTheServerStop) {
     st = std::move(s);
     done.Notify();
   });
-  while (!entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  entered.WaitForNotification();  // the handler runs
   const auto start = std::chrono::steady_clock::now();
   service_->CancelInFlight();
   done.WaitForNotification();
