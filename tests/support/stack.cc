@@ -115,6 +115,20 @@ std::string Stack::StartReal(const StackOptions& options) {
     return "the devcluster flags " + absl::StrJoin(options.devcluster_flags, " ") +
            " need the embedded backend (CLONESET_E2E_BACKEND=embedded); this test must not be registered for real";
   }
+  if (const char* shared = std::getenv("CLONESET_E2E_REAL_RUN_DIR"); shared != nullptr && *shared != '\0') {
+    shared_run_dir_ = shared;
+    kubeconfig_ = shared_run_dir_ + "/kubeconfig";
+    if (!std::filesystem::exists(kubeconfig_)) {
+      const std::string err = "CLONESET_E2E_REAL_RUN_DIR=" + shared_run_dir_ +
+                              ": no control plane there (no kubeconfig); ctest starts it in real.control_plane_up";
+      shared_run_dir_.clear();
+      return err;
+    }
+    const std::string executor = shared_run_dir_ + "/kubeconfig-executor";
+    executor_kubeconfig_ = std::filesystem::exists(executor) ? executor : kubeconfig_;
+    // A test before this one that died without Stop may have left objects behind.
+    return ResetShared();
+  }
   run_dir_ = dir_.path() + "/run";
   const std::map<std::string, std::string> run_env = {{"RUN_DIR", run_dir_}, {"BUILD_DIR", BUILD_DIR}};
   // A test killed by its ctest timeout never reaches Stop, and the control plane runs in sessions of its own: this
@@ -135,6 +149,13 @@ std::string Stack::StartReal(const StackOptions& options) {
   kubeconfig_ = run_dir_ + "/kubeconfig";
   const std::string executor = run_dir_ + "/kubeconfig-executor";
   executor_kubeconfig_ = std::filesystem::exists(executor) ? executor : kubeconfig_;
+  return "";
+}
+
+std::string Stack::ResetShared() const {
+  auto r = RunCommand({std::string(SOURCE_DIR) + "/tests/real/shared_control_plane.sh", "reset", shared_run_dir_}, {});
+  std::ofstream(dir_.path() + "/reset.log", std::ios::app) << r.output;
+  if (r.exit_code != 0) return "resetting the shared control plane in " + shared_run_dir_ + ": " + Tail(r.output, 4000);
   return "";
 }
 
@@ -166,6 +187,11 @@ void Stack::Stop(absl::Duration grace) {
                            {{"RUN_DIR", run_dir_}, {"BUILD_DIR", BUILD_DIR}});
     if (down.exit_code != 0) std::ofstream(dir_.path() + "/down.log") << down.output;
     run_dir_.clear();
+  }
+  if (!shared_run_dir_.empty()) {
+    // Left as found for the next test; a failure here fails that test's Start (it resets again and says what).
+    ResetShared();
+    shared_run_dir_.clear();
   }
   reaper_.Stop(absl::Seconds(1));
 }

@@ -9,6 +9,10 @@
 //    RUN_DIR inside the stack's directory (kube-apiserver, etcd, controller manager, scheduler, kwok nodes), torn
 //    down by `./run down --purge`. The executors then run with the chart's executor identity
 //    ($RUN_DIR/kubeconfig-executor) when that file exists, kubectl with the admin kubeconfig.
+//    With CLONESET_E2E_REAL_RUN_DIR set, a control plane already running there (ctest's fixture
+//    real_control_plane, tests/real/shared_control_plane.sh) is used instead of a new one: Start and Stop reset it
+//    to the state `./run up` left (no CloneSets, no test namespaces, a clean default namespace, no shard Leases), so
+//    tests that share it one after another each find the same cluster.
 // ctest registers each suite once per backend (labels e2e and e2e-real), with the same test code.
 #pragma once
 
@@ -107,10 +111,13 @@ class Stack {
 
  private:
   std::string StartReal(const StackOptions& options);
+  // The shared control plane (CLONESET_E2E_REAL_RUN_DIR) back to the state ./run up left. Empty on success.
+  std::string ResetShared() const;
 
   TempDir dir_;
   Backend backend_ = Backend::kEmbedded;
   std::string run_dir_;  // the real backend's RUN_DIR; "" while it is not up
+  std::string shared_run_dir_;  // CLONESET_E2E_REAL_RUN_DIR while this stack uses the shared control plane
   std::string kubeconfig_;
   std::string executor_kubeconfig_;
   std::map<std::string, std::string> env_;
