@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chart/deploy checks, one ctest per case: chart_test.sh <case>. Exit 77 = skipped (ctest SKIP_RETURN_CODE).
+# Chart/deploy checks, one ctest per case: chart_test.sh <case>. A missing binary or tool fails the case by name.
 # Rendering, linting and values.schema.json validation are real Helm's (tools/go/helm, built by `./run tool`);
 # tools/go/chartcheck checks what Helm does not (invariants, CRD, metrics contract) over Helm's output.
 set -euo pipefail
@@ -277,7 +277,7 @@ case_metrics_binaries() {
     url=$URL
     scrape_and_compare executor "$url"; checked+=(executor)
   fi
-  if [ "${#checked[@]}" = 0 ]; then echo "SKIP: no component binary built in $bin yet"; exit 77; fi
+  if [ "${#checked[@]}" = 0 ]; then echo "FAIL: no component binary built in $bin (build the tree first)"; exit 1; fi
   echo "compared with the contract: ${checked[*]}"
 }
 
@@ -287,7 +287,7 @@ case_metrics_binaries() {
 # a kind the embedded cluster does not serve fails the test.
 case_kubectl_apply() {
   local bin="$BUILD/bin"
-  [ -x "$bin/cloneset-devcluster" ] || { echo "SKIP: cloneset-devcluster not built in $bin"; exit 77; }
+  [ -x "$bin/cloneset-devcluster" ] || { echo "FAIL: cloneset-devcluster not built in $bin (build the tree first)"; exit 1; }
   need kubectl
   mkdir -p "$TMP/dc"
   start_and_wait devcluster server "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Issue 6: a real Prometheus on loopback scrapes the planner, executor and agent of `./run up` and answers a query
 # for a reconcile metric. The stack runs in a private RUN_DIR so it never meets another test's `./run up`.
-# Exit 77 = skipped (ctest SKIP_RETURN_CODE) when the binaries or prometheus are missing.
+# A missing binary or tool (prometheus, kubectl, curl, python3) fails the test by name.
 set -euo pipefail
 SRC="${CLONESET_SOURCE_DIR:?}"
 BUILD="${CLONESET_BUILD_DIR:?}"
 SEED="$SRC/tests/data/seed000"
 
 for b in cloneset-devcluster cloneset-planner cloneset-executor cloneset-agent; do
-  [ -x "$BUILD/bin/$b" ] || { echo "SKIP: $b not built in $BUILD/bin"; exit 77; }
+  [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $b not built in $BUILD/bin (build the tree first)"; exit 1; }
 done
 for t in prometheus kubectl curl python3; do
-  command -v "$t" >/dev/null || { echo "SKIP: $t not installed (./run deps installs it)"; exit 77; }
+  command -v "$t" >/dev/null || { echo "FAIL: $t not installed (./run deps installs it)"; exit 1; }
 done
 
 TMP="$(mktemp -d)"
@@ -21,7 +21,7 @@ cleanup() {
   local rc=$?
   if [ -n "$PROM_PID" ]; then kill "$PROM_PID" 2>/dev/null && wait "$PROM_PID" 2>/dev/null || true; fi
   "$SRC/run" down >/dev/null 2>&1 || true
-  if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+  if [ "$rc" != 0 ]; then
     echo "--- prometheus log (tail)"; tail -20 "$TMP/prometheus.log" 2>/dev/null || true
     local f; for f in "$RUN_DIR"/*.log; do [ -f "$f" ] && { echo "--- $f (tail)"; tail -5 "$f"; }; done
   fi
