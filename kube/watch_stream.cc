@@ -46,48 +46,90 @@ absl::Status JsonError(const char* what, simdjson::error_code e) {
 
 }  // namespace
 
-bool JsonObjectSplitter::Feed(std::string_view data,
-                              const std::function<bool(std::string_view)>& on_object) {
-  buf_.append(data);
-  // An unfinished object from an earlier call always starts at buf_[0].
-  size_t start = 0;
-  size_t consumed = 0;  // bytes of buf_ that are done with
-  bool go_on = true;
-  size_t i = scanned_;
-  for (; i < buf_.size() && go_on; ++i) {
-    const char c = buf_[i];
+size_t JsonObjectSplitter::Scan(std::string_view data, size_t from, size_t* start) {
+  const char* p = data.data();
+  const size_t n = data.size();
+  size_t i = from;
+  while (i < n) {
     if (depth_ == 0) {
-      if (c == '{') {
-        depth_ = 1;
-        start = i;
-      } else {
-        consumed = i + 1;  // whitespace or junk between objects
-      }
+      // Whitespace or junk between objects.
+      while (i < n && p[i] != '{') ++i;
+      if (i == n) return std::string_view::npos;
+      depth_ = 1;
+      *start = i++;
       continue;
     }
     if (in_string_) {
       if (escape_) {
         escape_ = false;
-      } else if (c == '\\') {
+        ++i;
+        continue;
+      }
+      while (i < n && p[i] != '"' && p[i] != '\\') ++i;
+      if (i == n) return std::string_view::npos;
+      if (p[i] == '\\') {
         escape_ = true;
-      } else if (c == '"') {
+      } else {
         in_string_ = false;
       }
+      ++i;
       continue;
     }
+    const char c = p[i++];
     if (c == '"') {
       in_string_ = true;
     } else if (c == '{' || c == '[') {
       ++depth_;
     } else if ((c == '}' || c == ']') && --depth_ == 0) {
-      go_on = on_object(std::string_view(buf_).substr(start, i + 1 - start));
-      consumed = i + 1;
+      return i;
     }
   }
-  if (depth_ > 0) consumed = std::min(consumed, start);
-  buf_.erase(0, consumed);
-  scanned_ = i - consumed;
-  return go_on;
+  return std::string_view::npos;
+}
+
+bool JsonObjectSplitter::Feed(std::string_view data,
+                              const std::function<bool(std::string_view)>& on_object) {
+  if (!rest_.empty()) {
+    // Bytes left unscanned by a stop: they come first.
+    std::string joined = std::move(rest_);
+    rest_.clear();
+    joined.append(data);
+    return Feed(joined, on_object);
+  }
+  size_t pos = 0;
+  if (!buf_.empty()) {
+    // An object that an earlier read left unfinished (buf_ holds it from its '{', all scanned): only its
+    // remainder is copied.
+    size_t ignored = 0;
+    const size_t end = Scan(data, 0, &ignored);
+    if (end == std::string_view::npos) {
+      buf_.append(data);
+      return true;
+    }
+    buf_.append(data.substr(0, end));
+    const bool go_on = on_object(buf_);
+    buf_.clear();
+    pos = end;
+    if (!go_on) {
+      rest_.assign(data.substr(pos));
+      return false;
+    }
+  }
+  // The common case: whole objects are handed out as views into `data`, without a copy.
+  while (pos < data.size()) {
+    size_t start = pos;
+    const size_t end = Scan(data, pos, &start);
+    if (end == std::string_view::npos) {
+      if (depth_ > 0) buf_.assign(data.substr(start));  // unfinished: kept from its '{'
+      return true;
+    }
+    pos = end;
+    if (!on_object(data.substr(start, end - start))) {
+      rest_.assign(data.substr(pos));
+      return false;
+    }
+  }
+  return true;
 }
 
 absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view event_json) {
@@ -101,6 +143,13 @@ absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view event_json) {
   od::object obj;
   if (auto e = root.find_field_unordered("object").get_object().get(obj)) {
     return JsonError("watch event object", e);
+  }
+  // The object's metadata is read from this one parse (not a second parse of the copied object), then the object
+  // is rewound for its raw text.
+  const bool has_meta = !ev.type.empty() && ev.type != "ERROR";
+  if (has_meta) {
+    if (auto e = ReadMeta(obj, &ev.meta)) return JsonError("object metadata", e);
+    if (auto e = obj.reset().error()) return JsonError("watch event object", e);
   }
   std::string_view raw;
   if (auto e = obj.raw_json().get(raw)) return JsonError("watch event object", e);
@@ -117,11 +166,7 @@ absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view event_json) {
       if (!status.find_field_unordered("code").get_int64().get(c)) code = c;
     }
     ev.error = StatusFromHttp(static_cast<int>(code), ev.object_json);
-    return ev;
   }
-  auto meta = ReadObjectMeta(ev.object_json);
-  if (!meta.ok()) return meta.status();
-  ev.meta = *std::move(meta);
   return ev;
 }
 

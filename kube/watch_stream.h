@@ -14,17 +14,23 @@ namespace cloneset::kube {
 // Splits a byte stream of concatenated JSON objects (a watch body) into
 // whole objects. Chunk boundaries and newlines don't matter (a watch body is
 // one JSON event after another); each byte is scanned once, keeping string/escape state across Feed()
-// calls. Holds at most one incomplete object.
+// calls. An object that lies whole inside one Feed() is handed out as a view into that call's data (no copy:
+// the usual case, a watch event per read); only an object split across reads is assembled in a buffer. Holds at
+// most one incomplete object.
 class JsonObjectSplitter {
  public:
   // Calls `on_object` for every complete top-level object; stops early (and
   // returns false) when it returns false. Bytes outside objects are skipped.
   bool Feed(std::string_view data, const std::function<bool(std::string_view)>& on_object);
-  size_t buffered() const { return buf_.size(); }
+  size_t buffered() const { return buf_.size() + rest_.size(); }
 
  private:
-  std::string buf_;
-  size_t scanned_ = 0;
+  // Scans data[from, end) with the state below; returns the index just after the '}' that closes the top-level
+  // object, or npos when the data ends first. `*start` is set to the index of a top-level '{' opened here.
+  size_t Scan(std::string_view data, size_t from, size_t* start);
+
+  std::string buf_;   // the unfinished object, from its '{'; all of it scanned
+  std::string rest_;  // bytes after the object at which on_object stopped, not scanned yet
   int depth_ = 0;
   bool in_string_ = false;
   bool escape_ = false;

@@ -40,6 +40,44 @@ TEST(JsonObjectSplitterTest, StopsWhenAsked) {
   EXPECT_EQ(n, 2);
 }
 
+TEST(JsonObjectSplitterTest, WholeObjectsAreViewsIntoTheData) {
+  // The usual read holds whole events: they are handed out without a copy; only the split one is assembled.
+  const std::string first = "{\"a\":1}\n{\"b\":\"}\"}\n{\"c\":";
+  const std::string second = "[3]}{\"d\":4}";
+  JsonObjectSplitter splitter;
+  std::vector<std::string> got;
+  std::vector<bool> inside;
+  auto collect = [&](const std::string& data) {
+    return [&](std::string_view o) {
+      got.emplace_back(o);
+      inside.push_back(o.data() >= data.data() && o.data() + o.size() <= data.data() + data.size());
+      return true;
+    };
+  };
+  EXPECT_TRUE(splitter.Feed(first, collect(first)));
+  EXPECT_EQ(splitter.buffered(), 5u);  // {"c":
+  EXPECT_TRUE(splitter.Feed(second, collect(second)));
+  EXPECT_EQ(got, (std::vector<std::string>{"{\"a\":1}", "{\"b\":\"}\"}", "{\"c\":[3]}", "{\"d\":4}"}));
+  EXPECT_EQ(inside, (std::vector<bool>{true, true, false, true}));
+  EXPECT_EQ(splitter.buffered(), 0u);
+}
+
+TEST(JsonObjectSplitterTest, AfterAStopTheRestComesFirst) {
+  JsonObjectSplitter splitter;
+  std::vector<std::string> got;
+  EXPECT_FALSE(splitter.Feed("{\"a\":1}{\"b\":2}{\"c\"", [&](std::string_view o) {
+    got.emplace_back(o);
+    return false;
+  }));
+  EXPECT_EQ(splitter.buffered(), 11u);  // {"b":2}{"c"
+  EXPECT_TRUE(splitter.Feed(":3}", [&](std::string_view o) {
+    got.emplace_back(o);
+    return true;
+  }));
+  EXPECT_EQ(got, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "{\"c\":3}"}));
+  EXPECT_EQ(splitter.buffered(), 0u);
+}
+
 TEST(ParseWatchEventTest, Types) {
   auto added = ParseWatchEvent(
       R"({"object":{"kind":"Pod","metadata":{"name":"p","namespace":"ns","uid":"u1","resourceVersion":"7"}},"type":"ADDED"})");
