@@ -130,8 +130,11 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
 
   PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
   absl::Status table_unread;
+  // In-place batches stay batches: the applier builds each action as it writes it, so the first write of a large
+  // rollout does not wait for the whole plan to be expanded (planapi/applier.h).
   auto plan = planapi::RequestPlan(
-      snapshot, [this](const pb::PlanRequest& request) { return CallPlanner(request); }, &table_unread);
+      snapshot, [this](const pb::PlanRequest& request) { return CallPlanner(request); }, &table_unread,
+      planapi::Batches::kKeep);
   // A planner older than the pod table saw no pods and planned to create every replica: RequestPlan never returns
   // that plan. Reported by the first reconcile that finds it out; others in flight with a table re-plan quietly.
   if (!table_unread.ok() && !planner_lacks_pod_table_.exchange(true) && d_.pod_table_fallback) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "kube/api_status.h"
+#include "planapi/in_place_batches.h"
 #include "planapi/plan_schedule.h"
 
 namespace cloneset::planapi {
@@ -115,12 +116,16 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
   absl::Status batch_error;  // the first failed creation of the batch that ends the plan
   bool lost_shard = false;
   std::set<std::string> failed_pods;  // their events are not emitted
+  // The plan's in-place batches are expanded action by action as they are written (PlanStages): the first write
+  // does not wait for the whole plan to be built. Indices are the expanded plan's.
+  PlanStages stages(plan);
   // The refused write of the lowest action index (the same plan reports the same write however writes overlap).
-  int refused_index = plan.actions_size();
+  int refused_index = stages.size();
   std::optional<pb::Condition> refused;
   std::atomic<bool> halt{false};  // no further action starts
   const auto run = [&](int i) {
-    const pb::Action& action = plan.actions(i);
+    pb::Action scratch;
+    const pb::Action& action = stages.Action(i, &scratch);
     if (!writer.MayWrite()) {
       absl::MutexLock l(&mu);
       lost_shard = true;
@@ -156,7 +161,7 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
     }
     if (r.error.ok()) r.error = s;  // keep going, but retry the CloneSet with back-off
   };
-  for (const PlanStage& stage : SchedulePlan(plan)) {
+  for (PlanStage stage; stages.Next(&stage);) {
     RunGroups(stage.groups, options_.parallelism, halt, run);
     absl::MutexLock l(&mu);
     if (lost_shard) {
@@ -206,7 +211,9 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
     writer.Written("WriteStatus", s);
     if (!s.ok() && r.error.ok()) r.error = s;
   }
-  for (const auto& e : plan.events()) {
+  pb::Event scratch;
+  for (const ExpandedRef& ref : ExpandedEventOrder(plan)) {
+    const pb::Event& e = ExpandedEvent(plan, ref, &scratch);
     if (!e.involved_pod().empty() && failed_pods.count(e.involved_pod())) continue;
     writer.Event(e.type() == pb::WARNING ? "Warning" : "Normal", e.reason(), e.message());
   }

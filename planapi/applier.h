@@ -44,8 +44,8 @@ class PlanWriter {
   virtual bool MayWrite() = 0;
   // Whether the CloneSet still exists with the snapshot's uid; asked once before a plan that creates pods or PVCs.
   virtual absl::StatusOr<bool> CloneSetExists() = 0;
-  // One action (never StartInPlaceUpdates: plans are expanded first, request.h). Actions of different pods of one
-  // stage may be written concurrently.
+  // One action (never StartInPlaceUpdates: the applier writes a batch as the actions it expands to,
+  // in_place_batches.h). Actions of different pods of one stage may be written concurrently.
   virtual absl::Status Write(const pb::Action& action) = 0;
   // The CloneSet's status: the plan's, or the CloneSet's own with the ApplyFailed condition set or removed.
   virtual absl::Status WriteStatus(const pb::CloneSetStatus& status) = 0;
@@ -71,7 +71,9 @@ struct ApplyResult {
 class PlanApplier {
  public:
   explicit PlanApplier(ApplyOptions options = {}) : options_(options) {}
-  // Applies `plan`, made from a snapshot of `cs`, through `writer`; `now` stamps the conditions it writes.
+  // Applies `plan`, made from a snapshot of `cs`, through `writer`; `now` stamps the conditions it writes. A plan
+  // with in-place batches is applied as its expansion (ExpandInPlaceBatches), each action built only when it is
+  // written: the same writes and events in the same order, without building the whole plan before the first.
   ApplyResult Apply(const pb::CloneSet& cs, const pb::PlanResponse& plan, PlanWriter& writer, absl::Time now) const;
 
  private:

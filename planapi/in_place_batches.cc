@@ -53,67 +53,120 @@ void FillTargetAction(const pb::StartInPlaceUpdates& batch, const pb::StartInPla
       .append(batch.in_place_update_state_suffix());
 }
 
+void FillTargetEvent(const pb::StartInPlaceUpdates& batch, const pb::StartInPlaceUpdates::Target& target,
+                     pb::Event* event) {
+  event->set_type(batch.event_type());
+  event->set_reason(batch.event_reason());
+  std::string message;
+  message.reserve(batch.event_message_prefix().size() + target.name().size() + batch.event_message_suffix().size());
+  message.append(batch.event_message_prefix()).append(target.name()).append(batch.event_message_suffix());
+  event->set_message(std::move(message));
+  event->set_involved_pod(target.name());
+}
+
+bool HasBatch(const pb::PlanResponse& plan) {
+  return std::any_of(plan.actions().begin(), plan.actions().end(),
+                     [](const pb::Action& a) { return a.has_start_in_place_updates(); });
+}
+
 }  // namespace
 
-void ExpandInPlaceBatches(pb::PlanResponse* plan) {
-  bool any = false;
-  int added_actions = 0;
-  int added_events = 0;
-  for (const pb::Action& action : plan->actions()) {
-    if (!action.has_start_in_place_updates()) continue;
-    any = true;
-    const pb::StartInPlaceUpdates& batch = action.start_in_place_updates();
-    added_actions += batch.targets_size() * (batch.has_status_patch() ? 2 : 1);
-    if (!batch.event_reason().empty()) added_events += batch.targets_size();
-  }
-  if (!any) return;
-
-  // Actions: the expanded ones are appended, then everything is put in order and the batches dropped from the end.
-  auto* actions = plan->mutable_actions();
-  auto* events = plan->mutable_events();
-  const int old_actions = actions->size();
-  const int old_events = events->size();
-  actions->Reserve(old_actions + added_actions);
-  events->Reserve(old_events + added_events);
-  std::vector<int> action_order;
-  action_order.reserve(old_actions + added_actions);
-  std::vector<int> event_order;
-  event_order.reserve(old_events + added_events);
-  int events_taken = 0;  // of the plan's own events, already placed in event_order
-  for (int i = 0; i < old_actions; ++i) {
-    if (!actions->Get(i).has_start_in_place_updates()) {
-      action_order.push_back(i);
+std::vector<ExpandedRef> ExpandedActionOrder(const pb::PlanResponse& plan) {
+  int size = 0;
+  for (const pb::Action& action : plan.actions()) {
+    if (!action.has_start_in_place_updates()) {
+      ++size;
       continue;
     }
-    // Elements of a RepeatedPtrField do not move when it grows: `batch` stays valid while actions are added.
-    const pb::StartInPlaceUpdates& batch = actions->Get(i).start_in_place_updates();
-    const bool status = batch.has_status_patch();
-    for (const pb::StartInPlaceUpdates::Target& target : batch.targets()) {
-      if (status) {
-        FillTargetAction(batch, target, true, actions->Add());
-        action_order.push_back(actions->size() - 1);
-      }
-      FillTargetAction(batch, target, false, actions->Add());
-      action_order.push_back(actions->size() - 1);
+    const pb::StartInPlaceUpdates& batch = action.start_in_place_updates();
+    size += batch.targets_size() * (batch.has_status_patch() ? 2 : 1);
+  }
+  std::vector<ExpandedRef> order;
+  order.reserve(size);
+  for (int i = 0; i < plan.actions_size(); ++i) {
+    const pb::Action& action = plan.actions(i);
+    if (!action.has_start_in_place_updates()) {
+      order.push_back({i, -1, false});
+      continue;
     }
-    if (batch.event_reason().empty()) continue;
-    // A planner never sends events_before out of order or range; another sender's batches still expand in order.
-    const int before = std::clamp(batch.events_before(), events_taken, old_events);
-    for (; events_taken < before; ++events_taken) event_order.push_back(events_taken);
-    for (const pb::StartInPlaceUpdates::Target& target : batch.targets()) {
-      pb::Event* event = events->Add();
-      event->set_type(batch.event_type());
-      event->set_reason(batch.event_reason());
-      std::string message;
-      message.reserve(batch.event_message_prefix().size() + target.name().size() +
-                      batch.event_message_suffix().size());
-      message.append(batch.event_message_prefix()).append(target.name()).append(batch.event_message_suffix());
-      event->set_message(std::move(message));
-      event->set_involved_pod(target.name());
-      event_order.push_back(events->size() - 1);
+    const pb::StartInPlaceUpdates& batch = action.start_in_place_updates();
+    const bool status = batch.has_status_patch();
+    for (int t = 0; t < batch.targets_size(); ++t) {
+      if (status) order.push_back({i, t, true});
+      order.push_back({i, t, false});
     }
   }
-  for (; events_taken < old_events; ++events_taken) event_order.push_back(events_taken);
+  return order;
+}
+
+std::vector<ExpandedRef> ExpandedEventOrder(const pb::PlanResponse& plan) {
+  const int own = plan.events_size();
+  std::vector<ExpandedRef> order;
+  order.reserve(own);
+  int taken = 0;  // of the plan's own events, already placed
+  for (int i = 0; i < plan.actions_size(); ++i) {
+    const pb::Action& action = plan.actions(i);
+    if (!action.has_start_in_place_updates()) continue;
+    const pb::StartInPlaceUpdates& batch = action.start_in_place_updates();
+    if (batch.event_reason().empty()) continue;
+    // A planner never sends events_before out of order or range; another sender's batches still expand in order.
+    const int before = std::clamp(batch.events_before(), taken, own);
+    for (; taken < before; ++taken) order.push_back({taken, -1, false});
+    for (int t = 0; t < batch.targets_size(); ++t) order.push_back({i, t, false});
+  }
+  for (; taken < own; ++taken) order.push_back({taken, -1, false});
+  return order;
+}
+
+const pb::Action& ExpandedAction(const pb::PlanResponse& plan, const ExpandedRef& ref, pb::Action* scratch) {
+  if (ref.target < 0) return plan.actions(ref.index);
+  const pb::StartInPlaceUpdates& batch = plan.actions(ref.index).start_in_place_updates();
+  scratch->Clear();
+  FillTargetAction(batch, batch.targets(ref.target), ref.status, scratch);
+  return *scratch;
+}
+
+const pb::Event& ExpandedEvent(const pb::PlanResponse& plan, const ExpandedRef& ref, pb::Event* scratch) {
+  if (ref.target < 0) return plan.events(ref.index);
+  const pb::StartInPlaceUpdates& batch = plan.actions(ref.index).start_in_place_updates();
+  scratch->Clear();
+  FillTargetEvent(batch, batch.targets(ref.target), scratch);
+  return *scratch;
+}
+
+void ExpandInPlaceBatches(pb::PlanResponse* plan) {
+  if (!HasBatch(*plan)) return;
+  const std::vector<ExpandedRef> action_refs = ExpandedActionOrder(*plan);
+  const std::vector<ExpandedRef> event_refs = ExpandedEventOrder(*plan);
+
+  // The expanded actions and events are appended, then everything is put in order and the batches dropped from the
+  // end. Elements of a RepeatedPtrField do not move when it grows: a batch stays valid while actions are added.
+  auto* actions = plan->mutable_actions();
+  auto* events = plan->mutable_events();
+  actions->Reserve(actions->size() + static_cast<int>(action_refs.size()));
+  events->Reserve(static_cast<int>(event_refs.size()));
+  std::vector<int> action_order;
+  action_order.reserve(action_refs.size());
+  for (const ExpandedRef& ref : action_refs) {
+    if (ref.target < 0) {
+      action_order.push_back(ref.index);
+      continue;
+    }
+    const pb::StartInPlaceUpdates& batch = actions->Get(ref.index).start_in_place_updates();
+    FillTargetAction(batch, batch.targets(ref.target), ref.status, actions->Add());
+    action_order.push_back(actions->size() - 1);
+  }
+  std::vector<int> event_order;
+  event_order.reserve(event_refs.size());
+  for (const ExpandedRef& ref : event_refs) {
+    if (ref.target < 0) {
+      event_order.push_back(ref.index);
+      continue;
+    }
+    const pb::StartInPlaceUpdates& batch = actions->Get(ref.index).start_in_place_updates();
+    FillTargetEvent(batch, batch.targets(ref.target), events->Add());
+    event_order.push_back(events->size() - 1);
+  }
 
   Permute(actions, action_order);
   actions->DeleteSubrange(static_cast<int>(action_order.size()),

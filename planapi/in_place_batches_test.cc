@@ -6,6 +6,9 @@
 #include "google/protobuf/arena.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "planapi/applier.h"
+#include "planapi/plan_schedule.h"
+#include "planner/plan.h"
 #include "planner/bench/rollout_snapshot.h"
 #include "planner/testing/both_encodings.h"
 #include "planner/testing/deterministic_bytes.h"
@@ -164,6 +167,28 @@ TEST_P(ExpandTest, OnAnArenaToo) {
   EXPECT_EQ(testing::DeterministicBytes(*plan), testing::DeterministicBytes(Parse(GetParam().expected)));
 }
 
+// What an applier reads instead of the expanded plan: the same actions and events, built one at a time.
+TEST_P(ExpandTest, RefsNameTheExpandedPlan) {
+  const pb::PlanResponse plan = Parse(GetParam().plan);
+  const pb::PlanResponse expected = Parse(GetParam().expected);
+  const std::vector<planapi::ExpandedRef> actions = planapi::ExpandedActionOrder(plan);
+  ASSERT_EQ(actions.size(), static_cast<size_t>(expected.actions_size()));
+  for (size_t k = 0; k < actions.size(); ++k) {
+    pb::Action scratch;
+    EXPECT_EQ(testing::DeterministicBytes(planapi::ExpandedAction(plan, actions[k], &scratch)),
+              testing::DeterministicBytes(expected.actions(static_cast<int>(k))))
+        << "action " << k;
+  }
+  const std::vector<planapi::ExpandedRef> events = planapi::ExpandedEventOrder(plan);
+  ASSERT_EQ(events.size(), static_cast<size_t>(expected.events_size()));
+  for (size_t k = 0; k < events.size(); ++k) {
+    pb::Event scratch;
+    EXPECT_EQ(testing::DeterministicBytes(planapi::ExpandedEvent(plan, events[k], &scratch)),
+              testing::DeterministicBytes(expected.events(static_cast<int>(k))))
+        << "event " << k;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, ExpandTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<ExpandCase>& info) { return info.param.name; });
 
@@ -187,6 +212,74 @@ TEST(InPlaceBatchesPlanTest, MidRolloutStartsAreOneBatch) {
   EXPECT_GT(targets, 100);
   EXPECT_EQ(targets, plan->summary().updated_now());
   for (const pb::Event& event : plan->events()) EXPECT_NE(event.reason(), "SuccessfulUpdatePodInPlace");
+}
+
+// Records every write and event of a plan; the `fail_at`-th write (1-based; 0: none) fails.
+class RecordingWriter final : public planapi::PlanWriter {
+ public:
+  explicit RecordingWriter(int fail_at) : fail_at_(fail_at) {}
+  bool MayWrite() override { return true; }
+  absl::StatusOr<bool> CloneSetExists() override { return true; }
+  absl::Status Write(const pb::Action& action) override {
+    if (action.has_start_in_place_updates()) return absl::InternalError("a batch reached the writer");
+    writes.push_back(testing::DeterministicBytes(action));
+    return static_cast<int>(writes.size()) == fail_at_ ? absl::InternalError("refused") : absl::OkStatus();
+  }
+  absl::Status WriteStatus(const pb::CloneSetStatus& status) override {
+    writes.push_back("status " + testing::DeterministicBytes(status));
+    return absl::OkStatus();
+  }
+  void Event(std::string_view type, std::string_view reason, std::string_view message) override {
+    events.push_back(std::string(type) + " " + std::string(reason) + " " + std::string(message));
+  }
+  std::vector<std::string> writes;
+  std::vector<std::string> events;
+
+ private:
+  const int fail_at_;
+};
+
+// The applier writes a plan with batches as its expansion (reconciler.cc keeps the batches so that the first write
+// does not wait for the whole plan to be built): the same writes, stops and events in the same order, and the same
+// stages, as for the expanded plan.
+TEST(InPlaceBatchesPlanTest, AppliedAsTheExpandedPlan) {
+  absl::StatusOr<pb::PlanRequest> request = bench::MidRolloutRequest(2000);
+  ASSERT_TRUE(request.ok()) << request.status();
+  request->set_accept_in_place_batches(true);
+  absl::StatusOr<pb::PlanResponse> batched = Plan(*request);
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  pb::PlanResponse expanded = *batched;
+  ExpandInPlaceBatches(&expanded);
+  ASSERT_GT(expanded.actions_size(), batched->actions_size());
+
+  std::vector<planapi::PlanStage> want = planapi::SchedulePlan(expanded);
+  planapi::PlanStages stages(*batched);
+  ASSERT_EQ(stages.size(), expanded.actions_size());
+  size_t n = 0;
+  for (planapi::PlanStage stage; stages.Next(&stage); ++n) {
+    ASSERT_LT(n, want.size());
+    EXPECT_EQ(stage.groups, want[n].groups) << "stage " << n;
+    EXPECT_EQ(stage.creates, want[n].creates) << "stage " << n;
+  }
+  EXPECT_EQ(n, want.size());
+
+  // The mid-rollout in-place patches stop the plan when they fail (stop_on_error): fail the first, one in the
+  // middle, none.
+  for (int fail_at : {0, 1, 2, expanded.actions_size() / 2}) {
+    RecordingWriter from_batches(fail_at);
+    RecordingWriter from_expanded(fail_at);
+    const absl::Time now = absl::FromUnixSeconds(request->now().seconds());
+    const planapi::ApplyResult a = planapi::PlanApplier().Apply(request->clone_set(), *batched, from_batches, now);
+    const planapi::ApplyResult b = planapi::PlanApplier().Apply(request->clone_set(), expanded, from_expanded, now);
+    EXPECT_EQ(from_batches.writes, from_expanded.writes) << "fail_at " << fail_at;
+    EXPECT_EQ(from_batches.events, from_expanded.events) << "fail_at " << fail_at;
+    EXPECT_EQ(a.result, b.result);
+    EXPECT_EQ(a.error, b.error);
+    EXPECT_EQ(a.stopped, b.stopped);
+    if (fail_at == 0) {
+      EXPECT_EQ(from_batches.writes.size(), static_cast<size_t>(expanded.actions_size()) + 1);
+    }
+  }
 }
 
 }  // namespace

@@ -2,54 +2,92 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
+#include <utility>
 #include <thread>
 
 #include "kube/watch_stream.h"
 
 namespace cloneset::planapi {
 
-std::string PodOfAction(const pb::Action& a) {
+namespace {
+
+// The pod `a` is about ("" for actions that are not about one pod), without a copy where the action names it; a
+// CreatePod's name is parsed from its JSON into `parsed`.
+std::string_view PodNameOf(const pb::Action& a, std::string* parsed) {
   switch (a.kind_case()) {
     case pb::Action::kCreatePod: {
       auto meta = kube::ReadObjectMeta(a.create_pod().pod_json());
-      return meta.ok() ? meta->name : "";
+      *parsed = meta.ok() ? std::move(meta->name) : "";
+      return *parsed;
     }
     case pb::Action::kDeletePod: return a.delete_pod().name();
     case pb::Action::kPatchPod: return a.patch_pod().name();
     case pb::Action::kPatchPodStatus: return a.patch_pod_status().name();
     case pb::Action::kCreatePvc: return a.create_pvc().pod_name();  // before the pod's other actions
-    default: return "";
+    default: return {};
   }
+}
+
+}  // namespace
+
+std::string PodOfAction(const pb::Action& a) {
+  std::string parsed;
+  return std::string(PodNameOf(a, &parsed));
+}
+
+PlanStages::PlanStages(const pb::PlanResponse& plan) : plan_(plan), order_(ExpandedActionOrder(plan)) {}
+
+const pb::Action& PlanStages::Action(int k, pb::Action* scratch) const {
+  return ExpandedAction(plan_, order_[k], scratch);
+}
+
+std::string_view PlanStages::Pod(int k) {
+  const ExpandedRef& ref = order_[k];
+  // A target's actions are about the target (ExpandedAction names it in both).
+  if (ref.target >= 0) return plan_.actions(ref.index).start_in_place_updates().targets(ref.target).name();
+  const pb::Action& a = plan_.actions(ref.index);
+  if (!a.has_create_pod()) return PodNameOf(a, nullptr);
+  return PodNameOf(a, &names_.emplace_back());
+}
+
+bool PlanStages::Next(PlanStage* stage) {
+  if (next_ >= size()) return false;
+  stage->groups.clear();
+  group_of_.clear();
+  names_.clear();
+  const std::string_view first = Pod(next_);
+  if (first.empty()) {  // a barrier: alone in its stage (also a CreatePod whose pod has no name)
+    stage->creates = false;
+    stage->groups.push_back({next_++});
+    return true;
+  }
+  // Whether action `k` is a CreatePod, and of which slow-start batch.
+  const auto creation = [&](int k, int* batch) {
+    const ExpandedRef& ref = order_[k];
+    if (ref.target >= 0 || !plan_.actions(ref.index).has_create_pod()) return false;
+    *batch = plan_.actions(ref.index).create_pod().batch();
+    return true;
+  };
+  // A stage is a run of pod actions that are all creations of one slow-start batch, or all not creations.
+  int batch = 0;
+  stage->creates = creation(next_, &batch);
+  for (std::string_view pod = first;;) {
+    auto [it, added] = group_of_.try_emplace(pod, stage->groups.size());
+    if (added) stage->groups.emplace_back();
+    stage->groups[it->second].push_back(next_++);
+    if (next_ >= size()) break;
+    pod = Pod(next_);
+    if (pod.empty()) break;
+    int b = 0;
+    if (creation(next_, &b) != stage->creates || (stage->creates && b != batch)) break;
+  }
+  return true;
 }
 
 std::vector<PlanStage> SchedulePlan(const pb::PlanResponse& plan) {
   std::vector<PlanStage> stages;
-  std::map<std::string, size_t> group_of;  // pod -> group index in stages.back()
-  int stage_batch = 0;
-  bool pod_stage = false;  // stages.back() takes more pod actions
-  const auto open = [&](bool creates, bool pods) {
-    stages.push_back({{}, creates});
-    group_of.clear();
-    pod_stage = pods;
-  };
-  for (int i = 0; i < plan.actions_size(); ++i) {
-    const pb::Action& a = plan.actions(i);
-    const std::string pod = PodOfAction(a);
-    if (pod.empty()) {  // a barrier: alone in its stage (also a CreatePod whose pod has no name)
-      open(false, false);
-      stages.back().groups.push_back({i});
-      continue;
-    }
-    const bool create = a.has_create_pod();
-    const bool same_stage =
-        pod_stage && stages.back().creates == create && (!create || a.create_pod().batch() == stage_batch);
-    if (!same_stage) open(create, true);
-    if (create) stage_batch = a.create_pod().batch();
-    auto [it, added] = group_of.try_emplace(pod, stages.back().groups.size());
-    if (added) stages.back().groups.emplace_back();
-    stages.back().groups[it->second].push_back(i);
-  }
+  PlanStages cursor(plan);
+  for (PlanStage stage; cursor.Next(&stage);) stages.push_back(std::move(stage));
   return stages;
 }
 

@@ -133,11 +133,11 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vec
 }
 
 absl::StatusOr<pb::PlanResponse> RequestPlan(PlanSnapshot& snapshot, const PlanCall& call,
-                                             absl::Status* table_unread) {
+                                             absl::Status* table_unread, Batches batches) {
   const auto ask = [&]() {
     absl::StatusOr<pb::PlanResponse> plan = call(snapshot.request);
     // Before anything reads the plan: applying, write accounting and metrics see per-pod actions only.
-    if (plan.ok()) ExpandInPlaceBatches(&*plan);
+    if (plan.ok() && batches == Batches::kExpand) ExpandInPlaceBatches(&*plan);
     return plan;
   };
   absl::StatusOr<pb::PlanResponse> plan = ask();

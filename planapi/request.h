@@ -93,11 +93,16 @@ uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<std::shared_ptr<cons
 // One call of the planner's Plan.
 using PlanCall = std::function<absl::StatusOr<pb::PlanResponse>(const pb::PlanRequest&)>;
 
-// Asks `call` for the plan of `snapshot` and returns it with every in-place batch expanded. A planner that answers
-// a pod-table request without reading its pods (PlanResponse.pods_read differs: a planner older than the table saw
-// no pods and would create every replica) gets the request again with the pods as objects (`snapshot` is changed
-// so); `table_unread` then receives why, when not null.
+// What RequestPlan does with the plan's in-place batches: expand them (what a reader of the plan sees), or keep
+// them for PlanApplier, which writes each batch's actions as it expands them (the first write comes sooner).
+enum class Batches { kExpand, kKeep };
+
+// Asks `call` for the plan of `snapshot` and returns it with every in-place batch expanded (kKeep: left for
+// PlanApplier). A planner that answers a pod-table request without reading its pods (PlanResponse.pods_read
+// differs: a planner older than the table saw no pods and would create every replica) gets the request again with
+// the pods as objects (`snapshot` is changed so); `table_unread` then receives why, when not null.
 absl::StatusOr<pb::PlanResponse> RequestPlan(PlanSnapshot& snapshot, const PlanCall& call,
-                                             absl::Status* table_unread = nullptr);
+                                             absl::Status* table_unread = nullptr,
+                                             Batches batches = Batches::kExpand);
 
 }  // namespace cloneset::planapi
