@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "devcluster/store.h"
+#include "devcluster/store_types.h"
 
 namespace cloneset::devcluster {
 

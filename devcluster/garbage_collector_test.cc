@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "devcluster/store.h"
+
 namespace cloneset::devcluster {
 namespace {
 

@@ -12,7 +12,8 @@
 #include "devcluster/clock.h"
 #include "devcluster/resources.h"
 #include "devcluster/schema.h"
-#include "devcluster/store.h"
+#include "devcluster/selectors.h"
+#include "devcluster/store_types.h"
 
 namespace cloneset::devcluster {
 
@@ -20,6 +21,10 @@ namespace cloneset::devcluster {
 std::string FormatTimestamp(Clock::TimePoint t);
 // Parses FormatTimestamp's output (and fractional/offset variants). False when unparsable.
 bool ParseTimestamp(std::string_view text, Clock::TimePoint* out);
+
+// Builds the index of a serialized object (labels, selectable fields, owners, finalizers) the store keeps beside
+// its compact JSON; the store and the WAL's replay make every StoredObject with it.
+ObjectPtr MakeStoredObject(const nlohmann::json& object, std::string_view resource);
 
 std::string NewUid(absl::BitGen& gen);
 std::string RandomSuffix(absl::BitGen& gen);  // 5 chars as generateName uses

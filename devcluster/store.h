@@ -40,6 +40,7 @@
 #include "devcluster/clock.h"
 #include "devcluster/resources.h"
 #include "devcluster/selectors.h"
+#include "devcluster/store_types.h"
 
 namespace cloneset::devcluster {
 
@@ -58,22 +59,6 @@ inline constexpr char kControllerRevisions[] = "controllerrevisions.apps";
 inline constexpr char kLeases[] = "leases.coordination.k8s.io";
 inline constexpr char kCustomResourceDefinitions[] = "customresourcedefinitions.apiextensions.k8s.io";
 inline constexpr char kCloneSets[] = "clonesets.apps.kruise.io";  // exists once its CRD is applied
-
-// One stored version of an object: immutable, shared between the current state, the watch history
-// and readers.
-struct StoredObject {
-  std::string json;  // compact serialized object (includes metadata.resourceVersion)
-  int64_t resource_version = 0;
-  std::string ns, name, uid;
-  std::vector<std::pair<std::string, std::string>> labels;
-  std::vector<std::pair<std::string, std::string>> fields;  // selectable fields (FieldsFor)
-  std::vector<std::string> owner_uids;
-  std::vector<std::string> finalizers;
-  bool deleting = false;  // metadata.deletionTimestamp is set
-
-  nlohmann::json Parse() const { return nlohmann::json::parse(json); }
-};
-using ObjectPtr = std::shared_ptr<const StoredObject>;
 
 enum class EventType { kAdded, kModified, kDeleted, kBookmark, kError };
 const char* EventTypeName(EventType t);  // "ADDED", "MODIFIED", ...
@@ -99,8 +84,6 @@ struct WriteOptions {
   std::string field_validation = "Warn";
   std::vector<std::string>* warnings = nullptr;
 };
-
-enum class Propagation { kBackground, kForeground, kOrphan };
 
 struct DeleteOptions {
   Propagation propagation = Propagation::kBackground;
@@ -263,8 +246,5 @@ class Store {
   StoreOptions options_;
   std::unique_ptr<State> state_;
 };
-
-// Builds the index of a serialized object (labels, fields, owners...). Exposed for tests.
-ObjectPtr MakeStoredObject(const nlohmann::json& object, std::string_view resource);
 
 }  // namespace cloneset::devcluster

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
+#include "devcluster/object_meta.h"
 
 namespace cloneset::devcluster {
 namespace {
