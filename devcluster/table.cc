@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "devcluster/object_meta.h"
+#include "devcluster/table_cells.h"
 #include "devcluster/table_workloads.h"
 
 namespace cloneset::devcluster {
@@ -13,24 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-json Col(const std::string& name, const std::string& type, int priority = 0, const std::string& format = "") {
-  json c = {{"name", name}, {"type", type}, {"format", format}, {"description", ""}, {"priority", priority}};
-  return c;
-}
-
-std::string Str(const json& o, const std::string& path) {
-  const json* v = LookupPath(o, path);
-  if (!v || v->is_null()) return "";
-  return v->is_string() ? v->get<std::string>() : v->dump();
-}
-
-std::string Age(const json& o, Clock::TimePoint now, const std::string& path = ".metadata.creationTimestamp") {
-  Clock::TimePoint t;
-  if (!ParseTimestamp(Str(o, path), &t)) return "<unknown>";
-  return HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - t));
-}
-
-std::string OrNone(const std::string& s) { return s.empty() ? "<none>" : s; }
+using namespace table_cells;  // NOLINT: Col, Str, Age, OrNone, the cells every printer is made of
 
 std::vector<json> BuiltinCells(const std::string& id, const json& o, Clock::TimePoint now) {
   if (auto cells = WorkloadTableCells(id, o, now)) return std::move(*cells);
@@ -144,26 +128,6 @@ std::vector<json> BuiltinCells(const std::string& id, const json& o, Clock::Time
 }
 
 }  // namespace
-
-std::string HumanDuration(std::chrono::seconds d) {
-  int64_t s = d.count();
-  if (s < -1) return "<invalid>";
-  if (s < 0) s = 0;
-  if (s < 120) return absl::StrCat(s, "s");
-  int64_t m = s / 60;
-  if (m < 10) return s % 60 == 0 ? absl::StrCat(m, "m") : absl::StrCat(m, "m", s % 60, "s");
-  if (m < 180) return absl::StrCat(m, "m");
-  int64_t h = s / 3600;
-  if (h < 8) return m % 60 == 0 ? absl::StrCat(h, "h") : absl::StrCat(h, "h", m % 60, "m");
-  if (h < 48) return absl::StrCat(h, "h");
-  if (h < 192) return h % 24 == 0 ? absl::StrCat(h / 24, "d") : absl::StrCat(h / 24, "d", h % 24, "h");
-  if (h < 24 * 365 * 2) return absl::StrCat(h / 24, "d");
-  if (h < 24 * 365 * 8) {
-    int64_t dy = (h / 24) % 365;
-    return dy == 0 ? absl::StrCat(h / 24 / 365, "y") : absl::StrCat(h / 24 / 365, "y", dy, "d");
-  }
-  return absl::StrCat(h / 24 / 365, "y");
-}
 
 json EvaluateJsonPath(const json& object, const std::string& path) {
   std::string p = path;

@@ -12,9 +12,6 @@
 
 namespace cloneset::devcluster {
 
-// apimachinery's duration.HumanDuration: "45s", "3m2s", "25m", "4h5m", "20h", "3d4h", "12d", "2y40d".
-std::string HumanDuration(std::chrono::seconds d);
-
 // Evaluates a CRD printer-column JSONPath (".spec.replicas", ".spec.template.spec.containers[*].image").
 // Multiple results are joined with ','. Null when nothing matches.
 nlohmann::json EvaluateJsonPath(const nlohmann::json& object, const std::string& path);

@@ -1,4 +1,5 @@
 #include "devcluster/table.h"
+#include "devcluster/table_cells.h"
 
 #include <gtest/gtest.h>
 

@@ -3,16 +3,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devcluster/object_meta.h"
-#include "devcluster/table.h"
+#include "devcluster/table_cells.h"
 
 namespace cloneset::devcluster {
 namespace {
 
 using nlohmann::json;
 
-json Col(const std::string& name, const std::string& type, int priority = 0, const std::string& format = "") {
-  return {{"name", name}, {"type", type}, {"format", format}, {"description", ""}, {"priority", priority}};
-}
+using namespace table_cells;  // NOLINT: Col, Str, Age, OrNone, the cells every printer is made of
 
 const json& At(const json& o, const std::string& path) {
   static const json kNull;
@@ -20,24 +18,10 @@ const json& At(const json& o, const std::string& path) {
   return v ? *v : kNull;
 }
 
-std::string Str(const json& o, const std::string& path) {
-  const json& v = At(o, path);
-  if (v.is_null()) return "";
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 int64_t Int(const json& o, const std::string& path, int64_t fallback = 0) {
   const json& v = At(o, path);
   return v.is_number_integer() ? v.get<int64_t>() : fallback;
 }
-
-std::string Age(const json& o, Clock::TimePoint now) {
-  Clock::TimePoint t;
-  if (!ParseTimestamp(Str(o, ".metadata.creationTimestamp"), &t)) return "<unknown>";
-  return HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - t));
-}
-
-std::string OrNone(const std::string& s) { return s.empty() ? "<none>" : s; }
 
 // "k=v,k2=v2" of a string map (a selector's matchLabels, a nodeSelector).
 std::string Pairs(const json& map) {
