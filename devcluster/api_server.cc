@@ -19,15 +19,14 @@ namespace cloneset::devcluster {
 
 using nlohmann::json;
 
-
-namespace {
-
-ApiResponse Json(int status, const json& body) {
+ApiResponse JsonResponse(int status, const json& body) {
   ApiResponse r;
   r.status = status;
   r.body = body.dump();
   return r;
 }
+
+namespace {
 
 ApiResponse Raw(int status, std::string body) {
   ApiResponse r;
@@ -103,7 +102,7 @@ ApiResponse StatusError(int code, const std::string& reason, const std::string& 
   json s = {{"kind", "Status"},   {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
             {"message", message}, {"reason", reason},   {"code", code}};
   if (!details.is_null()) s["details"] = details;
-  return Json(code, s);
+  return JsonResponse(code, s);
 }
 
 ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, const std::string& name) {
@@ -122,7 +121,7 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
     case absl::StatusCode::kFailedPrecondition: return StatusError(400, "BadRequest", msg);
     case absl::StatusCode::kResourceExhausted: {
       // etcd's refusal passed through as kube-apiserver does: 500, the etcd message, no reason.
-      return Json(500, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
+      return JsonResponse(500, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
                         {"status", "Failure"}, {"message", msg}, {"code", 500}});
     }
     case absl::StatusCode::kInvalidArgument: {
@@ -170,7 +169,7 @@ ApiResponse SelfSubjectReview(const ApiRequest& req, bool access) {
                         {"nonResourceRules", {{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}}},
                         {"incomplete", false}};
   }
-  ApiResponse r = Json(201, review);
+  ApiResponse r = JsonResponse(201, review);
   r.verb = "create";
   r.resource = access ? "selfsubjectaccessreviews.authorization.k8s.io" : "selfsubjectrulesreviews.authorization.k8s.io";
   return r;
@@ -258,7 +257,7 @@ ApiResponse ApiServer::Handle(const ApiRequest& req) {
 ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
   const std::string& path = req.path;
   if (path == "/version" || path == "/version/") {
-    ApiResponse r = Json(200, {{"major", "1"},
+    ApiResponse r = JsonResponse(200, {{"major", "1"},
                                {"minor", options_.version_minor},
                                {"gitVersion", absl::StrCat("v1.", options_.version_minor, ".0")},
                                {"gitCommit", "cloneset-devcluster"},
@@ -279,14 +278,14 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
   std::vector<std::string> seg = absl::StrSplit(path, '/', absl::SkipEmpty());
   auto types = [&] { return store_->Types(); };
   if (req.method == "GET") {
-    if (path == "/api") return Json(200, ApiVersions(options_.server_address));
-    if (path == "/apis") return Json(200, ApiGroupList(DiscoveryTypes()));
-    if (path == "/openapi/v3") return Json(200, OpenApiV3Root(types(), std::to_string(store_->TypesGeneration())));
+    if (path == "/api") return JsonResponse(200, ApiVersions(options_.server_address));
+    if (path == "/apis") return JsonResponse(200, ApiGroupList(DiscoveryTypes()));
+    if (path == "/openapi/v3") return JsonResponse(200, OpenApiV3Root(types(), std::to_string(store_->TypesGeneration())));
     if (seg.size() >= 3 && seg[0] == "openapi" && seg[1] == "v3") {
       std::string gv = path.substr(std::string("/openapi/v3/").size());
       auto doc = OpenApiV3Document(types(), gv);
       if (!doc) return StatusError(404, "NotFound", "the server could not find the requested resource");
-      return Json(200, *doc);
+      return JsonResponse(200, *doc);
     }
     if (path == "/openapi/v2") {
       if (!absl::StrContains(req.Header("accept"), "protobuf"))
@@ -319,7 +318,7 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
     if (req.method != "GET") return StatusError(405, "MethodNotAllowed", "method not allowed");
     auto list = ApiResourceList(DiscoveryTypes(), route.group, route.version);
     if (!list) return StatusError(404, "NotFound", "the server could not find the requested resource");
-    return Json(200, *list);
+    return JsonResponse(200, *list);
   }
   if (r[0] == "namespaces" && r.size() >= 3 && r[2] != "status" && r[2] != "finalize") {
     route.ns = r[1];
@@ -447,7 +446,7 @@ ApiResponse ApiServer::List(const ApiRequest& req, const Route& route) {
   std::vector<json> objects;
   objects.reserve(list->items.size());
   for (const auto& it : list->items) objects.push_back(it->Parse());
-  return Json(200, BuildTable(route.type, objects, Now(store_), std::to_string(list->resource_version),
+  return JsonResponse(200, BuildTable(route.type, objects, Now(store_), std::to_string(list->resource_version),
                               list->continue_token, req.Query("includeObject") == "Object"));
 }
 
@@ -543,9 +542,9 @@ ApiServer::StreamStep ApiServer::FormatWatchEvent(WatchStream& s, const WatchEve
 ApiResponse ApiServer::Get(const ApiRequest& req, const Route& route) {
   auto obj = store_->GetStored(route.type.Id(), route.ns, route.name);
   if (!obj.ok()) return FromStatus(obj.status(), &route.type, route.name);
-  if (route.subresource == "scale") return Json(200, ScaleOf(route.type, (*obj)->Parse()));
+  if (route.subresource == "scale") return JsonResponse(200, ScaleOf(route.type, (*obj)->Parse()));
   if (WantsTable(req))
-    return Json(200, BuildTable(route.type, {(*obj)->Parse()}, Now(store_), std::to_string((*obj)->resource_version),
+    return JsonResponse(200, BuildTable(route.type, {(*obj)->Parse()}, Now(store_), std::to_string((*obj)->resource_version),
                                 "", req.Query("includeObject") == "Object"));
   return Raw(200, (*obj)->json);
 }

@@ -110,6 +110,8 @@ class ApiServer {
 // A boolean query parameter as kube-apiserver reads it: absent, "0" or "false" (any case) is false, anything else
 // true ("True" from the Python client, "1", "t").
 bool QueryBool(const ApiRequest& request, const std::string& name);
+// An answer with `body` serialized as JSON.
+ApiResponse JsonResponse(int status, const nlohmann::json& body);
 // A Status error object (kind Status, as kube-apiserver answers an error).
 ApiResponse StatusError(int code, const std::string& reason, const std::string& message,
                         const nlohmann::json& details = nullptr);

@@ -15,20 +15,12 @@ namespace cloneset::devcluster {
 
 using nlohmann::json;
 
-
 namespace {
-
-ApiResponse Json(int status, const json& body) {
-  ApiResponse r;
-  r.status = status;
-  r.body = body.dump();
-  return r;
-}
 
 // The answer to a write: the stored object's serialized form when the store handed it back (saves
 // serializing the same object a second time on the hot write path), else the returned object.
 ApiResponse Written(int status, const json& object, const ObjectPtr& stored) {
-  if (!stored) return Json(status, object);
+  if (!stored) return JsonResponse(status, object);
   ApiResponse r;
   r.status = status;
   r.body = stored->json;
@@ -176,7 +168,7 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
         },
         wo);
     if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-    return Json(200, ScaleOf(route.type, *r));
+    return JsonResponse(200, ScaleOf(route.type, *r));
   }
   if (auto e = FillNamespace(*obj, route.type, route.ns)) return std::move(*e);
   std::string name = NameOf(*obj);
@@ -232,7 +224,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
     if (NameOf(obj).empty()) obj["metadata"]["name"] = route.name;
     auto created = store_->Create(route.type.Id(), std::move(obj), wo);
     if (!created.ok()) return FromStatus(created.status(), &route.type, route.name);
-    return WithWarnings(Json(201, *created), collect.warnings);
+    return WithWarnings(JsonResponse(201, *created), collect.warnings);
   }
   bool status_only = route.subresource == "status";
   ObjectPtr stored;
@@ -255,7 +247,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
       },
       wo);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-  if (route.subresource == "scale") return WithWarnings(Json(200, ScaleOf(route.type, *r)), collect.warnings);
+  if (route.subresource == "scale") return WithWarnings(JsonResponse(200, ScaleOf(route.type, *r)), collect.warnings);
   return WithWarnings(Written(200, *r, stored), collect.warnings);
 }
 
@@ -292,7 +284,7 @@ ApiResponse ApiServer::Delete(const ApiRequest& req, const Route& route) {
   }
   auto r = store_->Delete(route.type.Id(), route.ns, route.name, o);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-  return Json(200, *r);
+  return JsonResponse(200, *r);
 }
 
 ApiResponse ApiServer::DeleteCollection(const ApiRequest& req, const Route& route) {
@@ -309,7 +301,7 @@ ApiResponse ApiServer::DeleteCollection(const ApiRequest& req, const Route& rout
     auto r = store_->Delete(route.type.Id(), obj->ns, obj->name, o);
     if (r.ok()) items.push_back(*r);
   }
-  return Json(200, {{"kind", route.type.kind + "List"}, {"apiVersion", route.type.ApiVersion()},
+  return JsonResponse(200, {{"kind", route.type.kind + "List"}, {"apiVersion", route.type.ApiVersion()},
                     {"metadata", {{"resourceVersion", std::to_string(store_->CurrentResourceVersion())}}},
                     {"items", items}});
 }
@@ -333,7 +325,7 @@ ApiResponse ApiServer::Bind(const ApiRequest& req, const Route& route) {
     return absl::OkStatus();
   }, WriteOptions{.dry_run = DryRun(req)});
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-  return Json(201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"},
+  return JsonResponse(201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"},
                     {"code", 201}});
 }
 

@@ -58,6 +58,14 @@ std::string ConflictMessage(const ResourceType& t, std::string_view name) {
                       "and try again");
 }
 
+// The object `name` in `ns` (ignored for cluster-scoped types), or kube-apiserver's 404 for it.
+absl::StatusOr<std::map<std::string, ObjectPtr>::iterator> FindObject(TypeState& ts, std::string_view ns,
+                                                                      std::string_view name) {
+  auto it = ts.objects.find(Key(ts.type.namespaced ? ns : "", name));
+  if (it == ts.objects.end()) return absl::NotFoundError(absl::StrCat(QualifiedName(ts.type, name), " not found"));
+  return it;
+}
+
 }  // namespace
 
 struct Store::State {
@@ -853,10 +861,9 @@ absl::StatusOr<ObjectPtr> Store::GetStored(std::string_view resource, std::strin
   std::lock_guard<std::mutex> l(state_->mu);
   auto ts = state_->TypeOr404(resource);
   if (!ts.ok()) return ts.status();
-  auto it = (*ts)->objects.find(Key((*ts)->type.namespaced ? ns : "", name));
-  if (it == (*ts)->objects.end())
-    return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
-  return it->second;
+  auto it = FindObject(**ts, ns, name);
+  if (!it.ok()) return it.status();
+  return (*it)->second;
 }
 
 absl::StatusOr<nlohmann::json> Store::Get(std::string_view resource, std::string_view ns,
@@ -889,10 +896,9 @@ absl::StatusOr<nlohmann::json> Store::Mutate(std::string_view resource, std::str
   std::lock_guard<std::mutex> l(state_->mu);
   auto ts = state_->TypeOr404(resource);
   if (!ts.ok()) return ts.status();
-  std::string key = Key((*ts)->type.namespaced ? ns : "", name);
-  auto it = (*ts)->objects.find(key);
-  if (it == (*ts)->objects.end())
-    return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
+  auto found = FindObject(**ts, ns, name);
+  if (!found.ok()) return found.status();
+  auto it = *found;
   nlohmann::json prev = it->second->Parse();
   nlohmann::json j = prev;
   if (absl::Status s = mutate(j); !s.ok()) return s;
@@ -915,10 +921,9 @@ absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, st
   std::lock_guard<std::mutex> l(state_->mu);
   auto ts = state_->TypeOr404(resource);
   if (!ts.ok()) return ts.status();
-  std::string key = Key((*ts)->type.namespaced ? ns : "", name);
-  auto it = (*ts)->objects.find(key);
-  if (it == (*ts)->objects.end())
-    return absl::NotFoundError(absl::StrCat(QualifiedName((*ts)->type, name), " not found"));
+  auto found = FindObject(**ts, ns, name);
+  if (!found.ok()) return found.status();
+  auto it = *found;
   if (!it->second->finalizers.empty()) {
     // As kube-apiserver answers the kubelet's final delete (grace period 0): an object with finalizers stays,
     // deleting, until a write removes the last one (WriteLocked then removes it). Before, the kubelet simulator's
@@ -930,7 +935,7 @@ absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, st
       j["metadata"]["deletionTimestamp"] = FormatTimestamp(state_->clock->Now());
     return state_->CommitLocked(**ts, EventType::kModified, j);
   }
-  state_->RemoveLocked(**ts, key, 0);
+  state_->RemoveLocked(**ts, it->first, 0);
   return absl::OkStatus();
 }
 
