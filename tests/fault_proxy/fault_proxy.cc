@@ -8,7 +8,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <iostream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -18,8 +17,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/log.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
@@ -44,14 +43,9 @@ std::vector<X509Ptr> ParseCerts(const std::string& pem) {
   return out;
 }
 
-void LogJson(json fields) {
-  static std::mutex mu;
-  fields["level"] = "info";
-  fields["ts"] = absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone());
-  const std::string line = fields.dump();
-  std::lock_guard<std::mutex> l(mu);
-  std::cerr << line << std::endl;
-}
+// The proxy's lines go through the process logger (base/log.h, stderr), fields beside msg as the embedded
+// cluster writes them: tests/executor_fault counts {"msg":"fault injected","fault":...} lines.
+base::JsonLogger& Log() { return base::ProcessLogger(); }
 
 std::string StatusBody(int code, const std::string& reason, const std::string& message) {
   return json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
@@ -228,8 +222,10 @@ struct FaultProxy::Impl {
     if (auto d = faults->DelayFor(client)) std::this_thread::sleep_for(*d);
     const WriteFault fault = faults->ForRequest(req.method, client);
     if (fault != WriteFault::kNone) {
-      LogJson({{"msg", "fault injected"}, {"fault", std::string(devcluster::WriteFaultName(fault))},
-               {"method", req.method}, {"path", req.path}, {"user_agent", client}});
+      Log().Info("fault injected", {{"fault", std::string(devcluster::WriteFaultName(fault))},
+                                    {"method", req.method},
+                                    {"path", req.path},
+                                    {"user_agent", client}});
     }
     if (fault == WriteFault::kConflict || fault == WriteFault::kErrorBeforeCommit) {
       const devcluster::FaultStatus fs = devcluster::FaultStatusOf(fault);
@@ -245,8 +241,10 @@ struct FaultProxy::Impl {
       }
     }
     if (options.log_requests) {
-      LogJson({{"msg", "request"}, {"method", req.method}, {"path", req.path}, {"code", res.status},
-               {"user_agent", req.get_header_value("User-Agent")}});
+      Log().Info("request", {{"method", req.method},
+                             {"path", req.path},
+                             {"code", int64_t{res.status}},
+                             {"user_agent", req.get_header_value("User-Agent")}});
     }
   }
 
@@ -335,7 +333,8 @@ struct FaultProxy::Impl {
             const auto now = Clock::now();
             if (cut_at && now >= *cut_at) {
               // Closed without the final chunk, as a broken network would (the embedded cluster does the same).
-              LogJson({{"msg", "fault injected"}, {"fault", "watch_drop"}, {"path", path}, {"user_agent", client}});
+              Log().Info("fault injected",
+                         {{"fault", std::string("watch_drop")}, {"path", path}, {"user_agent", client}});
               return false;
             }
             if (stopping || !sink.is_writable()) return false;
