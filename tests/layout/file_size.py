@@ -13,8 +13,9 @@ the test data folders and generated files ("// Code generated ... DO NOT EDIT.")
 import argparse
 import os
 import re
-import subprocess
 import sys
+
+from tree import checkout_files
 
 EXTENSIONS = (".cc", ".h", ".py", ".sh", ".proto", ".go")
 HEAD = 15
@@ -25,13 +26,8 @@ NOT_SOURCE = re.compile(r"(^|/)(testdata|fuzz_corpus|data)/")
 
 
 def source_files(root):
-    try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                             check=True, capture_output=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"file_size: {root} is not a git checkout ({e}); the check lists files with git")
-    for path in sorted(set(out.decode().split("\0"))):
-        if path.endswith(EXTENSIONS) and not NOT_SOURCE.search(path) and os.path.isfile(os.path.join(root, path)):
+    for path in checkout_files(root, "file_size"):
+        if path.endswith(EXTENSIONS) and not NOT_SOURCE.search(path):
             yield path
 
 

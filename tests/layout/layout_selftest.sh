@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The layout checks must fail on what they forbid: an include loop (x.cc -> y.h, y.h -> x.h) and a long file
-# without a "Size:" reason; and pass once the loop is gone or the reason is written.
+# The layout checks must fail on what they forbid: an include loop (x.cc -> y.h, y.h -> x.h), a long file without a
+# "Size:" reason, a section reference that resolves to nothing, a task code in a comment, and an executor target that
+# links or includes the planner's implementation, a rule-table row naming a function that does not exist; and pass
+# once each is mended.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command -v git >/dev/null || { echo "layout_selftest: git is needed (file_size.py lists files with it)" >&2; exit 1; }
@@ -29,4 +31,46 @@ grep -q 'short.cc' <<<"$out" && fail "a 600-line file was reported: $out"
 { echo '// Size: one table of cases, read top to bottom'; cat "$tmp/size/long.cc"; } > "$tmp/size/long2.cc"
 mv "$tmp/size/long2.cc" "$tmp/size/long.cc"
 out=$(python3 "$here/file_size.py" "$tmp/size") || fail "a long file with a reason failed: $out"
+# Section references: a "§" with no heading, a quoted phrase not in its section, an appendix that does not exist,
+# a task code in a comment; then the same tree with each mended.
+git -C "$tmp" init -q refs
+mkdir -p "$tmp/refs/docs" "$tmp/refs/lib"
+printf '# Semantics\n## 4. Scale\n### 4.1 The diff\nParameters: R.\n## 5. Update\n' > "$tmp/refs/docs/semantics.md"
+printf '// Diff (semantics §4.1 "Parameters"), scale §4, update §5.\n' > "$tmp/refs/lib/ok.cc"
+printf '// Completion (semantics §5.9).\n' > "$tmp/refs/lib/bad.cc"
+out=$(python3 "$here/section_refs.py" "$tmp/refs") && fail "a reference to a missing §5.9 passed: $out"
+grep -q "lib/bad.cc:1: §5.9 has no heading '5.9' in docs/semantics.md" <<<"$out" || fail "missing § not named: $out"
+printf '// The diff (§4.1 "Surge"), see semantics Appendix A.\nint x;  // done in (d2)\n' > "$tmp/refs/lib/bad.cc"
+out=$(python3 "$here/section_refs.py" "$tmp/refs") && fail "a wrong phrase, appendix and task code passed: $out"
+grep -q 'lib/bad.cc:1: §4.1 "Surge": the phrase is not in docs/semantics.md 4.1' <<<"$out" || fail "phrase: $out"
+grep -q "lib/bad.cc:1: Appendix A has no heading 'Appendix A'" <<<"$out" || fail "appendix not named: $out"
+grep -q "lib/bad.cc:2: task code '(d2)'" <<<"$out" || fail "task code not named: $out"
+printf '// The diff (§4.1 "Parameters").\nint x;  // done in (x + 2)\n' > "$tmp/refs/lib/bad.cc"
+out=$(python3 "$here/section_refs.py" "$tmp/refs") || fail "resolving references failed: $out"
+
+# The executor's boundary: a target under executor/ that links a library defined under planner/, or compiles a
+# source that includes a planner/ header (here through a header of its own), fails; the wire proto does not.
+mkdir -p "$tmp/eb/executor" "$tmp/eb/planner" "$tmp/eb/proto"
+printf 'add_library(planner_proto STATIC planner.cc)\n' > "$tmp/eb/proto/CMakeLists.txt"
+printf 'add_library(planner_core STATIC plan.cc)\n' > "$tmp/eb/planner/CMakeLists.txt"
+printf '#pragma once\n' > "$tmp/eb/planner/plan.h"
+printf '#include "executor/apply.h"\n#include "cloneset/planner/v1/planner.pb.h"\n' > "$tmp/eb/executor/apply.cc"
+printf '#pragma once\n#include "planner/plan.h"\n' > "$tmp/eb/executor/apply.h"
+printf 'add_library(executor_core STATIC apply.cc)\ntarget_link_libraries(executor_core PUBLIC planner_proto\n  PRIVATE planner_core)  # a comment\n' > "$tmp/eb/executor/CMakeLists.txt"
+out=$(python3 "$here/executor_boundary.py" "$tmp/eb") && fail "an executor linking planner_core passed: $out"
+grep -q 'LINK     planner_core (defined in planner/) is linked by executor_core' <<<"$out" || fail "link: $out"
+grep -q 'INCLUDE  executor/apply.h:2 includes planner/plan.h' <<<"$out" || fail "include not named: $out"
+printf 'add_library(executor_core STATIC apply.cc)\ntarget_link_libraries(executor_core PUBLIC planner_proto)\n' > "$tmp/eb/executor/CMakeLists.txt"
+printf '#pragma once\n' > "$tmp/eb/executor/apply.h"
+out=$(python3 "$here/executor_boundary.py" "$tmp/eb") || fail "an executor on the wire proto only failed: $out"
+# The rule table: a function the named file neither declares nor defines (only calls) fails.
+mkdir -p "$tmp/rt/docs" "$tmp/rt/lib"
+printf '#pragma once\nint Scale();\n' > "$tmp/rt/lib/scale.h"
+printf 'int Local() { return 1; }\nint Scale() {\n  return Diff();\n}\n' > "$tmp/rt/lib/scale.cc"
+printf '# A\n## 4. Where each rule lives\n| rule | where | process |\n|---|---|---|\n| scale | `lib/scale.h` `Scale`, `Local`, `Diff` | planner |\n## 5. Next\n' > "$tmp/rt/docs/architecture.md"
+out=$(python3 "$here/rule_table.py" "$tmp/rt") && fail "a function only called passed: $out"
+grep -q 'scale: no Diff in lib/scale.h' <<<"$out" || fail "missing function not named: $out"
+grep -q 'Local' <<<"$out" && fail "a function defined in the .cc was reported: $out"
+sed -i 's/, `Diff`//' "$tmp/rt/docs/architecture.md"
+out=$(python3 "$here/rule_table.py" "$tmp/rt") || fail "a table of existing functions failed: $out"
 echo "layout_selftest: ok"
