@@ -6,7 +6,6 @@
 #include <atomic>
 #include <bitset>
 #include <cstdlib>
-#include <iostream>
 #include <mutex>
 #include <queue>
 #include <set>
@@ -14,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "devcluster/nodes/cri_server.h"
 #include "devcluster/nodes/events.h"
 #include "devcluster/nodes/pvc_binder.h"
@@ -194,9 +194,14 @@ struct NodeSimulator::Impl {
     KubeletDecision d = DecidePod(pod, next, ctx, slot >= 0 ? PodIp(e.node, slot) : "", config.timing, now,
                                   [&](const std::string& image) { return images->EnsurePull(image, now); });
     if (debug) {
-      std::cerr << "sim: eval " << key << " now=" << FormatTime(now) << " rv=" << Str(Obj(pod, "metadata"), "resourceVersion")
-                << " status=" << d.status.has_value() << " wake=" << (d.wake_at ? FormatTime(*d.wake_at) : "-")
-                << " keep=" << d.keep_progress << " ewake=" << FormatTime(e.wake) << "\n";
+      base::ProcessLogger().Info("node simulator: eval",
+                                 {{"pod", key},
+                                  {"now", FormatTime(now)},
+                                  {"resource_version", Str(Obj(pod, "metadata"), "resourceVersion")},
+                                  {"status", d.status.has_value()},
+                                  {"wake", d.wake_at ? FormatTime(*d.wake_at) : "-"},
+                                  {"keep", d.keep_progress},
+                                  {"entry_wake", FormatTime(e.wake)}});
     }
     auto commit = [&] {
       if (d.keep_progress) {
@@ -320,7 +325,8 @@ struct NodeSimulator::Impl {
       if (!bound.ok()) {
         // Deleted or bound elsewhere: its event tells us. Anything else is a bug worth a log line.
         if (!absl::IsNotFound(bound.status()) && !absl::IsFailedPrecondition(bound.status())) {
-          std::cerr << "node simulator: binding " << key << " to " << node << ": " << bound.status() << "\n";
+          base::ProcessLogger().Warn("node simulator: binding failed",
+                                     {{"pod", key}, {"node", node}, {"error", bound.status().ToString()}});
           Count(&SimulatorStats::write_errors);
         }
         continue;
@@ -478,7 +484,8 @@ struct NodeSimulator::Impl {
     if (!w->Next(&ev, timeout)) return false;
     switch (ev.type) {
       case EventType::kError: {
-        std::cerr << "node simulator: watch on " << resource << " expired (" << ev.error << "); resyncing\n";
+        base::ProcessLogger().Warn("node simulator: watch expired, resyncing",
+                                   {{"resource", std::string(resource)}, {"error", ev.error.ToString()}});
         auto re = OpenWatch(resource);
         if (re.ok()) w = std::move(*re);
         return true;
