@@ -71,6 +71,42 @@ TEST(EventRecorderTest, CreatesThenAggregatesRepeatsWithinTenMinutes) {
   EXPECT_EQ(rec.cache_size(), 1u);
 }
 
+// The body is built by hand (kube/event_recorder.cc): byte for byte what nlohmann::json's dump() of the same
+// document gives, escapes included, with and without the involved object's resourceVersion.
+TEST(EventRecorderTest, BodyIsTheSameBytesAsTheJsonDocumentDump) {
+  const std::string message = std::string("pod \"web-1\" \\ line\nnext\ttab\r\b\f ctl\x01\x1f caf\xc3\xa9 /");
+  for (const std::string& rv : {std::string("12"), std::string()}) {
+    MockRestClient client;
+    FakeClock clock(T0);
+    EventRecorder rec(client, Opts(clock));
+    ObjectReference ref = kCloneSet;
+    ref.resource_version = rv;
+    std::string body;
+    EXPECT_CALL(client, Create(Eq("/api/v1/namespaces/ns/events"), _))
+        .WillOnce(DoAll(SaveArg<1>(&body), Return(std::string("{}"))));
+    ASSERT_TRUE(rec.Event(ref, "Warning", "Fail\"ed", message).ok());
+    nlohmann::json involved = {{"apiVersion", "apps.kruise.io/v1alpha1"}, {"kind", "CloneSet"}, {"namespace", "ns"},
+                               {"name", "web"}, {"uid", "uid-1"}};
+    if (!rv.empty()) involved["resourceVersion"] = rv;
+    const nlohmann::json want = {
+        {"apiVersion", "v1"},
+        {"kind", "Event"},
+        {"metadata", {{"name", "web.17979cfe362a0000"}, {"namespace", "ns"}}},
+        {"involvedObject", involved},
+        {"type", "Warning"},
+        {"reason", "Fail\"ed"},
+        {"message", message},
+        {"count", 1},
+        {"firstTimestamp", "2023-11-14T22:13:20Z"},
+        {"lastTimestamp", "2023-11-14T22:13:20Z"},
+        {"source", {{"component", "cloneset-executor"}, {"host", "executor-0"}}},
+        {"reportingComponent", "cloneset-executor"},
+        {"reportingInstance", "executor-0"},
+    };
+    EXPECT_EQ(body, want.dump()) << "resourceVersion \"" << rv << "\"";
+  }
+}
+
 TEST(EventRecorderTest, DistinctKeysExpiredEventsAndErrors) {
   MockRestClient client;
   FakeClock clock(T0);
