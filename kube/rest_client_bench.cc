@@ -1,0 +1,132 @@
+// The client's own CPU per HTTP request on loopback (issue 16: the executor's CPU per pod during a rollout is
+// mostly its requests and its watch). A trivial cpp-httplib server in this process answers every request with a
+// fixed body (a ~2.5 KB pod for a PATCH, as the API server returns the written pod; a ~0.8 KB event for a POST);
+// the benchmark's "CPU" column is the calling thread's CPU time only, so it is the client's cost per request
+// (request building, syscalls, response parsing, the pool and the metrics) without the server's.
+// Run: build-*/bin/kube_rest_client_bench   (docs/performance.md, "The executor's requests and watch")
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "httplib.h"
+#include "kube/rest_client.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/registry.h"
+
+namespace cloneset::kube {
+namespace {
+
+std::string PodJson() {
+  nlohmann::json c = {{"name", "main"},
+                      {"image", "registry.local/app:v2"},
+                      {"ports", {{{"containerPort", 8080}, {"protocol", "TCP"}}}},
+                      {"resources", {{"requests", {{"cpu", "250m"}, {"memory", "256Mi"}}}}}};
+  nlohmann::json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "big-abcde"},
+        {"namespace", "default"},
+        {"uid", "0a1b2c3d-0000-4000-8000-000000000001"},
+        {"resourceVersion", "123456"},
+        {"labels", {{"app", "big"}, {"apps.kruise.io/cloneset-instance-id", "abcde"},
+                    {"controller-revision-hash", "big-7d9f8c"}}},
+        {"annotations", {{"apps.kruise.io/inplace-update-state", std::string(300, 'x')}}},
+        {"ownerReferences", {{{"apiVersion", "apps.kruise.io/v1alpha1"}, {"kind", "CloneSet"}, {"name", "big"},
+                              {"uid", "cs-uid"}, {"controller", true}, {"blockOwnerDeletion", true}}}}}},
+      {"spec", {{"containers", {c}}, {"nodeName", "node-1"}, {"readinessGates", {{{"conditionType", "InPlaceUpdateReady"}}}}}},
+      {"status",
+       {{"phase", "Running"},
+        {"podIP", "10.0.0.1"},
+        {"conditions", {{{"type", "Ready"}, {"status", "True"}}, {{"type", "InPlaceUpdateReady"}, {"status", "True"}}}},
+        {"containerStatuses", {{{"name", "main"}, {"ready", true}, {"restartCount", 1},
+                                {"image", "registry.local/app:v2"}, {"imageID", std::string(80, 'd')}}}}}}};
+  return pod.dump();
+}
+
+class Server {
+ public:
+  Server() : pod_(PodJson()), event_(std::string(800, 'e')) {
+    auto answer = [this](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(req.method == "POST" ? event_ : pod_, "application/json");
+    };
+    server_.set_tcp_nodelay(true);  // as the embedded cluster does: no delayed-ACK wait between headers and body
+    server_.set_keep_alive_max_count(100000);  // as the embedded cluster: one connection for the whole run
+    server_.Patch(".*", answer);
+    server_.Post(".*", answer);
+    server_.Get(".*", answer);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();
+  }
+  ~Server() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  const std::string pod_, event_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+ClientConfig Config(const Server& server) {
+  ClientConfig c;
+  c.server = server.url();
+  c.source = "bench";
+  return c;
+}
+
+// range(0) = 1: with the executor's metrics registry (a counter and a latency histogram per request).
+void BM_LoopbackPatch(benchmark::State& state) {
+  Server server;
+  prometheus::Registry registry;
+  RestClientOptions opts;
+  if (state.range(0) == 1) opts.registry = &registry;
+  auto client = NewHttpRestClient(Config(server), opts);
+  if (!client.ok()) {
+    state.SkipWithError(std::string(client.status().message()).c_str());
+    return;
+  }
+  const std::string body = R"({"metadata":{"resourceVersion":"123455"},"spec":{"containers":[{"name":"main",)"
+                           R"("image":"registry.local/app:v2"}]}})";
+  size_t bytes = 0;
+  for (auto _ : state) {
+    auto r = (*client)->Patch("/api/v1/namespaces/default/pods/big-abcde", PatchType::kStrategicMerge, body);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    bytes += r->size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_LoopbackPatch)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_LoopbackPost(benchmark::State& state) {
+  Server server;
+  auto client = NewHttpRestClient(Config(server), {});
+  if (!client.ok()) {
+    state.SkipWithError(std::string(client.status().message()).c_str());
+    return;
+  }
+  const std::string body(700, 'b');
+  for (auto _ : state) {
+    auto r = (*client)->Create("/api/v1/namespaces/default/events", body);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(r->size());
+  }
+}
+BENCHMARK(BM_LoopbackPost)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+}  // namespace cloneset::kube
+
+BENCHMARK_MAIN();
