@@ -10,7 +10,7 @@
 #include "agent/testing/fake_node_api.h"
 #include "agent/pull_manager.h"
 #include "agent/puller.h"
-#include "devcluster/clock.h"
+#include "base/clock.h"
 #include "devcluster/nodes/cri_server.h"
 #include "devcluster/nodes/images.h"
 #include "gmock/gmock.h"
@@ -33,7 +33,7 @@ class SimulatedCriTest : public ::testing::Test {
     policy_.fail_pulls = std::regex("broken");
     policy_.fail_pattern = "broken";
     images_ = std::make_unique<dn::ImageStore>("node-0", &policy_, &metrics_);
-    auto server = dn::CriServer::Start((dir_ / "cri.sock").string(), images_.get(), devcluster::RealClock::Get());
+    auto server = dn::CriServer::Start((dir_ / "cri.sock").string(), images_.get(), &base::RealClock::Get());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     cri_ = NewCriImageService("unix://" + server_->socket_path());

@@ -50,7 +50,7 @@ bool QueryBool(const ApiRequest& req, const std::string& name) {
 
 namespace {
 
-Clock::TimePoint Now(Store* s) { return s->clock()->Now(); }
+base::Clock::TimePoint Now(Store* s) { return s->clock()->ChronoNow(); }
 
 }  // namespace
 

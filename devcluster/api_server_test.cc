@@ -1,3 +1,4 @@
+#include "base/testing/fake_clock.h"
 #include "devcluster/api_server.h"
 
 #include <gtest/gtest.h>
@@ -30,7 +31,7 @@ class ApiServerTest : public ::testing::Test {
   }
   json Body(const ApiResponse& r) { return json::parse(r.body); }
 
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_};
   ApiServer api_{&store_, ApiServerOptions{.token = "secret", .server_address = "127.0.0.1:1"}};
 };

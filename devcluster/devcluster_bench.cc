@@ -59,7 +59,7 @@ long RssKb() {
 void BM_Rss100kPods(benchmark::State& state) {
   for (auto _ : state) {
     long before = RssKb();
-    auto store = std::make_unique<cd::Store>(cd::RealClock::Get());
+    auto store = std::make_unique<cd::Store>(&cloneset::base::RealClock::Get());
     for (int i = 0; i < 1000; ++i)
       (void)store->Create(cd::kNodes, {{"metadata", {{"name", absl::StrCat("devcluster-node-", i)}}},
                                        {"status", {{"capacity", {{"cpu", "8"}, {"memory", "32Gi"}, {"pods", "110"}}}}}});
@@ -78,7 +78,7 @@ void BM_Rss100kPods(benchmark::State& state) {
 BENCHMARK(BM_Rss100kPods)->Arg(100000)->Iterations(1)->Unit(benchmark::kSecond);
 
 void BM_StoreWrite(benchmark::State& state) {
-  cd::Store store(cd::RealClock::Get());
+  cd::Store store(&cloneset::base::RealClock::Get());
   (void)store.Create(cd::kPods, Pod(0));
   int64_t n = 0;
   for (auto _ : state) {
@@ -93,7 +93,7 @@ void BM_StoreWrite(benchmark::State& state) {
 BENCHMARK(BM_StoreWrite)->UseRealTime();
 
 struct Server {
-  cd::Store store{cd::RealClock::Get()};
+  cd::Store store{&cloneset::base::RealClock::Get()};
   cd::ApiServer api{&store, cd::ApiServerOptions{}};
   cd::HttpServer http{&api, &store, nullptr, Options()};
   static cd::HttpServerOptions Options() {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_split.h"
+#include "base/testing/fake_clock.h"
 #include "devcluster/api_server.h"
 
 namespace cd = cloneset::devcluster;
@@ -21,7 +22,7 @@ const char kCrd[] = R"({"metadata":{"name":"clonesets.apps.kruise.io"},"spec":{"
  {"name":"IMAGES","type":"string","jsonPath":".spec.template.spec.containers[*].image"}]}]}})";
 
 struct World {
-  cd::FakeClock clock;
+  cloneset::base::testing::FakeClock clock{cloneset::base::testing::FakeClock::k2026};
   cd::Store store{&clock, cd::StoreOptions{.watch_history = 64}};
   cd::ApiServer api{&store, cd::ApiServerOptions{}};
   World() { (void)store.Create(cd::kCustomResourceDefinitions, nlohmann::json::parse(kCrd)); }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/testing/fake_clock.h"
 #include "devcluster/api_server.h"
 #include "devcluster/codec.h"
 #include "devcluster/object_meta.h"
@@ -47,7 +48,7 @@ class FidelityTest : public ::testing::Test {
       "template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"main","image":"nginx:1"}]}}}})");
   }
 
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_};
   ApiServer api_{&store_, ApiServerOptions{.token = "", .server_address = "127.0.0.1:1"}};
 };

@@ -1,3 +1,4 @@
+#include "base/testing/fake_clock.h"
 #include "devcluster/garbage_collector.h"
 
 #include <gtest/gtest.h>
@@ -168,7 +169,7 @@ struct Cluster {
     return std::move(*w);
   }
 
-  FakeClock clock;
+  base::testing::FakeClock clock{base::testing::FakeClock::k2026};
   Store store{&clock};
 };
 

@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--listen: expected host:port, got \"", listen, "\"")));
   std::string host = listen.substr(0, colon);
 
-  cd::Clock* clock = cd::RealClock::Get();
+  cloneset::base::Clock* clock = &cloneset::base::RealClock::Get();
   cd::StoreOptions store_options;
   store_options.watch_history = static_cast<size_t>(std::max(10, absl::GetFlag(FLAGS_watch_history)));
   cd::Store store(clock, store_options);

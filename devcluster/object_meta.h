@@ -9,7 +9,7 @@
 
 #include "absl/random/random.h"
 #include "absl/status/status.h"
-#include "devcluster/clock.h"
+#include "base/clock.h"
 #include "devcluster/resources.h"
 #include "devcluster/schema.h"
 #include "devcluster/selectors.h"
@@ -18,9 +18,9 @@
 namespace cloneset::devcluster {
 
 // RFC 3339 UTC with second precision, as metadata timestamps are written: 2026-01-01T00:00:00Z.
-std::string FormatTimestamp(Clock::TimePoint t);
+std::string FormatTimestamp(base::Clock::TimePoint t);
 // Parses FormatTimestamp's output (and fractional/offset variants). False when unparsable.
-bool ParseTimestamp(std::string_view text, Clock::TimePoint* out);
+bool ParseTimestamp(std::string_view text, base::Clock::TimePoint* out);
 
 // Builds the index of a serialized object (labels, selectable fields, owners, finalizers) the store keeps beside
 // its compact JSON; the store and the WAL's replay make every StoredObject with it.

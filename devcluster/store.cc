@@ -76,7 +76,7 @@ struct Store::State {
   std::unordered_map<std::string, std::pair<std::string, std::string>> by_uid;  // uid -> (type id, key)
   std::unordered_map<std::string, std::set<std::pair<std::string, std::string>>> dependents;  // owner uid
   absl::BitGen gen;
-  Clock* clock = nullptr;
+  base::Clock* clock = nullptr;
   StoreOptions options;
   std::vector<std::pair<int, std::function<void(const std::string&)>>> commit_listeners;
   int next_listener_id = 1;
@@ -661,7 +661,7 @@ absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const s
   nlohmann::json j = old->Parse();
   if (opts.dry_run) return j;
   const std::string id = ts.type.Id();
-  auto now = clock->Now();
+  auto now = clock->ChronoNow();
   if (id == kPods) {
     int64_t grace = opts.grace_period_seconds.value_or(
         j["spec"].is_object() ? j["spec"].value("terminationGracePeriodSeconds", int64_t{30}) : 30);
@@ -740,7 +740,7 @@ absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const s
   return j;
 }
 
-Store::Store(Clock* clock, StoreOptions options)
+Store::Store(base::Clock* clock, StoreOptions options)
     : clock_(clock), options_(options), state_(std::make_unique<State>()) {
   state_->clock = clock;
   state_->options = options;
@@ -834,7 +834,7 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   if (ts.objects.count(Key(ns, name)))
     return absl::AlreadyExistsError(absl::StrCat(QualifiedName(type, name), " already exists"));
   meta["uid"] = NewUid(state_->gen);
-  meta["creationTimestamp"] = FormatTimestamp(clock_->Now());
+  meta["creationTimestamp"] = FormatTimestamp(clock_->ChronoNow());
   meta["generation"] = 1;
   for (const char* f : {"deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"}) meta.erase(f);
   if (meta.contains("finalizers") && meta["finalizers"].empty()) meta.erase("finalizers");
@@ -932,7 +932,7 @@ absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, st
     if (j["metadata"].value("deletionGracePeriodSeconds", int64_t{-1}) == 0) return absl::OkStatus();
     j["metadata"]["deletionGracePeriodSeconds"] = 0;
     if (!j["metadata"].contains("deletionTimestamp"))
-      j["metadata"]["deletionTimestamp"] = FormatTimestamp(state_->clock->Now());
+      j["metadata"]["deletionTimestamp"] = FormatTimestamp(state_->clock->ChronoNow());
     return state_->CommitLocked(**ts, EventType::kModified, j);
   }
   state_->RemoveLocked(**ts, it->first, 0);

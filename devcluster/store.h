@@ -37,7 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "devcluster/clock.h"
+#include "base/clock.h"
 #include "devcluster/resources.h"
 #include "devcluster/selectors.h"
 #include "devcluster/store_types.h"
@@ -163,7 +163,7 @@ struct StoreOptions {
 
 class Store {
  public:
-  explicit Store(Clock* clock, StoreOptions options = {});
+  explicit Store(base::Clock* clock, StoreOptions options = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -223,7 +223,7 @@ class Store {
   // waiting on the store. The callback must be quick and must not call into the store. Returns an id for Remove.
   int AddCommitListener(std::function<void(const std::string& resource)> fn);
   void RemoveCommitListener(int id);
-  Clock* clock() const { return clock_; }
+  base::Clock* clock() const { return clock_; }
   // Attaches the durability journal (after Restore). The namespaces the constructor creates are
   // not journaled: the WAL snapshots the initial state instead.
   void SetJournal(Journal* journal);
@@ -242,7 +242,7 @@ class Store {
   struct State;  // implementation detail (store.cc)
 
  private:
-  Clock* clock_;
+  base::Clock* clock_;
   StoreOptions options_;
   std::unique_ptr<State> state_;
 };

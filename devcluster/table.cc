@@ -16,7 +16,7 @@ using nlohmann::json;
 
 using namespace table_cells;  // NOLINT: Col, Str, Age, OrNone, the cells every printer is made of
 
-std::vector<json> BuiltinCells(const std::string& id, const json& o, Clock::TimePoint now) {
+std::vector<json> BuiltinCells(const std::string& id, const json& o, base::Clock::TimePoint now) {
   if (auto cells = WorkloadTableCells(id, o, now)) return std::move(*cells);
   const std::string name = Str(o, ".metadata.name");
   if (id == "pods") {
@@ -237,14 +237,14 @@ json TableColumns(const ResourceType& type) {
   return cols;
 }
 
-json TableRow(const ResourceType& type, const json& object, Clock::TimePoint now, bool include_object) {
+json TableRow(const ResourceType& type, const json& object, base::Clock::TimePoint now, bool include_object) {
   json cells = json::array();
   if (type.custom) {
     cells.push_back(Str(object, ".metadata.name"));
     for (const auto& c : type.printer_columns) {
       json v = EvaluateJsonPath(object, c.json_path);
       if (c.type == "date" && v.is_string()) {
-        Clock::TimePoint t;
+        base::Clock::TimePoint t;
         v = ParseTimestamp(v.get<std::string>(), &t)
                 ? json(HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - t)))
                 : v;
@@ -266,7 +266,7 @@ json TableRow(const ResourceType& type, const json& object, Clock::TimePoint now
   return row;
 }
 
-json BuildTable(const ResourceType& type, const std::vector<json>& objects, Clock::TimePoint now,
+json BuildTable(const ResourceType& type, const std::vector<json>& objects, base::Clock::TimePoint now,
                 const std::string& resource_version, const std::string& continue_token, bool include_object,
                 bool include_columns) {
   json table = {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", json::object()}};

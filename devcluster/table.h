@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "devcluster/clock.h"
+#include "base/clock.h"
 #include "devcluster/resources.h"
 
 namespace cloneset::devcluster {
@@ -20,11 +20,11 @@ nlohmann::json EvaluateJsonPath(const nlohmann::json& object, const std::string&
 nlohmann::json TableColumns(const ResourceType& type);
 // One row: cells plus rows[].object = PartialObjectMetadata (or the full object when
 // include_object), so kubectl's -L / --show-labels work.
-nlohmann::json TableRow(const ResourceType& type, const nlohmann::json& object, Clock::TimePoint now,
+nlohmann::json TableRow(const ResourceType& type, const nlohmann::json& object, base::Clock::TimePoint now,
                         bool include_object);
 // A Table of objects; resource_version/continue go into the Table's metadata.
 nlohmann::json BuildTable(const ResourceType& type, const std::vector<nlohmann::json>& objects,
-                          Clock::TimePoint now, const std::string& resource_version,
+                          base::Clock::TimePoint now, const std::string& resource_version,
                           const std::string& continue_token, bool include_object, bool include_columns = true);
 
 }  // namespace cloneset::devcluster

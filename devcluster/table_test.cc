@@ -1,3 +1,4 @@
+#include "base/testing/fake_clock.h"
 #include "devcluster/table.h"
 #include "devcluster/table_cells.h"
 
@@ -37,7 +38,7 @@ TEST(TableTest, CrdPrinterColumns) {
                        {"AGE", "date", ".metadata.creationTimestamp", 0, ""}};
   json o = json::parse(R"({"metadata":{"name":"vt","creationTimestamp":"2026-01-01T00:00:00Z","labels":{"app":"vt"}},
                            "spec":{"replicas":5}})");
-  auto now = FakeClock().Now() + seconds(182);
+  auto now = absl::ToChronoTime(base::testing::FakeClock::k2026) + seconds(182);
   json table = BuildTable(t, {o}, now, "42", "", false);
   EXPECT_EQ(table["metadata"]["resourceVersion"], "42");
   EXPECT_EQ(table["columnDefinitions"].size(), 4u);
@@ -55,7 +56,7 @@ TEST(TableTest, PodRow) {
      "spec":{"nodeName":"n1","containers":[{"name":"a"},{"name":"b"}]},
      "status":{"phase":"Running","podIP":"10.0.0.5","containerStatuses":[
         {"name":"a","ready":true,"restartCount":2},{"name":"b","ready":false,"restartCount":1,"state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}})");
-  json row = TableRow(t, pod, FakeClock().Now() + seconds(7), false);
+  json row = TableRow(t, pod, absl::ToChronoTime(base::testing::FakeClock::k2026) + seconds(7), false);
   EXPECT_EQ(row["cells"], json::parse(R"(["p","1/2","CrashLoopBackOff",3,"7s","10.0.0.5","n1","<none>","<none>"])"));
   EXPECT_EQ(TableColumns(t).size(), 9u);
 }

@@ -64,7 +64,7 @@ std::pair<std::string, std::string> Containers(const json& o) {
   return {absl::StrJoin(names, ","), absl::StrJoin(images, ",")};
 }
 
-std::vector<json> BindingCells(const json& o, Clock::TimePoint now) {
+std::vector<json> BindingCells(const json& o, base::Clock::TimePoint now) {
   std::vector<std::string> users, groups, accounts;
   const json& subjects = At(o, ".subjects");
   if (subjects.is_array())
@@ -144,7 +144,7 @@ std::optional<json> WorkloadTableColumns(const std::string& id) {
   return json(cols);
 }
 
-std::optional<std::vector<json>> WorkloadTableCells(const std::string& id, const json& o, Clock::TimePoint now) {
+std::optional<std::vector<json>> WorkloadTableCells(const std::string& id, const json& o, base::Clock::TimePoint now) {
   const std::string name = Str(o, ".metadata.name");
   if (id == "deployments.apps") {
     auto [containers, images] = Containers(o);

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "devcluster/clock.h"
+#include "base/clock.h"
 
 namespace cloneset::devcluster {
 
@@ -18,6 +18,6 @@ namespace cloneset::devcluster {
 std::optional<nlohmann::json> WorkloadTableColumns(const std::string& id);
 // The cells of one row, matching WorkloadTableColumns(id); nullopt for other ids.
 std::optional<std::vector<nlohmann::json>> WorkloadTableCells(const std::string& id, const nlohmann::json& object,
-                                                              Clock::TimePoint now);
+                                                              base::Clock::TimePoint now);
 
 }  // namespace cloneset::devcluster

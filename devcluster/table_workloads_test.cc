@@ -1,3 +1,4 @@
+#include "base/testing/fake_clock.h"
 #include "devcluster/table_workloads.h"
 
 #include <gtest/gtest.h>
@@ -58,7 +59,7 @@ TEST(WorkloadTableTest, RowsMatchKubectlPrinters) {
           "status":{"currentReplicas":2,"currentMetrics":[{"type":"Resource","resource":{"name":"cpu","current":{"averageUtilization":40}}}]}})",
        R"(["x","Deployment/planner","cpu: 40%/70%, memory: <unknown>/1Gi","2","6","2","65s"])"},
   };
-  const auto now = FakeClock().Now() + seconds(65);
+  const auto now = absl::ToChronoTime(base::testing::FakeClock::k2026) + seconds(65);
   for (const auto& c : cases) {
     json o = json::parse(c.object);
     o["metadata"] = {{"name", "x"}, {"creationTimestamp", "2026-01-01T00:00:00Z"}};
@@ -72,7 +73,8 @@ TEST(WorkloadTableTest, RowsMatchKubectlPrinters) {
 
 TEST(WorkloadTableTest, OtherKindsAreNotHandledHere) {
   EXPECT_FALSE(WorkloadTableColumns("pods").has_value());
-  EXPECT_FALSE(WorkloadTableCells("configmaps", json::object(), FakeClock().Now()).has_value());
+  EXPECT_FALSE(WorkloadTableCells("configmaps", json::object(), absl::ToChronoTime(base::testing::FakeClock::k2026))
+                   .has_value());
 }
 
 }  // namespace

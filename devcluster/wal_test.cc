@@ -1,3 +1,4 @@
+#include "base/testing/fake_clock.h"
 #include "devcluster/wal.h"
 
 #include <gtest/gtest.h>
@@ -22,7 +23,7 @@ class WalTest : public ::testing::Test {
     return {{"metadata", {{"name", name}, {"namespace", "default"}}}, {"data", {{"k", name}}}};
   }
   std::filesystem::path dir_;
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
 };
 
 TEST_F(WalTest, RestartServesSameObjectsAndResourceVersions) {

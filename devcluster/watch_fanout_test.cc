@@ -1,3 +1,4 @@
+#include "base/testing/fake_clock.h"
 #include "devcluster/watch_fanout.h"
 
 #include <gtest/gtest.h>
@@ -115,7 +116,7 @@ class WatchFanoutTest : public ::testing::Test {
   }
   std::string Rv() { return std::to_string(store_.CurrentResourceVersion()); }
 
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_, StoreOptions{.watch_history = 20}};
   ApiServer api_{&store_, ApiServerOptions{}};
 };
@@ -274,7 +275,7 @@ class SlowClientTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(SlowClientTest, DoesNotStallOthersAndLosesNothing) {
   const bool raw = GetParam();
-  FakeClock clock;
+  base::testing::FakeClock clock{base::testing::FakeClock::k2026};
   Store store(&clock, StoreOptions{.watch_history = 100000});
   ApiServer api(&store, ApiServerOptions{});
   WatchFanout fan(&api, &store, {.max_queued_bytes = 64 << 10, .writers = 1});
@@ -321,7 +322,7 @@ INSTANTIATE_TEST_SUITE_P(WriteModes, SlowClientTest, ::testing::Bool(),
 
 // Through the HTTP server: chunked framing a real client reads, selectors per watcher, a clean end on timeout.
 TEST(WatchOverHttpTest, ManyWatchersGetTheirEventsAndCleanEnds) {
-  FakeClock clock;
+  base::testing::FakeClock clock{base::testing::FakeClock::k2026};
   Store store(&clock);
   ApiServer api(&store, ApiServerOptions{});
   HttpServerOptions o;

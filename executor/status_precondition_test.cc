@@ -5,7 +5,7 @@
 // version (KruisePodReady's merged key list) still meets a 409 after the kubelet's write.
 #include <string>
 
-#include "devcluster/clock.h"
+#include "base/testing/fake_clock.h"
 #include "devcluster/patch.h"
 #include "devcluster/store.h"
 #include "gtest/gtest.h"
@@ -63,7 +63,7 @@ class StatusPreconditionTest : public ::testing::Test {
     return p;
   }
 
-  devcluster::FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   devcluster::Store store_{&clock_};
 };
 

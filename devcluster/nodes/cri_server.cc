@@ -39,13 +39,13 @@ class RuntimeImpl final : public v1::RuntimeService::Service {
 
 class ImageImpl final : public v1::ImageService::Service {
  public:
-  ImageImpl(ImageStore* images, Clock* clock) : images_(images), clock_(clock) {}
+  ImageImpl(ImageStore* images, base::Clock* clock) : images_(images), clock_(clock) {}
 
   grpc::Status ListImages(grpc::ServerContext*, const v1::ListImagesRequest* req,
                           v1::ListImagesResponse* resp) override {
     std::string filter = req->filter().image().image();
     std::string norm = filter.empty() ? "" : NormalizeImage(filter);
-    for (const auto& rec : images_->List(clock_->Now())) {
+    for (const auto& rec : images_->List(clock_->ChronoNow())) {
       if (!norm.empty() && rec.ref != norm && rec.id != filter) continue;
       FillImage(rec, resp->add_images());
     }
@@ -57,7 +57,7 @@ class ImageImpl final : public v1::ImageService::Service {
     if (req->image().image().empty()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "image.image: must not be empty");
     }
-    auto rec = images_->Status(req->image().image(), clock_->Now());
+    auto rec = images_->Status(req->image().image(), clock_->ChronoNow());
     // Like containerd: an absent image is a successful response without `image`.
     if (rec && rec->present) FillImage(*rec, resp->mutable_image());
     return grpc::Status::OK;
@@ -74,19 +74,19 @@ class ImageImpl final : public v1::ImageService::Service {
                                        .auth = req->auth().auth(),
                                        .server_address = req->auth().server_address()});
     }
-    ImageView view = images_->EnsurePull(image, clock_->Now());
+    ImageView view = images_->EnsurePull(image, clock_->ChronoNow());
     if (!view.error.ok()) return grpc::Status(grpc::StatusCode::UNKNOWN, std::string(view.error.message()));
-    auto status = images_->Status(image, clock_->Now());
+    auto status = images_->Status(image, clock_->ChronoNow());
     uint64_t generation = status ? status->pull_generation : 0;
     // Wait in short steps so a cancelled client (timeout) abandons the pull promptly.
-    while (!view.present && clock_->Now() < view.ready_at) {
+    while (!view.present && clock_->ChronoNow() < view.ready_at) {
       if (ctx->IsCancelled()) {
-        images_->CancelPull(image, generation, clock_->Now());
+        images_->CancelPull(image, generation, clock_->ChronoNow());
         return grpc::Status(grpc::StatusCode::CANCELLED, "pull cancelled by the client");
       }
-      clock_->SleepUntil(std::min(view.ready_at, clock_->Now() + std::chrono::milliseconds(20)));
+      clock_->SleepUntil(std::min(absl::FromChrono(view.ready_at), clock_->Now() + absl::Milliseconds(20)));
     }
-    auto done = images_->Status(image, clock_->Now());
+    auto done = images_->Status(image, clock_->ChronoNow());
     if (!done || !done->present) {
       return grpc::Status(grpc::StatusCode::ABORTED, absl::StrCat("pull of ", image, " was abandoned"));
     }
@@ -97,13 +97,13 @@ class ImageImpl final : public v1::ImageService::Service {
   grpc::Status RemoveImage(grpc::ServerContext*, const v1::RemoveImageRequest* req,
                            v1::RemoveImageResponse*) override {
     // Removing an absent image succeeds, as in the CRI contract (idempotent).
-    images_->Remove(req->image().image(), clock_->Now());
+    images_->Remove(req->image().image(), clock_->ChronoNow());
     return grpc::Status::OK;
   }
 
   grpc::Status ImageFsInfo(grpc::ServerContext*, const v1::ImageFsInfoRequest*,
                            v1::ImageFsInfoResponse* resp) override {
-    auto now = clock_->Now();
+    auto now = clock_->ChronoNow();
     uint64_t used = 0;
     auto list = images_->List(now);
     for (const auto& rec : list) used += rec.size;
@@ -117,7 +117,7 @@ class ImageImpl final : public v1::ImageService::Service {
 
  private:
   ImageStore* images_;
-  Clock* clock_;
+  base::Clock* clock_;
 };
 
 }  // namespace
@@ -125,7 +125,7 @@ class ImageImpl final : public v1::ImageService::Service {
 CriServer::~CriServer() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<CriServer>> CriServer::Start(const std::string& socket_path, ImageStore* images,
-                                                             Clock* clock) {
+                                                             base::Clock* clock) {
   if (socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return absl::InvalidArgumentError(absl::StrCat("CRI socket path \"", socket_path, "\" is longer than ",
                                                    sizeof(sockaddr_un{}.sun_path) - 1,

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "devcluster/clock.h"
+#include "base/clock.h"
 #include "devcluster/nodes/images.h"
 
 namespace grpc {
@@ -23,7 +23,7 @@ class CriServer {
   ~CriServer();
   // Listens on `socket_path` (parent directories are created; a stale socket file is replaced).
   static absl::StatusOr<std::unique_ptr<CriServer>> Start(const std::string& socket_path, ImageStore* images,
-                                                          Clock* clock);
+                                                          base::Clock* clock);
   void Stop();
   const std::string& socket_path() const { return socket_path_; }
 

@@ -1,4 +1,5 @@
 // The simulated CRI endpoint called with the generated runtime.v1 client over a temp unix socket.
+#include "base/testing/fake_clock.h"
 #include "devcluster/nodes/cri_server.h"
 
 #include <gtest/gtest.h>
@@ -64,7 +65,7 @@ class CriServerTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   prometheus::Registry registry_;
   CriMetrics metrics_{&registry_};
   ImagePolicy policy_;

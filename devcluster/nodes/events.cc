@@ -110,13 +110,13 @@ std::vector<PodEvent> KillingEvents(const json& pod) {
   return out;
 }
 
-EventRecorder::EventRecorder(Store* store, Clock* clock, size_t max_events)
+EventRecorder::EventRecorder(Store* store, base::Clock* clock, size_t max_events)
     : store_(store), clock_(clock), max_events_(max_events) {}
 
 void EventRecorder::Record(const json& pod, const PodEvent& event, const EventSource& source) {
   const json& meta = Get(pod, "metadata");
   const std::string ns = Str(meta, "namespace"), pod_name = Str(meta, "name"), uid = Str(meta, "uid");
-  const std::string now = FormatTimestamp(clock_->Now());
+  const std::string now = FormatTimestamp(clock_->ChronoNow());
   const std::string key =
       absl::StrCat(uid, "\n", event.field_path, "\n", event.type, "\n", event.reason, "\n", event.message, "\n",
                    source.component, "\n", source.host);
@@ -133,7 +133,7 @@ void EventRecorder::Record(const json& pod, const PodEvent& event, const EventSo
     by_key_.erase(it);
   }
   // kubelet names events <object>.<unix nanos in hex>; a sequence keeps names unique under a fake clock.
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_->Now().time_since_epoch()).count();
+  const auto nanos = absl::ToUnixNanos(clock_->Now());
   const std::string name = absl::StrFormat("%s.%x", pod_name, static_cast<uint64_t>(nanos) + sequence_++);
   json involved = {{"kind", "Pod"}, {"namespace", ns}, {"name", pod_name}, {"uid", uid}, {"apiVersion", "v1"},
                    {"resourceVersion", Str(meta, "resourceVersion")}};

@@ -46,7 +46,7 @@ struct EventSource {
 
 class EventRecorder {
  public:
-  EventRecorder(Store* store, Clock* clock, size_t max_events = 20000);
+  EventRecorder(Store* store, base::Clock* clock, size_t max_events = 20000);
   // Records `event` about `pod` (its metadata names the involved object). Write errors are counted, not fatal:
   // an event is best effort, as in Kubernetes.
   void Record(const nlohmann::json& pod, const PodEvent& event, const EventSource& source);
@@ -57,7 +57,7 @@ class EventRecorder {
     std::string ns, name;  // the Event object
   };
   Store* store_;
-  Clock* clock_;
+  base::Clock* clock_;
   size_t max_events_;
   uint64_t sequence_ = 0;
   uint64_t write_errors_ = 0;

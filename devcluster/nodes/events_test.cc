@@ -1,5 +1,6 @@
 // Events of the simulated kubelet and scheduler: the pure derivation from status transitions, the recorder's
 // aggregation and bound, and the story a pod's life writes through the simulator.
+#include "base/testing/fake_clock.h"
 #include "devcluster/nodes/events.h"
 
 #include <gtest/gtest.h>
@@ -89,7 +90,7 @@ class RecorderTest : public ::testing::Test {
     EXPECT_TRUE(list.ok());
     return list.ok() ? *list : std::vector<json>{};
   }
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_};
 };
 
@@ -139,7 +140,7 @@ TEST_F(RecorderTest, KeepsAtMostMaxEvents) {
 
 // A pod's life through the simulator: the events kubectl describe shows, in order, from the right sources.
 TEST(SimulatorEventsTest, PodStoryFromSchedulingToDeletion) {
-  FakeClock clock;
+  base::testing::FakeClock clock{base::testing::FakeClock::k2026};
   Store store(&clock);
   SimulatorConfig config;
   config.nodes = 1;

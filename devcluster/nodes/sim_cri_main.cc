@@ -18,8 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "base/signals.h"
-#include "devcluster/clock.h"
 #include "devcluster/nodes/cri_server.h"
 #include "devcluster/nodes/images.h"
 
@@ -32,7 +32,7 @@ ABSL_FLAG(absl::Duration, default_image_pull_time, absl::ZeroDuration(),
 
 namespace {
 
-using cloneset::devcluster::RealClock;
+using cloneset::base::RealClock;
 namespace nodes = cloneset::devcluster::nodes;
 
 absl::Status Run(const cloneset::base::StopSignals& signals) {
@@ -68,7 +68,7 @@ absl::Status Run(const cloneset::base::StopSignals& signals) {
   for (const std::string& n : names) {
     stores.push_back(std::make_unique<nodes::ImageStore>(n, &policy, &metrics));
     auto server = nodes::CriServer::Start(absl::StrCat(dir, "/", n, "/cri.sock"), stores.back().get(),
-                                          RealClock::Get());
+                                          &RealClock::Get());
     if (!server.ok()) return server.status();
     std::cout << "node " << n << " CRI on unix://" << (*server)->socket_path() << std::endl;
     servers.push_back(std::move(*server));

@@ -67,7 +67,7 @@ struct PodEntry {
 
 struct NodeSimulator::Impl {
   Store* store;
-  Clock* clock;
+  base::Clock* clock;
   SimulatorConfig config;
   std::unique_ptr<CriMetrics> metrics;
   std::unique_ptr<EventRecorder> events;  // null with --pod-events=false
@@ -515,7 +515,7 @@ struct NodeSimulator::Impl {
 
   void Run() {
     while (!stop) {
-      TimePoint now = clock->Now();
+      TimePoint now = clock->ChronoNow();
       int drained = 0;
       constexpr int kBatch = 4096;  // bound the latency of timers while a flood of events arrives
       while (drained < kBatch && Drain(pod_watch, kPods, std::chrono::milliseconds(0), now)) ++drained;
@@ -525,7 +525,7 @@ struct NodeSimulator::Impl {
       }
       while (Drain(pvc_watch, kPersistentVolumeClaims, std::chrono::milliseconds(0), now)) {
       }
-      now = clock->Now();
+      now = clock->ChronoNow();
       while (!timers.empty() && timers.top().first <= now) {
         auto [t, key] = timers.top();
         timers.pop();
@@ -547,15 +547,16 @@ struct NodeSimulator::Impl {
       // Sleep until the next deadline, an event, or the poll bound (the clock may be fake).
       std::chrono::milliseconds wait = config.poll_interval;
       if (!timers.empty()) {
-        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(timers.top().first - clock->Now());
+        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(timers.top().first - clock->ChronoNow());
         wait = std::clamp(until, std::chrono::milliseconds(0), wait);
       }
-      Drain(pod_watch, kPods, wait, clock->Now());
+      Drain(pod_watch, kPods, wait, clock->ChronoNow());
     }
   }
 };
 
-NodeSimulator::NodeSimulator(Store* store, Clock* clock, SimulatorConfig config) : impl_(std::make_unique<Impl>()) {
+NodeSimulator::NodeSimulator(Store* store, base::Clock* clock, SimulatorConfig config)
+    : impl_(std::make_unique<Impl>()) {
   impl_->store = store;
   impl_->clock = clock;
   impl_->config = std::move(config);
@@ -568,7 +569,7 @@ absl::Status NodeSimulator::Start() {
   if (s.config.nodes < 0) return absl::InvalidArgumentError("--nodes must not be negative");
   s.metrics = std::make_unique<CriMetrics>(s.config.registry);
   if (s.config.pod_events) s.events = std::make_unique<EventRecorder>(s.store, s.clock, s.config.max_events);
-  const std::string now_s = FormatTime(s.clock->Now());
+  const std::string now_s = FormatTime(s.clock->ChronoNow());
   s.nodes.resize(s.config.nodes);
   for (int i = 0; i < s.config.nodes; ++i) {
     auto node = MakeNode(i, s.config.shape, now_s);
@@ -597,7 +598,7 @@ absl::Status NodeSimulator::Start() {
       return existing.status();
     }
     n.ready = n.slot.ready = true;
-    n.last_heartbeat = s.clock->Now();
+    n.last_heartbeat = s.clock->ChronoNow();
     if (!s.config.run_dir.empty() && i < s.config.cri_socket_nodes) {
       auto cri = CriServer::Start(CriSocket(n.slot.name), n.images.get(), s.clock);
       if (!cri.ok()) return cri.status();
@@ -655,7 +656,7 @@ SimulatorStats NodeSimulator::Stats() const {
   return impl_->stats;
 }
 
-absl::StatusOr<std::unique_ptr<NodeSimulator>> StartNodeSimulator(Store& store, Clock& clock,
+absl::StatusOr<std::unique_ptr<NodeSimulator>> StartNodeSimulator(Store& store, base::Clock& clock,
                                                                   const SimulatorConfig& config) {
   auto sim = std::make_unique<NodeSimulator>(&store, &clock, config);
   if (auto st = sim->Start(); !st.ok()) return st;

@@ -36,7 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "devcluster/clock.h"
+#include "base/clock.h"
 #include "devcluster/nodes/images.h"
 #include "devcluster/nodes/kubelet.h"
 #include "devcluster/nodes/node_model.h"
@@ -84,7 +84,7 @@ struct SimulatorStats {
 
 class NodeSimulator {
  public:
-  NodeSimulator(Store* store, Clock* clock, SimulatorConfig config);
+  NodeSimulator(Store* store, base::Clock* clock, SimulatorConfig config);
   ~NodeSimulator();
   NodeSimulator(const NodeSimulator&) = delete;
   NodeSimulator& operator=(const NodeSimulator&) = delete;
@@ -107,7 +107,7 @@ class NodeSimulator {
 };
 
 // Convenience for the devcluster main: builds and starts a simulator.
-absl::StatusOr<std::unique_ptr<NodeSimulator>> StartNodeSimulator(Store& store, Clock& clock,
+absl::StatusOr<std::unique_ptr<NodeSimulator>> StartNodeSimulator(Store& store, base::Clock& clock,
                                                                   const SimulatorConfig& config);
 
 }  // namespace cloneset::devcluster::nodes

@@ -1,5 +1,6 @@
 // The simulator against the real in-process Store with a FakeClock: pods get scheduled, started and made ready
 // within the simulated delays; in-place image changes, graceful deletion, faults and PVC binding end to end.
+#include "base/testing/fake_clock.h"
 #include "devcluster/nodes/simulator.h"
 
 #include <gtest/gtest.h>
@@ -77,7 +78,7 @@ class SimulatorTest : public ::testing::Test {
   }
   void Settle() { std::this_thread::sleep_for(milliseconds(60)); }
 
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_};
   std::unique_ptr<NodeSimulator> sim_;
 };
