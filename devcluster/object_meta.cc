@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/image_ref.h"
 
 namespace cloneset::devcluster {
 namespace {
@@ -32,11 +33,11 @@ std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char
 
 }  // namespace
 
-std::string FormatTimestamp(base::Clock::TimePoint t) {
+std::string FormatTimestamp(Clock::TimePoint t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t), absl::UTCTimeZone());
 }
 
-bool ParseTimestamp(std::string_view text, base::Clock::TimePoint* out) {
+bool ParseTimestamp(std::string_view text, Clock::TimePoint* out) {
   absl::Time t;
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) return false;
@@ -156,10 +157,12 @@ void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
         if (!c.contains("terminationMessagePath")) c["terminationMessagePath"] = "/dev/termination-log";
         if (!c.contains("terminationMessagePolicy")) c["terminationMessagePolicy"] = "File";
         if (!c.contains("imagePullPolicy") && c.contains("image") && c["image"].is_string()) {
-          std::string image = c["image"];
-          bool latest = image.find(':') == std::string::npos || absl::EndsWith(image, ":latest");
-          if (image.find('@') != std::string::npos) latest = false;
-          c["imagePullPolicy"] = latest ? "Always" : "IfNotPresent";
+          // kube-apiserver's SetDefaults_Container: Always when the tag its reference parser reads is "latest",
+          // written or implied (no tag and no digest), else IfNotPresent. The tree's one reference parser
+          // (common/image_ref.h) reads it: a ':' of a registry port ("registry:5000/app") is not a tag.
+          std::string ref = common::NormalizeImage(c["image"].get<std::string>());
+          if (const size_t at = ref.find('@'); at != std::string::npos) ref.resize(at);
+          c["imagePullPolicy"] = absl::EndsWith(ref, ":latest") ? "Always" : "IfNotPresent";
         }
       }
     }

@@ -1,4 +1,3 @@
-#include "base/testing/fake_clock.h"
 #include "devcluster/store.h"
 
 #include <gtest/gtest.h>
@@ -35,7 +34,7 @@ json CloneSetCrd() {
 
 class StoreTest : public ::testing::Test {
  protected:
-  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
+  FakeClock clock_;
   Store store_{&clock_};
 };
 
@@ -435,6 +434,31 @@ TEST_F(StoreTest, NamespaceDeletionRemovesContents) {
   ASSERT_TRUE(store_.Delete(kNamespaces, "", "team").ok());
   EXPECT_FALSE(store_.Get(kConfigMaps, "team", "x").ok());
   EXPECT_EQ(store_.Create(kConfigMaps, cm).status().code(), absl::StatusCode::kNotFound);
+}
+
+// kube-apiserver defaults imagePullPolicy from the tag its image reference parser reads (SetDefaults_Container):
+// Always for "latest", written or implied, IfNotPresent for another tag or a digest alone. The ':' of a registry's
+// port is no tag: "registry:5000/app" is app:latest (this said IfNotPresent before).
+TEST_F(StoreTest, ImagePullPolicyDefaultsFromTheImageTag) {
+  const std::string digest = "@sha256:" + std::string(64, 'a');
+  const std::pair<std::string, std::string> cases[] = {
+      {"busybox", "Always"},
+      {"busybox:latest", "Always"},
+      {"busybox:1.36", "IfNotPresent"},
+      {"registry:5000/app", "Always"},
+      {"registry:5000/app:v2", "IfNotPresent"},
+      {"localhost:5000/team/app:latest", "Always"},
+      {"busybox" + digest, "IfNotPresent"},
+      {"busybox:latest" + digest, "Always"},
+  };
+  int i = 0;
+  for (const auto& [image, want] : cases) {
+    json pod = Pod("pull-" + std::to_string(i++));
+    pod["spec"]["containers"][0]["image"] = image;
+    auto created = store_.Create(kPods, pod);
+    ASSERT_TRUE(created.ok()) << image << ": " << created.status();
+    EXPECT_EQ((*created)["spec"]["containers"][0]["imagePullPolicy"], want) << image;
+  }
 }
 
 }  // namespace
