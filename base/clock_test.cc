@@ -42,6 +42,18 @@ TEST(FakeClockTest, SleepUntilWakesWhenTimePassesTheDeadline) {
   EXPECT_EQ(clock.waiters(), 0);
 }
 
+// AwaitWaiters: true once a thread waits on the clock; false when none does within the bound (a test's assertion
+// that code waits on the injected clock fails instead of hanging).
+TEST(FakeClockTest, AwaitWaitersTellsWhetherAThreadWaits) {
+  FakeClock clock;
+  EXPECT_FALSE(clock.AwaitWaiters(1, absl::Milliseconds(10)));
+  std::thread sleeper([&] { clock.SleepFor(absl::Seconds(1)); });
+  EXPECT_TRUE(clock.AwaitWaiters(1, absl::Seconds(30)));
+  clock.Advance(absl::Seconds(1));
+  sleeper.join();
+  EXPECT_EQ(clock.waiters(), 0);
+}
+
 // A wait with a deadline ends when the condition holds (true) or when the clock passes the deadline (false), and
 // not before: rows are (advance before the condition is set, set the condition, want).
 TEST(FakeClockTest, AwaitWithDeadlineTable) {
