@@ -57,6 +57,14 @@ namespace {
 // Equal names stay in request order (duplicates are then adjacent, first occurrence first).
 std::vector<int> PodsByName(const std::vector<std::string_view>& names) {
   const int n = static_cast<int>(names.size());
+  std::vector<int> order(n);
+  // The executor sends its pods in name order: comparing neighbours (a memcmp each) answers that, without the
+  // common prefix and packed keys below (perf: PodsByName was a few percent of an idle 10^5-pod plan).
+  // Non-decreasing names are also the order the keys give: equal names keep their request order.
+  if (std::is_sorted(names.begin(), names.end())) {
+    for (int i = 0; i < n; ++i) order[i] = i;
+    return order;
+  }
   size_t common = std::string_view::npos;
   for (int i = 0; i < n; ++i) {
     if (common == std::string_view::npos) {
@@ -87,9 +95,7 @@ std::vector<int> PodsByName(const std::vector<std::string_view>& names) {
     const int by_name = names[a.index].compare(names[b.index]);
     return by_name != 0 ? by_name < 0 : a.index < b.index;
   };
-  if (std::is_sorted(keys.begin(), keys.end(), before)) {
-    // The executor sends its pods in name order: nothing to do.
-  } else if (keys.size() < 256) {
+  if (keys.size() < 256) {
     std::sort(keys.begin(), keys.end(), before);
   } else {
     // A stable radix sort by the packed prefix, a byte a pass (a byte that every key has alike, as the padding
@@ -115,7 +121,6 @@ std::vector<int> PodsByName(const std::vector<std::string_view>& names) {
       run = end;
     }
   }
-  std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = keys[i].index;
   return order;
 }
