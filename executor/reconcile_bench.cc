@@ -14,6 +14,8 @@
 //    (the request's bytes), BM_ParseRequest (the planner side parsing them onto an arena), BM_PlanInProcess (the
 //    plan itself) and BM_PlanWire (the whole planner call: serialize, parse, plan, the response back). Apply's
 //    share until the first write is what BM_ReconcileUntilFirstWrite adds to BM_Snapshot and BM_PlanWire.
+//  * BM_ApplyPrepExpandWhole / BM_ApplyPrepFirstStage: Apply's work on the mid-rollout plan before its first write,
+//    the plan expanded and scheduled whole (before) against the applier's first stage over the batched plan.
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -35,6 +37,8 @@
 #include "kube/rest_client.h"
 #include "nlohmann/json.hpp"
 #include "planner/bench/rollout_snapshot.h"
+#include "planapi/in_place_batches.h"
+#include "planapi/plan_schedule.h"
 #include "planner/plan.h"
 
 // The allocator options of the cloneset-executor binary's neighbour, the planner (planner/service/main.cc), so the
@@ -476,6 +480,43 @@ void BM_ParseRequest(benchmark::State& state) {
   }
 }
 
+// What Apply did with the mid-rollout plan before its first write, the two ways: the plan expanded whole (every
+// in-place batch built into per-pod actions) and scheduled whole before anything was written (what the executor
+// did before the applier expanded batches as it writes, planapi/applier.h), against the applier's way now: its
+// first stage found over the batched plan and only the first action built. The plan is the one the planner
+// answers the reconcile's request with (batches accepted), copied per iteration in both cases.
+absl::StatusOr<pb::PlanResponse> MidRolloutPlan(Scenario& s) {
+  const PlanSnapshot snapshot = Snapshot(s);
+  return planner::Plan(snapshot.request);
+}
+
+void BM_ApplyPrepExpandWhole(benchmark::State& state) {
+  Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), false);
+  auto plan = MidRolloutPlan(s);
+  if (!plan.ok()) return state.SkipWithError(plan.status().ToString().c_str());
+  for (auto _ : state) {
+    pb::PlanResponse copy = *plan;
+    planapi::ExpandInPlaceBatches(&copy);
+    std::vector<planapi::PlanStage> stages = planapi::SchedulePlan(copy);
+    benchmark::DoNotOptimize(stages);
+  }
+  state.counters["actions"] = static_cast<double>(planapi::ExpandedActionOrder(*plan).size());
+}
+
+void BM_ApplyPrepFirstStage(benchmark::State& state) {
+  Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), false);
+  auto plan = MidRolloutPlan(s);
+  if (!plan.ok()) return state.SkipWithError(plan.status().ToString().c_str());
+  for (auto _ : state) {
+    pb::PlanResponse copy = *plan;
+    planapi::PlanStages stages(copy);
+    planapi::PlanStage first;
+    if (!stages.Next(&first)) return state.SkipWithError("the plan has no action");
+    pb::Action scratch;
+    benchmark::DoNotOptimize(stages.Action(first.groups[0][0], &scratch));
+  }
+}
+
 // Args: pods, idle (1) or mid-rollout (0).
 void Sizes(benchmark::internal::Benchmark* b) {
   for (int idle : {1, 0}) {
@@ -492,6 +533,8 @@ BENCHMARK(BM_Serialize)->Apply(Sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanInProcess)->Apply(Sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseRequest)->Apply(Sizes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanWire)->Apply(Sizes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ApplyPrepExpandWhole)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ApplyPrepFirstStage)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace cloneset::executor
