@@ -319,7 +319,7 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
     case pb::Action::kUpdateRevision:
     case pb::Action::kPatchCloneSet:
       return PatchFromAction(st, action);
-    case pb::Action::kStartInPlaceUpdates:  // planapi::RequestPlan expands every batch before a plan is applied
+    case pb::Action::kStartInPlaceUpdates:  // the applier writes a batch as its per-pod actions (planapi/applier.h)
       return absl::InternalError("StartInPlaceUpdates reached Apply without being expanded");
     case pb::Action::KIND_NOT_SET:
       break;

@@ -91,9 +91,9 @@ struct ReconcilerDeps {
   // PlanRequest.pods, for a planner older than the table.
   bool planner_pod_table = true;
   // Set PlanRequest.accept_in_place_batches: the planner may start runs of in-place updates as one
-  // StartInPlaceUpdates action (a seventh of the bytes); planapi::RequestPlan expands them into the per-pod actions
-  // before anything reads the plan, so the writes are the same either way. A planner that predates batches
-  // ignores it.
+  // StartInPlaceUpdates action (a seventh of the bytes); the plan applier writes a batch as the per-pod actions it
+  // expands to, building each as it is written (planapi/applier.h), so the writes are the same either way. A
+  // planner that predates batches ignores it.
   bool planner_in_place_batches = true;
   // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
   // the years 1678-2262): that request, and every such one after it, carries `pods` instead; and when a planner
