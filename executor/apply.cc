@@ -12,6 +12,7 @@
 #include "kube/api_status.h"
 #include "kube/watch_stream.h"
 #include "nlohmann/json.hpp"
+#include "planapi/pod_table.h"
 #include "snapshot/patch.h"
 #include "snapshot/snapshot.h"
 
@@ -24,12 +25,45 @@ struct Reconciler::ApplyState {
   const pb::CloneSet& cs;
   const pb::PlanRequest& req;
   const std::string& ns;
-  // The snapshot's pods by name, built before any group runs (read-only afterwards).
-  absl::flat_hash_map<std::string_view, const pb::Pod*> pods_by_name;
-  const pb::Pod* SnapshotPod(const std::string& name) const {
-    auto it = pods_by_name.find(name);
-    return it == pods_by_name.end() ? nullptr : it->second;
+  const PlanSnapshot& snapshot;
+  // The snapshot's pod `name` (null: not in it), found when a write first needs one: most plans need none, and a
+  // rollout's status writes a few. When the pods are only in the request's table (the executor's cache keeps rows,
+  // not pods), the pod is materialized from its row, and only that one.
+  const pb::Pod* SnapshotPod(const std::string& name) {
+    absl::MutexLock l(&pods_mu);
+    if (!pods_indexed) {
+      pods_indexed = true;
+      if (req.pods_size() == 0 && snapshot.table_pods.empty() && req.has_pod_table()) {
+        if (auto view = planapi::PodTableView::Open(req.pod_table()); view.ok()) table = *std::move(view);
+      } else {
+        for (const pb::Pod* p : snapshot.Pods()) pods_by_name.emplace(p->metadata().name(), p);
+      }
+    }
+    if (table == nullptr) {
+      auto it = pods_by_name.find(name);
+      return it == pods_by_name.end() ? nullptr : it->second;
+    }
+    // The table's rows are in name order (planapi/request.h).
+    uint32_t lo = 0, hi = table->size();
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (table->name(mid) < name) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo == table->size() || table->name(lo) != name) return nullptr;
+    const pb::Pod*& pod = materialized[lo];
+    if (pod == nullptr) pod = table->Materialize(lo, &arena);
+    return pod;
   }
+  absl::Mutex pods_mu;
+  bool pods_indexed ABSL_GUARDED_BY(pods_mu) = false;
+  absl::flat_hash_map<std::string_view, const pb::Pod*> pods_by_name ABSL_GUARDED_BY(pods_mu);
+  std::unique_ptr<planapi::PodTableView> table ABSL_GUARDED_BY(pods_mu);
+  absl::flat_hash_map<uint32_t, const pb::Pod*> materialized ABSL_GUARDED_BY(pods_mu);
+  google::protobuf::Arena arena;  // the materialized pods
   absl::Mutex mu;  // groups of a stage run concurrently (planapi/plan_schedule.h)
   // Pods whose status we wrote earlier in this plan, with metadata and spec still as in the snapshot -> the
   // version our write returned.
@@ -106,10 +140,7 @@ void Reconciler::ReReadAfterConflict(const std::string& key, ObjectKind kind, co
 
 ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const PlanSnapshot& snapshot,
                                   const pb::PlanResponse& plan) {
-  ApplyState st{key, cs, snapshot.request, cs.metadata().namespace_()};
-  const std::vector<const pb::Pod*> pods = snapshot.Pods();
-  st.pods_by_name.reserve(pods.size());
-  for (const pb::Pod* p : pods) st.pods_by_name.emplace(p->metadata().name(), p);
+  ApplyState st{key, cs, snapshot.request, cs.metadata().namespace_(), snapshot};
   RestPlanWriter writer(*this, st);
   const planapi::ApplyResult applied =
       planapi::PlanApplier({.parallelism = d_.apply_parallelism}).Apply(cs, plan, writer, d_.clock->Now());

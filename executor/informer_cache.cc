@@ -65,23 +65,8 @@ InformerCache::InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Du
   clonesets_ = std::make_unique<kube::Informer<pb::CloneSet>>(
       client, cs_opts, [](std::string_view j) { return snapshot::CloneSetFromJson(j); }, cs_handlers);
   // The row index first, then the CloneSet's key: a reconcile that the event starts finds the pod's new row.
-  kube::Informer<pb::Pod>::Handlers pod_handlers = OwnerHandlers<pb::Pod>(enqueue_);
-  pod_handlers.on_add = [this, notify = pod_handlers.on_add](const auto& p) {
-    pod_rows_.Upsert(p);
-    notify(p);
-  };
-  pod_handlers.on_update = [this, notify = pod_handlers.on_update](const auto& o, const auto& n) {
-    pod_rows_.Upsert(n);
-    notify(o, n);
-  };
-  pod_handlers.on_delete = [this, notify = pod_handlers.on_delete](const auto& p) {
-    pod_rows_.Remove(*p);
-    notify(p);
-  };
-  pods_ = std::make_unique<kube::Informer<pb::Pod>>(
-      client, kube::InformerOptions{.path = "/api/v1/pods"},
-      [](std::string_view j) { return snapshot::PodFromJson(j); }, std::move(pod_handlers),
-      [](const pb::Pod& p) { return OwnerUids(p.metadata()); });
+  pods_ = std::make_unique<PodRowInformer>(client, kube::InformerOptions{.path = "/api/v1/pods"}, pod_rows_,
+                                           enqueue_);
   pvcs_ = std::make_unique<kube::Informer<pb::PersistentVolumeClaim>>(
       client, kube::InformerOptions{.path = "/api/v1/persistentvolumeclaims"},
       [](std::string_view j) { return snapshot::PvcFromJson(j); },
@@ -139,7 +124,7 @@ std::shared_ptr<const pb::CloneSet> InformerCache::GetCloneSet(const std::string
 
 std::vector<pb::Pod> InformerCache::PodsOwnedBy(const std::string& ns, const std::string& uid) {
   std::vector<pb::Pod> out;
-  for (const auto& p : pod_rows_.Owned(ns, uid, false).pods) out.push_back(*p);
+  for (const auto& p : pod_rows_.Owned(ns, uid, false).pods) out.push_back(*p);  // materialized from the rows
   return out;
 }
 planapi::SnapshotPods InformerCache::PodSnapshot(const std::string& ns, const std::string& uid, bool with_table) {

@@ -1,6 +1,6 @@
 // ClusterCache over kube::Informer: CloneSets, pods, PVCs and ControllerRevisions (cluster-wide list+watch),
-// decoded straight into planner protos (snapshot/snapshot.h), pods/PVCs/revisions indexed by owner uid, pods also
-// with their pod-table rows (pod_rows.h). Event handlers map every change to the owning CloneSet's key
+// decoded straight into planner protos (snapshot/snapshot.h), PVCs/revisions indexed by owner uid, and pods kept
+// only as their pod-table rows, by owner uid (pod_rows.h). Event handlers map every change to the owning CloneSet's key
 // ("ns/name") and hand it to `enqueue`.
 //
 // Nodes are cached too (name and labels only) for the spread ranker of scale-in (semantics §4.6). They are
@@ -45,17 +45,20 @@ class InformerCache final : public ClusterCache {
   absl::Status NodesError() const;
 
   std::vector<std::string> CloneSetKeys() const;
-  size_t pods() const { return pods_->size(); }
+  size_t pods() const { return pod_rows_.size(); }
   const PodRowIndex& pod_rows() const { return pod_rows_; }
+  // Pods the watch delivered that could not be decoded (skipped, not cached), and why the last one was.
+  int pod_decode_errors() const { return pods_->decode_errors(); }
+  absl::Status last_pod_decode_error() const { return pods_->last_decode_error(); }
 
  private:
   kube::RestClient& client_;
   Enqueue enqueue_;
-  // The pods again, by owner and with their table rows; updated by the pod informer's handlers before they
-  // enqueue, and what Lookup reads pods from (pod_rows.h).
+  // The pods, as their table rows only, by owner: updated by the pod watch before it enqueues, and what Lookup and
+  // the snapshots read pods from (pod_rows.h).
   PodRowIndex pod_rows_;
   std::unique_ptr<kube::Informer<pb::CloneSet>> clonesets_;
-  std::unique_ptr<kube::Informer<pb::Pod>> pods_;
+  std::unique_ptr<PodRowInformer> pods_;
   std::unique_ptr<kube::Informer<pb::PersistentVolumeClaim>> pvcs_;
   std::unique_ptr<kube::Informer<pb::ControllerRevision>> revisions_;
   std::unique_ptr<kube::Informer<pb::Node>> nodes_;

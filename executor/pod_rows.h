@@ -1,22 +1,29 @@
-// The executor's pods by owner, each with its pod-table row (planapi/pod_table.h, PodRow), kept up to date by the
-// pod informer's events: a reconcile takes a CloneSet's pods already sorted by name and assembles their table from
-// the rows, instead of copying every pod out of the cache, sorting and encoding them again
-// (docs/performance.md "Executor reconcile at 100 000 pods").
+// The executor's pod cache: every pod as its pod-table row (planapi/pod_table.h, PodRow) and nothing else, indexed
+// by owner and kept up to date by the pod watch. A reconcile assembles a CloneSet's table from the rows of its pods,
+// already in name order, instead of copying every pod out of a cache, sorting and encoding them again; the few pods
+// that Apply and validation read as objects are materialized from the table (docs/performance.md "Executor
+// reconcile at 100 000 pods" and "Memory and startup at 100 000 pods").
 //
 // The expectations gate reads the pods through Lookup, from here too: a reconcile whose gate saw a pod also finds
-// it in its snapshot (the informer updates its own map before its event handlers run, and this index is updated
-// by them).
+// it in its snapshot. The watch's handler updates the index before it enqueues the owners' keys.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "executor/expectations.h"
+#include "kube/informer.h"
 #include "planapi/pod_table.h"
 #include "planapi/request.h"
 
@@ -26,14 +33,28 @@ namespace pb = ::cloneset::planner::v1;
 
 class PodRowIndex {
  public:
-  // Files `pod` under the uid of each of its owners ("ns/uid"), replacing what the index held for its key
-  // ("ns/name"); its row is encoded now. The same object again (a resync) changes nothing.
-  void Upsert(const std::shared_ptr<const pb::Pod>& pod);
-  void Remove(const pb::Pod& pod);
+  // The keys ("ns/name") of the CloneSets an event concerns, in the order the handlers enqueue them: the new
+  // object's CloneSet owners, then the old one's (a released pod tells its former owner too).
+  using OwnerKeys = std::vector<std::string>;
+
+  // Files `pod` (its row, encoded now) under the uid of each of its owners ("ns/uid"), replacing what the index
+  // held for its key ("ns/name"). `keys`, when not null, receives the CloneSet owners to tell.
+  void Upsert(const pb::Pod& pod, OwnerKeys* keys = nullptr);
+  void Remove(std::string_view ns, std::string_view name, OwnerKeys* keys = nullptr);
+  // The pod's resourceVersion, or "" when the index does not hold it.
+  std::string ResourceVersion(std::string_view ns, std::string_view name) const;
+  // The CloneSet owners of every pod (a resync tells each owner once per pod).
+  void AllOwnerKeys(OwnerKeys* keys) const;
+  // A full LIST replaces the cache: Mark starts it, every listed pod is upserted or kept (KeepIfUnchanged: held
+  // at `resource_version` already, nothing to encode and no one to tell), and RemoveUnmarked removes the others.
+  uint64_t Mark();
+  bool KeepIfUnchanged(std::string_view ns, std::string_view name, std::string_view resource_version);
+  void RemoveUnmarked(uint64_t since, OwnerKeys* keys);
 
   Observed Lookup(const std::string& ns, const std::string& name) const;
-  // The pods owned by `ns`/`owner_uid`, sorted by name, and with `with_table` their pod table, assembled from
-  // the rows (the bytes planapi::EncodePodTable gives for the same pods).
+  // The pods owned by `ns`/`owner_uid` in name order. With `with_table`, their pod table (the bytes
+  // planapi::EncodePodTable gives for the same pods) and no pod objects; without, or when a pod's row cannot go into
+  // a table (a timestamp the table cannot carry), the pods, materialized from the rows.
   planapi::SnapshotPods Owned(const std::string& ns, const std::string& owner_uid, bool with_table) const;
 
   size_t size() const;
@@ -42,16 +63,59 @@ class PodRowIndex {
 
  private:
   struct Entry {
-    std::shared_ptr<const pb::Pod> pod;
     planapi::PodRow row;
-    std::vector<std::string> owners;  // "ns/uid" of each owner reference
+    // Only for a pod whose row has an error (a timestamp the table cannot carry): the pod as decoded, which a
+    // snapshot then sends as an object.
+    std::unique_ptr<const pb::Pod> unencodable;
+    bool deleting = false;
+    uint64_t mark = 0;  // the Mark counter when last upserted
   };
-  void UnfileLocked(const std::string& name, Entry& e);
+  using OwnerKey = uint64_t;  // (namespace pool number << 32) | owner uid pool number
+  void UnfileLocked(const Entry& e);
+  void OwnerKeysLocked(const Entry& e, OwnerKeys* keys) const;
+  std::shared_ptr<const pb::Pod> PodLocked(const Entry& e) const;
 
   mutable std::shared_mutex mu_;
   planapi::StringPool pool_;
+  uint64_t mark_ = 0;
   std::unordered_map<std::string, Entry> entries_;  // "ns/name"; nodes do not move (by_owner_ points at them)
-  std::unordered_map<std::string, std::map<std::string, const Entry*>> by_owner_;  // "ns/uid" -> name -> entry
+  // owner -> pod name (a view of the row's name) -> entry
+  std::unordered_map<OwnerKey, std::map<std::string_view, const Entry*>> by_owner_;
+};
+
+// The pod informer over a PodRowIndex: a list+watch whose pods are decoded (snapshot::PodFromJson), encoded into
+// their rows and dropped. The owners' keys go to `enqueue` after the index has the change; a LIST's go once it is
+// whole (kube::Informer's order). Pods that cannot be decoded are skipped and counted, as kube::Informer does.
+class PodRowInformer final : private kube::ListWatch::Sink {
+ public:
+  using Enqueue = std::function<void(const std::string& key)>;
+  PodRowInformer(kube::RestClient& client, kube::InformerOptions options, PodRowIndex& index, Enqueue enqueue);
+  ~PodRowInformer() override;
+  void Start() { lw_.Start(); }
+  void Stop() { lw_.Stop(); }
+  bool HasSynced() const { return lw_.HasSynced(); }
+  const kube::ListWatch& list_watch() const { return lw_; }
+  int decode_errors() const { return decode_errors_.load(); }
+  // Why the last pod that could not be decoded was skipped (the error names the field).
+  absl::Status last_decode_error() const;
+
+ private:
+  void BeginReplace() override;
+  void ReplaceItem(const kube::ObjectMeta& meta, std::string_view json) override;
+  void EndReplace() override;
+  void Apply(const kube::WatchEvent& event) override;
+  void Resync() override;
+  void Tell(const PodRowIndex::OwnerKeys& keys);
+  bool Decode(std::string_view json, pb::Pod* pod);
+
+  PodRowIndex& index_;
+  Enqueue enqueue_;
+  std::atomic<int> decode_errors_{0};
+  mutable std::mutex error_mu_;
+  absl::Status last_decode_error_;
+  uint64_t replace_mark_ = 0;          // informer thread only
+  PodRowIndex::OwnerKeys replace_keys_;  // informer thread only
+  kube::ListWatch lw_;  // last: its thread must stop before the members above go
 };
 
 }  // namespace cloneset::executor

@@ -21,10 +21,12 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "executor/informer_cache.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "kube/rest_client.h"
 #include "kube/testing/fake_apiserver.h"
 #include "planapi/pod_table.h"
+#include "snapshot/snapshot.h"
 
 namespace cloneset::executor {
 namespace {
@@ -107,8 +109,18 @@ class PodMaker {
   std::mt19937_64 rng_;
 };
 
-// What the index must give for `owner`: its pods (by name) and their table encoded from scratch.
+// What the index must give for `owner`: no pod objects, and the table encoded from scratch from its pods (by name);
+// the pods materialized from that table, and the pods the index gives without a table, equal to them.
 using PodsByName = std::map<std::string, std::shared_ptr<const pb::Pod>>;
+
+void ExpectSamePods(const std::vector<std::shared_ptr<const pb::Pod>>& got, const std::vector<const pb::Pod*>& want,
+                    const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*got[i], *want[i]))
+        << what << " pod " << i << "\ngot:  " << got[i]->ShortDebugString() << "\nwant: " << want[i]->ShortDebugString();
+  }
+}
 
 void ExpectSameAsFromScratch(const PodRowIndex& index, const PodsByName& pods, const std::string& owner, int step) {
   std::vector<const pb::Pod*> owned;
@@ -120,21 +132,24 @@ void ExpectSameAsFromScratch(const PodRowIndex& index, const PodsByName& pods, c
       }
     }
   }
+  const std::string what = absl::StrCat("step ", step, " owner ", owner);
   const planapi::SnapshotPods got = index.Owned("ns", owner, true);
-  ASSERT_EQ(got.pods.size(), owned.size()) << "step " << step << " owner " << owner;
-  for (size_t i = 0; i < owned.size(); ++i) {
-    ASSERT_EQ(got.pods[i].get(), owned[i]) << "step " << step << " owner " << owner << " pod " << i;
-  }
   const absl::StatusOr<pb::PodTable> want = planapi::EncodePodTable(owned);
   ASSERT_TRUE(got.table.has_value());
   ASSERT_EQ(got.table->ok(), want.ok()) << "step " << step << ": " << got.table->status() << " vs " << want.status();
+  ExpectSamePods(index.Owned("ns", owner, false).pods, owned, what + " without a table");
   if (!want.ok()) {
     EXPECT_EQ(got.table->status(), want.status()) << "step " << step;
+    ExpectSamePods(got.pods, owned, what + " (sent as objects)");
     return;
   }
+  EXPECT_TRUE(got.pods.empty()) << what << ": the cache keeps rows, not pods";
   EXPECT_EQ((*got.table)->SerializeAsString(), want->SerializeAsString())
-      << "step " << step << " owner " << owner << "\nincremental: " << (*got.table)->ShortDebugString()
+      << what << "\nincremental: " << (*got.table)->ShortDebugString()
       << "\nfrom scratch: " << want->ShortDebugString();
+  auto view = planapi::PodTableView::Open(**got.table);
+  ASSERT_TRUE(view.ok()) << view.status();
+  ExpectSamePods((*view)->MaterializeAll(), owned, what + " materialized from the table");
 }
 
 TEST(PodRowIndexTest, RandomChangesKeepTheTableOfEveryOwnerAsIfEncodedFromScratch) {
@@ -149,13 +164,13 @@ TEST(PodRowIndexTest, RandomChangesKeepTheTableOfEveryOwnerAsIfEncodedFromScratc
     const auto it = pods.find(name);
     const int op = maker.Int(10);
     if (it != pods.end() && op < 3) {
-      index.Remove(*it->second);
+      index.Remove("ns", name);
       pods.erase(it);
     } else if (it != pods.end() && op == 3) {
-      index.Upsert(it->second);  // a resync: the same object again
+      index.Upsert(*it->second);  // the same pod again
     } else {
       auto pod = std::make_shared<const pb::Pod>(maker.Make(name, ++rv));
-      index.Upsert(pod);
+      index.Upsert(*pod);
       pods[name] = pod;
     }
     for (const char* owner : kOwners) ExpectSameAsFromScratch(index, pods, owner, step);
@@ -166,7 +181,7 @@ TEST(PodRowIndexTest, RandomChangesKeepTheTableOfEveryOwnerAsIfEncodedFromScratc
       EXPECT_EQ(seen.resource_version, it2->second->metadata().resource_version());
     }
   }
-  for (const auto& [name, p] : pods) index.Remove(*p);
+  for (const auto& [name, p] : pods) index.Remove("ns", name);
   EXPECT_EQ(index.size(), 0u);
   EXPECT_EQ(index.shared_strings(), 0u) << "every shared string goes with the last row that held it";
 }
@@ -183,18 +198,59 @@ TEST(PodRowIndexTest, ATimestampTheTableCannotCarryFailsAsTheEncoderDoes) {
     o->set_uid("uid-a");
   }
   b.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(32503680000);  // the year 3000
-  index.Upsert(std::make_shared<const pb::Pod>(a));
-  index.Upsert(std::make_shared<const pb::Pod>(b));
+  index.Upsert(a);
+  index.Upsert(b);
   const planapi::SnapshotPods got = index.Owned("ns", "uid-a", true);
   ASSERT_TRUE(got.table.has_value());
   const absl::StatusOr<pb::PodTable> want = planapi::EncodePodTable(std::vector<const pb::Pod*>{&a, &b});
   ASSERT_FALSE(want.ok());
   EXPECT_EQ(got.table->status(), want.status());
   EXPECT_EQ(got.table->status().message().substr(0, 39), "pods[1].metadata.deletionTimestamp: sec");
+  // The request sends these pods as objects: the one the table cannot carry as it was decoded.
+  ExpectSamePods(got.pods, {&a, &b}, "with the failed table");
+  EXPECT_TRUE(index.Lookup("ns", "b").deleting);
   // Without a table only the pods are read.
   const planapi::SnapshotPods pods_only = index.Owned("ns", "uid-a", false);
   EXPECT_FALSE(pods_only.table.has_value());
-  EXPECT_EQ(pods_only.pods.size(), 2u);
+  ExpectSamePods(pods_only.pods, {&a, &b}, "without a table");
+}
+
+// A full LIST replaces the cache: pods listed at the version the index holds are kept without being encoded again,
+// changed ones replaced, and those not listed removed, each owner told once per pod that changed or went.
+TEST(PodRowIndexTest, AListReplacesThePodsItDoesNotShow) {
+  PodMaker maker(7);
+  PodRowIndex index;
+  std::map<std::string, pb::Pod> pods;
+  for (const char* name : {"a", "b", "c"}) {
+    pb::Pod p = maker.Make(name, 10);
+    p.mutable_metadata()->clear_owner_references();
+    pb::OwnerReference* o = p.mutable_metadata()->add_owner_references();
+    o->set_kind("CloneSet");
+    o->set_name(absl::StrCat("cs-", name));
+    o->set_uid("uid-a");
+    index.Upsert(p);
+    pods[name] = p;
+  }
+  const uint64_t mark = index.Mark();
+  PodRowIndex::OwnerKeys keys;
+  EXPECT_TRUE(index.KeepIfUnchanged("ns", "a", "10"));
+  EXPECT_FALSE(index.KeepIfUnchanged("ns", "b", "11"));
+  EXPECT_FALSE(index.KeepIfUnchanged("ns", "d", "10"));
+  pods["b"].mutable_metadata()->set_resource_version("11");
+  pods["b"].set_phase("Succeeded");
+  index.Upsert(pods["b"], &keys);
+  index.RemoveUnmarked(mark, &keys);
+  pods.erase("c");
+  EXPECT_EQ(keys, (PodRowIndex::OwnerKeys{"ns/cs-b", "ns/cs-b", "ns/cs-c"}));
+  EXPECT_FALSE(index.Lookup("ns", "c").exists);
+  EXPECT_EQ(index.Lookup("ns", "b").resource_version, "11");
+  PodsByName truth;
+  for (const auto& [name, p] : pods) truth[name] = std::make_shared<const pb::Pod>(p);
+  ExpectSameAsFromScratch(index, truth, "uid-a", 0);
+  PodRowIndex::OwnerKeys all;
+  index.AllOwnerKeys(&all);
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (PodRowIndex::OwnerKeys{"ns/cs-a", "ns/cs-b"}));
 }
 
 TEST(PodRowIndexTest, AnOwnerWithoutPodsHasAnEmptyTable) {
@@ -261,20 +317,26 @@ TEST(InformerCachePodRows, TableFollowsTheWatchAndRowsComeBeforeTheEnqueue) {
   // owner (the same here). Each step waits for its enqueues, so the next one checks its own event's.
   ASSERT_TRUE(WaitFor([&] { return cache.HasSynced() && enqueued.load() == 2; }));
 
+  // The truth: the server's pods, decoded from a fresh LIST and sorted by name.
   const auto expect_table = [&](size_t pods_expected) {
-    const planapi::SnapshotPods got = cache.PodSnapshot("ns", "uid-1", true);
-    ASSERT_EQ(got.pods.size(), pods_expected);
+    auto body = (*client)->List(pods, {});
+    ASSERT_TRUE(body.ok()) << body.status();
+    auto listed = snapshot::PodListFromJson(*body);
+    ASSERT_TRUE(listed.ok()) << listed.status();
+    std::sort(listed->begin(), listed->end(),
+              [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
     std::vector<const pb::Pod*> sorted;
-    for (const auto& p : got.pods) sorted.push_back(p.get());
-    ASSERT_TRUE(std::is_sorted(sorted.begin(), sorted.end(), [](const pb::Pod* a, const pb::Pod* b) {
-      return a->metadata().name() < b->metadata().name();
-    }));
-    const std::vector<pb::Pod> copies = cache.PodsOwnedBy("ns", "uid-1");
-    ASSERT_EQ(copies.size(), pods_expected);
+    for (const pb::Pod& p : *listed) sorted.push_back(&p);
+    ASSERT_EQ(sorted.size(), pods_expected);
+    const planapi::SnapshotPods got = cache.PodSnapshot("ns", "uid-1", true);
+    EXPECT_TRUE(got.pods.empty()) << "the cache keeps rows, not pods";
     const absl::StatusOr<pb::PodTable> want = planapi::EncodePodTable(sorted);
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_TRUE(got.table.has_value() && got.table->ok());
     EXPECT_EQ((*got.table)->SerializeAsString(), want->SerializeAsString());
+    std::vector<std::shared_ptr<const pb::Pod>> copies;
+    for (pb::Pod& p : cache.PodsOwnedBy("ns", "uid-1")) copies.push_back(std::make_shared<const pb::Pod>(p));
+    ExpectSamePods(copies, sorted, "PodsOwnedBy");
   };
   expect_table(2);
 
@@ -295,6 +357,15 @@ TEST(InformerCachePodRows, TableFollowsTheWatchAndRowsComeBeforeTheEnqueue) {
   ASSERT_TRUE(WaitFor([&] { return enqueued.load() == 5; }));
   EXPECT_FALSE(cache.Lookup(ObjectKind::kPod, "ns", "cs-b").exists);
   expect_table(1);
+  // A pod the decoder refuses is skipped, counted, and its error names the field; the cache goes on.
+  server.Upsert(pods, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"cs-bad","namespace":"ns",)"
+                      R"("creationTimestamp":"yesterday","ownerReferences":[{"apiVersion":"apps.kruise.io/v1alpha1",)"
+                      R"("kind":"CloneSet","name":"cs","uid":"uid-1","controller":true}]}})");
+  ASSERT_TRUE(WaitFor([&] { return cache.pod_decode_errors() == 1; }));
+  EXPECT_NE(cache.last_pod_decode_error().message().find("metadata.creationTimestamp"), std::string::npos)
+      << cache.last_pod_decode_error();
+  EXPECT_FALSE(cache.Lookup(ObjectKind::kPod, "ns", "cs-bad").exists);
+  EXPECT_EQ(enqueued.load(), 5);
   EXPECT_EQ(stale.load(), 0) << "an enqueue ran before the pod's row was in the index";
   cache.Stop();
   server.Stop();

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
+#include "planapi/pod_table.h"
 #include "snapshot/patch.h"
 
 namespace cloneset::executor {
@@ -18,6 +19,11 @@ bool DeadlineExceeded(const pb::CloneSet& cs) {
     if (c.type() == "Progressing" && c.reason() == "ProgressDeadlineExceeded") return true;
   }
   return false;
+}
+
+// What a validation result is cached under: the CloneSet's uid and generation.
+std::string ValidationVersion(const pb::CloneSet& cs) {
+  return absl::StrCat(cs.metadata().uid(), "/", cs.metadata().generation());
 }
 
 }  // namespace
@@ -47,7 +53,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
 
 absl::StatusOr<std::string> Reconciler::ValidationErrors(const std::string& key, const pb::CloneSet& cs,
                                                          const std::vector<std::shared_ptr<const pb::Pod>>& pods) {
-  const std::string version = absl::StrCat(cs.metadata().uid(), "/", cs.metadata().generation());
+  const std::string version = ValidationVersion(cs);
   {
     absl::MutexLock l(&mu_);
     auto it = validated_.find(key);
@@ -115,7 +121,23 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     pods = d_.cache->PodSnapshot(ns, cs.metadata().uid(), SendsPodTable());
   }
 
-  auto invalid = ValidationErrors(key, cs, pods.pods);
+  // Pods only in their table (the cache keeps rows, not pods): validation reads them as objects, so they are
+  // materialized, but only when the CloneSet's generation has not been validated yet.
+  std::vector<std::shared_ptr<const pb::Pod>> materialized;
+  if (pods.pods.empty() && pods.table.has_value() && pods.table->ok() && (*pods.table)->name_size() > 0) {
+    bool validated = false;
+    {
+      absl::MutexLock l(&mu_);
+      auto it = validated_.find(key);
+      validated = it != validated_.end() && it->second.first == ValidationVersion(cs);
+    }
+    if (!validated) {
+      auto view = planapi::PodTableView::Open(**pods.table);
+      if (!view.ok()) return {view.status(), absl::ZeroDuration(), "error"};
+      materialized = (*view)->MaterializeAll();
+    }
+  }
+  auto invalid = ValidationErrors(key, cs, materialized.empty() ? pods.pods : materialized);
   if (!invalid.ok()) {
     if (d_.metrics) d_.metrics->PlannerError(absl::StatusCodeToString(invalid.status().code()));
     return {invalid.status(), absl::ZeroDuration(), "error"};

@@ -2,6 +2,7 @@
 // Size: one test per kind of plan and per rule of reconciler.h over one fixture (testing/reconciler_fixture.h).
 #include "executor/reconciler.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "absl/synchronization/notification.h"
@@ -57,8 +58,9 @@ class ReconcilerTest : public testing::ReconcilerFixture {
   ReconcilerTest() : metrics_(registry_) {
     ON_CALL(planner_, Validate(_)).WillByDefault(Return(pb::ValidateResponse()));
   }
-  Reconciler Make(int apply_parallelism = 1) {
+  Reconciler Make(int apply_parallelism = 1, ClusterCache* cache = nullptr) {
     ReconcilerDeps deps = Deps();
+    if (cache != nullptr) deps.cache = cache;
     deps.metrics = &metrics_;
     deps.owns = [this](const std::string&) { return owns_; };
     deps.apply_parallelism = apply_parallelism;
@@ -233,6 +235,77 @@ std::vector<pb::Pod> ReconcilerTest::PlanInPlaceUpdates(std::initializer_list<co
   EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(_)).WillOnce(testing::AnswerLikeAPlanner(plan));
   return pods;
+}
+
+// The executor's own cache keeps the pods as table rows only (pod_rows.h): its snapshot has the pods in their table
+// and no pod objects, and Apply materializes from the table the pods its writes compare with. This cache answers
+// so from the mock's pods; everything else goes to the mock.
+class TableOnlyCache final : public ClusterCache {
+ public:
+  explicit TableOnlyCache(ClusterCache& cache) : c_(cache) {}
+  std::shared_ptr<const pb::CloneSet> GetCloneSet(const std::string& key) override { return c_.GetCloneSet(key); }
+  std::vector<pb::Pod> PodsOwnedBy(const std::string& ns, const std::string& uid) override {
+    return c_.PodsOwnedBy(ns, uid);
+  }
+  planapi::SnapshotPods PodSnapshot(const std::string& ns, const std::string& uid, bool with_table) override {
+    EXPECT_TRUE(with_table);
+    std::vector<pb::Pod> pods = c_.PodsOwnedBy(ns, uid);
+    std::sort(pods.begin(), pods.end(),
+              [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
+    std::vector<const pb::Pod*> sorted;
+    for (const pb::Pod& p : pods) sorted.push_back(&p);
+    planapi::SnapshotPods out;
+    out.table = planapi::EncodePodTable(sorted);
+    return out;
+  }
+  std::vector<pb::PersistentVolumeClaim> PvcsOwnedBy(const std::string& ns, const std::string& uid) override {
+    return c_.PvcsOwnedBy(ns, uid);
+  }
+  std::vector<pb::ControllerRevision> RevisionsOwnedBy(const std::string& ns, const std::string& uid) override {
+    return c_.RevisionsOwnedBy(ns, uid);
+  }
+  Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) override {
+    return c_.Lookup(kind, ns, name);
+  }
+  absl::StatusOr<std::vector<pb::Pod>> ListPodsFresh(const std::string& ns, const std::string& uid) override {
+    return c_.ListPodsFresh(ns, uid);
+  }
+  std::vector<pb::Node> NodesNamed(const std::vector<std::string>& names) override { return c_.NodesNamed(names); }
+  bool HasSynced() override { return c_.HasSynced(); }
+
+ private:
+  ClusterCache& c_;
+};
+
+// The status patch is guarded by the pod's uid (a kubelet status write since the snapshot does not make it a
+// 409); the spec patch then uses the version the status write returned, metadata and spec being unchanged. The
+// same with the pods only in the snapshot's table: the pod compared is the one materialized from its row.
+TEST_F(ReconcilerTest, PodPatchAfterOwnStatusWriteUsesReturnedVersionWithPodsOnlyInTheTable) {
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1"))
+      .WillOnce(Return(std::vector<pb::Pod>{SnapshotPod("cs-b", 7), SnapshotPod("cs-a", 7), SnapshotPod("cs-c", 7)}));
+  pb::PlanResponse plan;
+  AddInPlaceUpdate(plan, SnapshotPod("cs-a", 7));
+  AddInPlaceUpdate(plan, SnapshotPod("cs-c", 7));
+  EXPECT_CALL(planner_, Validate(::testing::Property(&pb::ValidateRequest::pods_size, 3)))
+      .WillOnce(Return(pb::ValidateResponse()));
+  EXPECT_CALL(planner_, Plan(::testing::Property(&pb::PlanRequest::pods_size, 0)))
+      .WillOnce(testing::AnswerLikeAPlanner(plan));
+  {
+    InSequence seq;
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a/status", PatchType::kStrategicMerge, _))
+        .WillOnce(Return(PodJson("cs-a", 9)));
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-a", PatchType::kStrategicMerge,
+                               HasSubstr("\"resourceVersion\":\"9\"")))
+        .WillOnce(Return(Obj("cs-a", 10)));
+    // A pod whose labels changed since the snapshot: no spec patch, the plan stops as after a conflict.
+    EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/pods/cs-c/status", PatchType::kStrategicMerge, _))
+        .WillOnce(Return(PodJson("cs-c", 9, R"({"someone":"else"})")));
+  }
+  TableOnlyCache table_only(cache_);
+  auto r = Make(1, &table_only).Reconcile(kKey);
+  EXPECT_TRUE(kube::IsConflict(r.error)) << r.error;
+  EXPECT_EQ(expectations_.Get(kKey), (std::vector<Expectation>{{ObjectKind::kPod, "cs-a", Want::kAtLeastVersion, "10"},
+                                                               {ObjectKind::kPod, "cs-c", Want::kAtLeastVersion, "9"}}));
 }
 
 // The status patch is guarded by the pod's uid (a kubelet status write since the snapshot does not make it a

@@ -148,6 +148,11 @@ uint32_t StringPool::Intern(std::string_view s) {
   return id;
 }
 
+uint32_t StringPool::Find(std::string_view s) const {
+  auto it = index_->numbers.find(absl::string_view(s.data(), s.size()));
+  return it == index_->numbers.end() ? 0 : it->second;
+}
+
 void StringPool::Release(uint32_t id) {
   if (--counts_[id] != 0) return;
   index_->numbers.erase(std::string(texts_[id]));
@@ -233,6 +238,39 @@ void ReleasePodRow(StringPool& pool, const PodRow& row) {
   for (const uint32_t s : row.strings) {
     if (s != 0 && (s & 1u) == 0) pool.Release(s >> 1);
   }
+}
+
+PodRowKey ReadPodRowKey(const PodRow& row, const StringPool& pool) {
+  // name, uid and resourceVersion are the row's first own strings, the namespace a shared one (EncodePodRow).
+  const auto own_length = [&](int slot) -> size_t { return row.strings[slot] >> 1; };
+  const std::string_view own(row.own);
+  PodRowKey key;
+  size_t at = 0;
+  key.name = own.substr(at, own_length(0));
+  at += key.name.size();
+  key.namespace_ = row.strings[1] == 0 ? std::string_view() : pool.Text(PoolNumber(row.strings[1]));
+  key.uid = own.substr(at, own_length(2));
+  at += key.uid.size();
+  key.resource_version = own.substr(at, own_length(3));
+  return key;
+}
+
+absl::Span<const uint32_t> PodRowOwnerStrings(const PodRow& row) {
+  // After name, namespace, uid, resourceVersion, node name, phase, labels and annotations (two strings each) and
+  // finalizers; every owner reference string is a shared one.
+  const size_t begin = 6 + 2 * row.counts[kLabels] + 2 * row.counts[kAnnotations] + row.counts[kFinalizers];
+  return absl::MakeConstSpan(row.strings).subspan(begin, 4 * row.counts[kOwners]);
+}
+
+pb::Pod MaterializePodRow(const PodRow& row, const StringPool& pool) {
+  pb::PodTable table;
+  PodTableBuilder builder(&table, pool, 1);
+  if (!builder.Add(row).ok()) return pb::Pod();
+  builder.Finish();
+  auto view = PodTableView::Open(table);
+  if (!view.ok()) return pb::Pod();
+  std::unique_ptr<pb::Pod> pod((*view)->Materialize(0, nullptr));
+  return std::move(*pod);
 }
 
 PodTableBuilder::PodTableBuilder(pb::PodTable* table, const StringPool& pool, size_t rows_hint)
@@ -454,6 +492,13 @@ absl::StatusOr<std::unique_ptr<PodTableView>> PodTableView::Open(const pb::PodTa
     if (!s.ok()) return s;
   }
   return view;
+}
+
+std::vector<std::shared_ptr<const pb::Pod>> PodTableView::MaterializeAll() const {
+  std::vector<std::shared_ptr<const pb::Pod>> out;
+  out.reserve(pods_);
+  for (uint32_t row = 0; row < pods_; ++row) out.emplace_back(Materialize(row, nullptr));
+  return out;
 }
 
 pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena) const {

@@ -49,6 +49,8 @@ class StringPool {
   uint32_t Intern(std::string_view s);
   // Counts `id` once less.
   void Release(uint32_t id);
+  // The number of `s`, or 0 when no row holds it.
+  uint32_t Find(std::string_view s) const;
   std::string_view Text(uint32_t id) const { return texts_[id]; }
   // Every number is below this.
   uint32_t capacity() const { return static_cast<uint32_t>(texts_.size()); }
@@ -89,6 +91,20 @@ struct PodRow {
 void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row);
 // Gives the row's shared strings back to `pool`.
 void ReleasePodRow(StringPool& pool, const PodRow& row);
+
+// What a cache that keeps only rows reads back from one (its first strings, in the encoder's order).
+struct PodRowKey {
+  std::string_view name;
+  std::string_view namespace_;
+  std::string_view uid;
+  std::string_view resource_version;
+};
+PodRowKey ReadPodRowKey(const PodRow& row, const StringPool& pool);
+// The row's owner references, four pool numbers each (api_version, kind, name, uid; 0 for ""), in order.
+absl::Span<const uint32_t> PodRowOwnerStrings(const PodRow& row);
+inline uint32_t PoolNumber(uint32_t slot) { return slot >> 1; }
+// The pod `row` was encoded from (a row without an error: every field is in it).
+pb::Pod MaterializePodRow(const PodRow& row, const StringPool& pool);
 
 // Appends rows, in order, to a table. `pool` holds the rows' shared strings and must not change until Finish.
 class PodTableBuilder {
@@ -167,6 +183,8 @@ class PodTableView {
 
   // The pod of `row`, equal to the one EncodePodTable encoded, allocated on `arena`.
   pb::Pod* Materialize(uint32_t row, google::protobuf::Arena* arena) const;
+  // Every pod of the table, in order (what a caller that holds only the table sends or checks as objects).
+  std::vector<std::shared_ptr<const pb::Pod>> MaterializeAll() const;
 
  private:
   static Range RangeOf(const std::vector<uint32_t>& offsets, uint32_t row) {

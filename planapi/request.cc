@@ -10,8 +10,21 @@
 
 namespace cloneset::planapi {
 
+namespace {
+
+// The pods of a snapshot whose request holds them only in its table, materialized into `table_pods`.
+void MaterializeTablePods(const pb::PlanRequest& request, std::vector<std::shared_ptr<const pb::Pod>>& table_pods) {
+  if (!table_pods.empty() || !request.has_pod_table() || request.pod_table().name_size() == 0) return;
+  // A table the executor assembled itself: Open fails only for a table it did not build, and then no pods it is.
+  auto view = PodTableView::Open(request.pod_table());
+  if (view.ok()) table_pods = (*view)->MaterializeAll();
+}
+
+}  // namespace
+
 std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
   std::vector<const pb::Pod*> out;
+  MaterializeTablePods(request, table_pods);
   if (request.pods_size() > 0) {
     out.reserve(request.pods_size());
     for (const pb::Pod& p : request.pods()) out.push_back(&p);
@@ -23,6 +36,7 @@ std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
 }
 
 void PlanSnapshot::SendPodsAsObjects() {
+  MaterializeTablePods(request, table_pods);
   request.clear_pod_table();
   request.mutable_pods()->Reserve(static_cast<int>(table_pods.size()));
   for (const auto& p : table_pods) *request.add_pods() = *p;
@@ -68,6 +82,15 @@ uint64_t Seed(const pb::CloneSet& cs, const Pods& pods) {
   return h.value();
 }
 
+// The same from a table's rows (the pods' resourceVersions in row order).
+uint64_t TableSeed(const pb::CloneSet& cs, const PodTableView& table) {
+  SeedHash h;
+  h.Mix(cs.metadata().uid());
+  h.Mix(cs.metadata().resource_version());
+  for (uint32_t row = 0; row < table.size(); ++row) h.Mix(table.Column(table.table().resource_version(), row));
+  return h.value();
+}
+
 }  // namespace
 
 uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods) { return Seed(cs, pods); }
@@ -95,14 +118,25 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vec
   if (!pods.table.has_value() && !std::is_sorted(pods.pods.begin(), pods.pods.end(), by_name)) {
     std::sort(pods.pods.begin(), pods.pods.end(), by_name);
   }
-  req.set_random_seed(PlanSeed(cs, pods.pods));
+  // Pods only in a table (a cache that keeps rows): the seed and the node names are read from its rows.
+  std::unique_ptr<PodTableView> table_only;
+  if (pods.pods.empty() && pods.table.has_value() && pods.table->ok() && (*pods.table)->name_size() > 0) {
+    auto view = PodTableView::Open(**pods.table);
+    if (view.ok()) table_only = *std::move(view);
+  }
+  req.set_random_seed(table_only != nullptr ? TableSeed(cs, *table_only) : PlanSeed(cs, pods.pods));
   req.set_accept_in_place_batches(options.in_place_batches);
   std::vector<std::string> node_names;
   if (NeedsNodes(cs.spec().template_json())) {
     for (const auto& p : pods.pods) {
       if (!p->node_name().empty()) node_names.push_back(p->node_name());
     }
+    for (uint32_t row = 0; table_only != nullptr && row < table_only->size(); ++row) {
+      const std::string_view node = table_only->Column(table_only->table().node_name(), row);
+      if (!node.empty()) node_names.emplace_back(node);
+    }
   }
+  table_only.reset();  // the table moves into the request below
   snapshot.table_pods = std::move(pods.pods);
   bool as_table = options.pod_table;
   if (as_table) {

@@ -32,9 +32,11 @@ namespace pb = ::cloneset::planner::v1;
 struct PlanSnapshot {
   pb::PlanRequest request;
   // The pods when the request carries them in `pod_table`; empty when they are in `request.pods`. Shared with the
-  // cache that holds them: a snapshot copies no pod.
-  std::vector<std::shared_ptr<const pb::Pod>> table_pods;
-  // The snapshot's pods, wherever they are.
+  // cache that holds them: a snapshot copies no pod. Also empty when the cache keeps only the pods' table rows
+  // (the executor's does): the pods are in `pod_table` only then, and materialized from it when asked for.
+  mutable std::vector<std::shared_ptr<const pb::Pod>> table_pods;
+  // The snapshot's pods, wherever they are. Pods only in the table are materialized (once, into `table_pods`):
+  // not thread-safe then, and a copy of every pod; a caller that needs a few looks them up in the table.
   std::vector<const pb::Pod*> Pods() const;
   // Moves the pods from `table_pods` into `request.pods` and drops the table: a snapshot the table cannot carry,
   // or a planner that did not read it.
@@ -60,7 +62,8 @@ struct OwnedObjects {
 // table row (pod_table.h, PodRow) up to date as pods change and assembles a CloneSet's table from them, the same
 // bytes as EncodePodTable of the same pods without encoding them again.
 struct SnapshotPods {
-  // Sorted by name when `table` is set (the table's rows are in this order); in any order otherwise.
+  // Sorted by name when `table` is set (the table's rows are in this order); in any order otherwise. Empty when
+  // the caller keeps only the table: `table` is then set and holds the pods.
   std::vector<std::shared_ptr<const pb::Pod>> pods;
   // The table of `pods`, or why it cannot be made (a timestamp it cannot carry); unset: encoded from `pods` when
   // the request carries a table.
