@@ -148,7 +148,7 @@ void ShardManager::Start() {
     for (;;) {
       RunRound();
       absl::MutexLock l(&mu_);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.retry_period)) return;
+      if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), options_.retry_period)) return;
     }
   });
 }

@@ -4,9 +4,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "base/testing/fake_clock.h"
 #include "gtest/gtest.h"
 #include "kube/leader_lease.h"
@@ -323,6 +325,25 @@ TEST(ShardManagerTest, RenewalFaultsTable) {
     ASSERT_TRUE(lease.has_value()) << c.name;
     EXPECT_EQ(lease->holder, "me") << c.name;
   }
+}
+
+// Start runs a round, then waits for the retry period on the injected clock; Stop ends that wait at once.
+TEST(ShardManagerTest, StartWaitsOnTheClockAndStopEndsTheWaitAtOnce) {
+  base::testing::FakeClock clock;
+  LeaseApi api;
+  ShardManager manager(api, Options(1, &clock), [](int, bool) {});
+  manager.Start();
+  ASSERT_TRUE(clock.AwaitWaiters(1, absl::Seconds(30))) << "the rounds do not wait on the injected clock";
+  EXPECT_TRUE(manager.OwnsShard(0));
+  absl::Notification stopped;
+  std::thread stopper([&] {
+    manager.Stop();
+    stopped.Notify();
+  });
+  EXPECT_TRUE(stopped.WaitForNotificationWithTimeout(absl::Seconds(30))) << "Stop waited for the clock";
+  clock.Advance(absl::Hours(1));  // releases the wait if Stop did not, so the test ends
+  stopper.join();
+  EXPECT_EQ(api.Lease(ShardLeaseName(0))->holder, "") << "Stop gives the Lease up";
 }
 
 // Keys of a lost shard that a worker skipped while it was not held: once it is held again, every CloneSet of that

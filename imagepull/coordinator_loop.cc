@@ -228,7 +228,7 @@ void Coordinator::Start(std::function<bool()> active) {
     while (true) {
       {
         absl::MutexLock l(&mu_);
-        if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), opts_.period)) return;
+        if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), opts_.period)) return;
       }
       if (active && !active()) continue;
       auto r = RunOnce();
