@@ -33,11 +33,11 @@ std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char
 
 }  // namespace
 
-std::string FormatTimestamp(Clock::TimePoint t) {
+std::string FormatTimestamp(base::Clock::TimePoint t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t), absl::UTCTimeZone());
 }
 
-bool ParseTimestamp(std::string_view text, Clock::TimePoint* out) {
+bool ParseTimestamp(std::string_view text, base::Clock::TimePoint* out) {
   absl::Time t;
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) return false;

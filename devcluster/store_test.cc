@@ -1,3 +1,4 @@
+#include "base/testing/fake_clock.h"
 #include "devcluster/store.h"
 
 #include <gtest/gtest.h>
@@ -34,7 +35,7 @@ json CloneSetCrd() {
 
 class StoreTest : public ::testing::Test {
  protected:
-  FakeClock clock_;
+  base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_};
 };
 
