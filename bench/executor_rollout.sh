@@ -210,6 +210,12 @@ awk -v w="$wall_s" 'NR == FNR { c0[$1] = $2; next } { out = out sprintf("%s%s %.
 # restarts and status writes, and the watch events of every write): the part of wall / ideal the executor cannot
 # remove.
 [ -z "${probe_cpu:-}" ] || echo "probe CPU: devcluster $probe_cpu s for $probe PATCHes"
+# The same per write, and their ratio: with the cluster CPU-bound, wall / ideal cannot go below it (docs/performance.md,
+# "The executor's requests and watch stream").
+[ -z "${probe_cpu:-}" ] || awk -v w="$writes" -v p="$probe" -v pc="$probe_cpu" 'NR == FNR { c0[$1] = $2; next }
+  $1 == "devcluster" && w > 0 && pc > 0 { r = ($2 - c0[$1]) / w; q = pc / p
+    printf "devcluster CPU per write: rollout %.0f us, probe %.0f us (%.2fx)\n", r * 1e6, q * 1e6, r / q }' \
+  <(echo "$cpu0") <(echo "$cpu1")
 # How often the executor reconciled and planned during the rollout (a plan costs a snapshot of every pod).
 [ -z "$plans0" ] || echo "$plans0 $plans1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $3 - $1, $4 - $2 }'
 if [ -n "${PERF_DIR:-}" ]; then
