@@ -35,8 +35,9 @@ void PodRowIndex::UnfileLocked(const Entry& e) {
   for (size_t i = 0; i + 3 < owners.size(); i += 4) {
     auto it = by_owner_.find((ns << 32) | planapi::PoolNumber(owners[i + 3]));
     if (it == by_owner_.end()) continue;
-    it->second.erase(name);
-    if (it->second.empty()) by_owner_.erase(it);
+    it->second.pods.erase(name);
+    it->second.table.reset();  // under mu_ held exclusively: no reader holds table_mu_ for it
+    if (it->second.pods.empty()) by_owner_.erase(it);
   }
 }
 
@@ -59,7 +60,9 @@ void PodRowIndex::Upsert(const pb::Pod& pod, OwnerKeys* keys) {
   const uint64_t ns = planapi::PoolNumber(e.row.strings[1]);
   const absl::Span<const uint32_t> owners = planapi::PodRowOwnerStrings(e.row);
   for (size_t i = 0; i + 3 < owners.size(); i += 4) {
-    by_owner_[(ns << 32) | planapi::PoolNumber(owners[i + 3])][name] = &e;
+    OwnerPods& owned = by_owner_[(ns << 32) | planapi::PoolNumber(owners[i + 3])];
+    owned.pods[name] = &e;
+    owned.table.reset();
   }
   OwnerKeysLocked(e, keys);
   if (keys != nullptr) keys->insert(keys->end(), old_keys.begin(), old_keys.end());
@@ -141,17 +144,25 @@ planapi::SnapshotPods PodRowIndex::Owned(const std::string& ns, const std::strin
     if (with_table) out.table = pb::PodTable();
     return out;
   }
+  const std::map<std::string_view, const Entry*>& pods = owned->second.pods;
   const auto materialize = [&] {
-    out.pods.reserve(owned->second.size());
-    for (const auto& [name, e] : owned->second) out.pods.push_back(PodLocked(*e));
+    out.pods.reserve(pods.size());
+    for (const auto& [name, e] : pods) out.pods.push_back(PodLocked(*e));
   };
   if (!with_table) {
     materialize();
     return out;
   }
+  {
+    std::lock_guard t(table_mu_);
+    if (owned->second.table != nullptr) {
+      out.table = *owned->second.table;
+      return out;
+    }
+  }
   pb::PodTable table;
-  planapi::PodTableBuilder builder(&table, pool_, owned->second.size());
-  for (const auto& [name, e] : owned->second) {
+  planapi::PodTableBuilder builder(&table, pool_, pods.size());
+  for (const auto& [name, e] : pods) {
     if (absl::Status s = builder.Add(e->row); !s.ok()) {
       // The request sends these pods as objects.
       out.table = std::move(s);
@@ -160,6 +171,11 @@ planapi::SnapshotPods PodRowIndex::Owned(const std::string& ns, const std::strin
     }
   }
   builder.Finish();
+  if (pods.size() >= cached_table_min_pods_) {
+    auto kept = std::make_shared<const pb::PodTable>(table);
+    std::lock_guard t(table_mu_);
+    owned->second.table = std::move(kept);  // the rows cannot change while mu_ is shared
+  }
   out.table = std::move(table);
   return out;
 }
