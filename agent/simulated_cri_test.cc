@@ -46,16 +46,15 @@ class SimulatedCriTest : public ::testing::Test {
     return PullRequest{.job = "ns/" + uid, .job_uid = uid, .image = image, .secret_namespace = "ns",
                        .timeout_seconds = timeout};
   }
+  // Waits (re-checked after every report write, no polling) until `n` reports are all terminal.
   bool WaitTerminal(testing::FakeNodeApi& api, size_t n, absl::Duration limit = absl::Seconds(20)) {
-    const absl::Time end = absl::Now() + limit;
-    while (absl::Now() < end) {
-      imagepull::NodeImage ni = api.Snapshot();
-      size_t done = 0;
-      for (const auto& r : ni.reports) done += imagepull::IsTerminal(r.phase) ? 1 : 0;
-      if (ni.reports.size() == n && done == n) return true;
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    return false;
+    return api.AwaitNode(
+        [n](const imagepull::NodeImage& ni) {
+          size_t done = 0;
+          for (const auto& r : ni.reports) done += imagepull::IsTerminal(r.phase) ? 1 : 0;
+          return ni.reports.size() == n && done == n;
+        },
+        limit);
   }
 
   std::filesystem::path dir_;

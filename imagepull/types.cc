@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/time_format.h"
 
 namespace cloneset::imagepull {
 namespace {
@@ -78,13 +79,11 @@ std::optional<PullPhase> ParsePhase(std::string_view name) {
   return std::nullopt;
 }
 
-std::string FormatTime(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+std::string FormatTime(absl::Time t) { return base::FormatTime(t); }
 
 absl::Time ParseTime(std::string_view text) {
-  absl::Time t;
-  std::string err;
-  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) return absl::InfinitePast();
-  return t;
+  absl::StatusOr<absl::Time> t = base::ParseTime(text);
+  return t.ok() ? *t : absl::InfinitePast();
 }
 
 const PullReport* NodeImage::ReportFor(std::string_view job_uid) const {
