@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/time_format.h"
 
 namespace cloneset::snapshot::internal {
 
@@ -108,12 +109,9 @@ absl::Status ReadStringList(const Json& value, std::string_view path,
 }
 
 absl::Status ParseTime(std::string_view text, std::string_view path, google::protobuf::Timestamp* out) {
-  absl::Time t;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) {
-    return absl::InvalidArgumentError(Cat(path, ": \"", text, "\" is not an RFC3339 time"));
-  }
-  const absl::Duration since_epoch = t - absl::UnixEpoch();
+  absl::StatusOr<absl::Time> t = base::ParseTime(text);
+  if (!t.ok()) return absl::InvalidArgumentError(Cat(path, ": \"", text, "\" is not an RFC3339 time"));
+  const absl::Duration since_epoch = *t - absl::UnixEpoch();
   const int64_t seconds = absl::ToInt64Seconds(since_epoch);
   out->set_seconds(seconds);
   out->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds))));
@@ -126,7 +124,7 @@ absl::Status ReadTime(const Json& value, std::string_view path, google::protobuf
 }
 
 std::string FormatTime(const google::protobuf::Timestamp& ts) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(ts.seconds()), absl::UTCTimeZone());
+  return base::FormatTime(absl::FromUnixSeconds(ts.seconds()));
 }
 
 absl::Status ReadObjectMeta(const Json& value, std::string_view path, pb::ObjectMeta* out) {
