@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/time_format.h"
 namespace cloneset::planner {
 
 absl::Time ToTime(const google::protobuf::Timestamp& ts) {
@@ -23,7 +24,7 @@ void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
   out->set_nanos(static_cast<int32_t>(nanos));
 }
 
-std::string FormatRfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+std::string FormatRfc3339(absl::Time t) { return base::FormatTime(t); }
 
 const pb::Condition* FindCondition(const pb::Pod& pod, std::string_view type) {
   for (const pb::Condition& c : pod.conditions()) {

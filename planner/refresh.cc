@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "base/time_format.h"
 #include "planner/context_facts.h"
 #include "planner/inplace.h"
 #include "planner/inplace_patch.h"
@@ -56,9 +57,8 @@ void RefreshGrace(const PlanContext& ctx, const pb::Pod& pod, std::string_view g
   }
   absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(InPlaceStateAnnotation(pod)));
   if (!state.ok()) return;  // upstream: silently no write
-  absl::Time started;
-  std::string parse_error;
-  if (!absl::ParseTime(absl::RFC3339_full, state->update_timestamp, &started, &parse_error)) started = ctx.now;
+  const absl::StatusOr<absl::Time> parsed = base::ParseTime(state->update_timestamp);
+  const absl::Time started = parsed.ok() ? *parsed : ctx.now;
   const absl::Duration remaining = absl::Seconds(spec->grace_seconds) - (ctx.now - started);
   if (remaining > absl::ZeroDuration()) {
     plan.PushRequeue(absl::Ceil(remaining, absl::Seconds(1)));
