@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/time_format.h"
 #include "devcluster/k8s/k8s_objects.pb.h"
 
 namespace cloneset::devcluster {
@@ -91,7 +92,7 @@ absl::StatusOr<json> TimeToJson(const k8s::Time& t, const std::string& path) {
   constexpr int64_t kMax = 253402300799;  // 9999-12-31T23:59:59Z
   if (t.seconds() < kMin || t.seconds() > kMax)
     return Invalid(path, absl::StrCat("time ", t.seconds(), " s is outside years 1 to 9999"));
-  return json(absl::FormatTime("%Y-%m-%d%ET%H:%M:%SZ", absl::FromUnixSeconds(t.seconds()), absl::UTCTimeZone()));
+  return json(base::FormatTime(absl::FromUnixSeconds(t.seconds())));
 }
 
 absl::StatusOr<json> SpecialToJson(const pb::Message& m, const std::string& path, bool* handled) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "base/time_format.h"
 #include "common/image_ref.h"
 
 namespace cloneset::devcluster {
@@ -34,14 +35,13 @@ std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char
 }  // namespace
 
 std::string FormatTimestamp(base::Clock::TimePoint t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t), absl::UTCTimeZone());
+  return base::FormatTime(absl::FromChrono(t));
 }
 
 bool ParseTimestamp(std::string_view text, base::Clock::TimePoint* out) {
-  absl::Time t;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) return false;
-  *out = absl::ToChronoTime(t);
+  absl::StatusOr<absl::Time> t = base::ParseTime(text);
+  if (!t.ok()) return false;
+  *out = absl::ToChronoTime(*t);
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/time_format.h"
 #include "devcluster/nodes/pvc_binder.h"
 #include "devcluster/nodes/quantity.h"
 
@@ -35,7 +36,7 @@ int64_t RequestValue(const nlohmann::json& container, const char* resource, bool
 }  // namespace
 
 std::string FormatTime(std::chrono::system_clock::time_point t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(t), absl::UTCTimeZone());
+  return base::FormatTime(absl::FromChrono(t));
 }
 
 PodRequest RequestOf(const nlohmann::json& pod) {
