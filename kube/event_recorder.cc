@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/time_format.h"
 
 namespace cloneset::kube {
 namespace {
@@ -50,7 +51,7 @@ void AppendField(std::string* out, std::string_view key, std::string_view value,
 }  // namespace
 
 std::string FormatEventTime(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+  return base::FormatTime(t);
 }
 
 EventRecorder::EventRecorder(RestClient& client, EventRecorderOptions options)

@@ -1,6 +1,7 @@
 #include "kube/leader_lease.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/gauge.h"
@@ -9,16 +10,11 @@
 namespace cloneset::kube {
 
 std::string FormatMicroTime(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone());
+  return base::FormatMicroTime(t);
 }
 
 absl::StatusOr<absl::Time> ParseMicroTime(const std::string& s) {
-  absl::Time t;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, s, &t, &err)) {
-    return absl::InvalidArgumentError(absl::StrCat("bad RFC3339 time \"", s, "\": ", err));
-  }
-  return t;
+  return base::ParseTime(s);
 }
 
 absl::StatusOr<LeaseRecord> ParseLease(std::string_view json) {
