@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "base/time_format.h"
 #include "base/testing/fake_clock.h"
 #include "benchmark/benchmark.h"
 #include "executor/expectations.h"
@@ -54,7 +55,7 @@ namespace {
 using json = nlohmann::json;
 
 std::string Rfc3339(const google::protobuf::Timestamp& ts) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(ts.seconds()), absl::UTCTimeZone());
+  return base::FormatTime(absl::FromUnixSeconds(ts.seconds()));
 }
 
 // The pod as the API server serves it: the fields the decoder reads plus the usual ones it skips (volumes,
