@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "base/time_format.h"
 #include "gtest/gtest.h"
 #include "tests/support/stack.h"
 
@@ -300,7 +301,7 @@ TEST(AgentReadinessE2ETest, AgentReportsFinishedInPlaceUpdateWhileExecutorIsStop
   ASSERT_EQ(ConditionValue(pod), "True");
 
   const absl::Time update_start = absl::Now();
-  const std::string now = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", update_start, absl::UTCTimeZone());
+  const std::string now = base::FormatTime(update_start);
   auto r = s.stack().Kubectl(
       {"patch", "pod", name, "-n", "default", "--subresource=status", "--type=strategic", "-p",
        json({{"status",

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/time_format.h"
 #include "e2e_fixture.h"
 
 namespace cloneset::testing {
@@ -185,11 +186,14 @@ TEST_F(UpdateTest, ScaleMaxUnavailableWithMinReadySeconds) {
   std::vector<Times> times;
   for (const auto& p : GetJson({"pods", "-l", "app=minready"})["items"]) {
     Times t;
-    std::string err;
-    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, p["metadata"].value("creationTimestamp", ""), &t.created, &err));
+    absl::StatusOr<absl::Time> created = base::ParseTime(p["metadata"].value("creationTimestamp", ""));
+    ASSERT_TRUE(created.ok()) << created.status();
+    t.created = *created;
     for (const auto& c : p["status"]["conditions"]) {
       if (c.value("type", "") == "Ready") {
-        ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, c.value("lastTransitionTime", ""), &t.ready, &err));
+        absl::StatusOr<absl::Time> ready = base::ParseTime(c.value("lastTransitionTime", ""));
+        ASSERT_TRUE(ready.ok()) << ready.status();
+        t.ready = *ready;
       }
     }
     times.push_back(t);

@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "base/time_format.h"
 #include "fault_stack.h"
 #include "gtest/gtest.h"
 
@@ -143,10 +144,10 @@ std::map<int, std::string> ShardHolders(const FaultStack& stack, int shards) {
     }
     const json spec = l.value("spec", json::object());
     const std::string holder = spec.value("holderIdentity", json("")).is_string() ? spec.value("holderIdentity", "") : "";
-    absl::Time renew;
-    std::string err;
-    if (holder.empty() || !absl::ParseTime(absl::RFC3339_full, spec.value("renewTime", ""), &renew, &err)) continue;
-    if (renew + absl::Seconds(spec.value("leaseDurationSeconds", 0)) < absl::Now()) continue;
+    if (holder.empty()) continue;
+    const absl::StatusOr<absl::Time> renew = base::ParseTime(spec.value("renewTime", ""));
+    if (!renew.ok()) continue;
+    if (*renew + absl::Seconds(spec.value("leaseDurationSeconds", 0)) < absl::Now()) continue;
     out[shard] = holder;
   }
   return out;
