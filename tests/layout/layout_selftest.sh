@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The layout checks must fail on what they forbid: an include loop (x.cc -> y.h, y.h -> x.h), a long file without a
 # "Size:" reason, a section reference that resolves to nothing, a task code in a comment, and an executor target that
-# links or includes the planner's implementation, a rule-table row naming a function that does not exist; and pass
-# once each is mended.
+# links or includes the planner's implementation, a rule-table row naming a function that does not exist, a second
+# copy of the RFC 3339 timestamp layout; and pass once each is mended.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command -v git >/dev/null || { echo "layout_selftest: git is needed (file_size.py lists files with it)" >&2; exit 1; }
@@ -73,4 +73,17 @@ grep -q 'scale: no Diff in lib/scale.h' <<<"$out" || fail "missing function not 
 grep -q 'Local' <<<"$out" && fail "a function defined in the .cc was reported: $out"
 sed -i 's/, `Diff`//' "$tmp/rt/docs/architecture.md"
 out=$(python3 "$here/rule_table.py" "$tmp/rt") || fail "a table of existing functions failed: $out"
+# The timestamp format: a second copy of the RFC 3339 layout outside base/time_format.cc fails, naming the line; the
+# helper itself and base/log.cc's millisecond log stamp do not.
+git -C "$tmp" init -q tf
+mkdir -p "$tmp/tf/base" "$tmp/tf/lib"
+printf 'std::string F(absl::Time t) { return absl::FormatTime("%%Y-%%m-%%dT%%H:%%M:%%SZ", t, absl::UTCTimeZone()); }\n' \
+  > "$tmp/tf/base/time_format.cc"
+cp "$tmp/tf/base/time_format.cc" "$tmp/tf/base/log.cc"
+printf 'int x;\nbool ok = absl::ParseTime(absl::RFC3339_full, s, &t, &err);\n' > "$tmp/tf/lib/lease.cc"
+out=$(python3 "$here/time_format.py" "$tmp/tf") && fail "a second RFC 3339 parse passed: $out"
+grep -q 'lib/lease.cc:2: spells the RFC 3339 layout' <<<"$out" || fail "copy not named: $out"
+grep -qE '^base/(log|time_format)\.cc:' <<<"$out" && fail "the helper or the log was reported: $out"
+printf 'int x;\nauto t = base::ParseTime(s);\n' > "$tmp/tf/lib/lease.cc"
+out=$(python3 "$here/time_format.py" "$tmp/tf") || fail "a caller of the helper failed: $out"
 echo "layout_selftest: ok"
