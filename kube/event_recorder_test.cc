@@ -71,8 +71,7 @@ TEST(EventRecorderTest, CreatesThenAggregatesRepeatsWithinTenMinutes) {
   EXPECT_EQ(rec.cache_size(), 1u);
 }
 
-// The body is built by hand (kube/event_recorder.cc): byte for byte what nlohmann::json's dump() of the same
-// document gives, escapes included, with and without the involved object's resourceVersion.
+// The body is the Event document (escapes included), with and without the involved object's resourceVersion.
 TEST(EventRecorderTest, BodyIsTheSameBytesAsTheJsonDocumentDump) {
   const std::string message = std::string("pod \"web-1\" \\ line\nnext\ttab\r\b\f ctl\x01\x1f caf\xc3\xa9 /");
   for (const std::string& rv : {std::string("12"), std::string()}) {
@@ -105,6 +104,20 @@ TEST(EventRecorderTest, BodyIsTheSameBytesAsTheJsonDocumentDump) {
     };
     EXPECT_EQ(body, want.dump()) << "resourceVersion \"" << rv << "\"";
   }
+}
+
+// A message with invalid UTF-8 (it can quote a user's value) is still recorded, the bad bytes replaced by U+FFFD;
+// nlohmann's default dump() throws on them.
+TEST(EventRecorderTest, InvalidUtf8InTheMessageIsReplacedNotThrown) {
+  MockRestClient client;
+  FakeClock clock(T0);
+  EventRecorder rec(client, Opts(clock));
+  std::string body;
+  EXPECT_CALL(client, Create(Eq("/api/v1/namespaces/ns/events"), _))
+      .WillOnce(DoAll(SaveArg<1>(&body), Return(std::string("{}"))));
+  ASSERT_TRUE(rec.Event(kCloneSet, "Warning", "Failed", std::string("image \"caf\xc3\" not found")).ok());
+  const auto doc = nlohmann::json::parse(body);
+  EXPECT_EQ(doc["message"], "image \"caf\xef\xbf\xbd\" not found");
 }
 
 TEST(EventRecorderTest, DistinctKeysExpiredEventsAndErrors) {
