@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "base/testing/fake_clock.h"
@@ -52,6 +53,47 @@ TEST(FakeClockTest, AwaitWaitersTellsWhetherAThreadWaits) {
   clock.Advance(absl::Seconds(1));
   sleeper.join();
   EXPECT_EQ(clock.waiters(), 0);
+}
+
+// Deadlines lists what each waiter waits for; AwaitDeadlineAfter(t) holds only once a thread waits past t, so after
+// an Advance it tells a re-armed timer from the woken one that has not run yet.
+TEST(FakeClockTest, DeadlinesAndAwaitDeadlineAfterSeeTheArmedTimers) {
+  FakeClock clock;
+  const absl::Time t0 = clock.Now();
+  EXPECT_TRUE(clock.Deadlines().empty());
+  EXPECT_FALSE(clock.AwaitDeadlineAfter(t0 - absl::Hours(1), absl::Milliseconds(10)));
+  absl::Mutex mu;
+  bool ready = false;
+  std::atomic<int> steps{0};
+  // Sleeps in 1 s steps until 3 s have passed, like a handler that re-reads the clock.
+  std::thread stepper([&] {
+    while (clock.Now() < t0 + absl::Seconds(3)) {
+      clock.SleepFor(absl::Seconds(1));
+      ++steps;
+    }
+  });
+  std::thread waiter([&] {
+    absl::MutexLock l(&mu);
+    clock.AwaitWithDeadline(&mu, absl::Condition(&ready), t0 + absl::Seconds(10));
+  });
+  ASSERT_TRUE(clock.AwaitWaiters(2, absl::Seconds(30)));
+  EXPECT_EQ(clock.Deadlines(), (std::vector<absl::Time>{t0 + absl::Seconds(1), t0 + absl::Seconds(10)}));
+  for (int i = 1; i <= 2; ++i) {
+    clock.Advance(absl::Seconds(1));
+    // Two past the new time: the waiter's 10 s and the stepper's next step, armed after it saw the new time.
+    ASSERT_TRUE(clock.AwaitDeadlineAfter(t0 + absl::Seconds(i), absl::Seconds(30), 2));
+    EXPECT_EQ(steps, i);
+    EXPECT_EQ(clock.Deadlines().front(), t0 + absl::Seconds(i + 1));
+  }
+  clock.Advance(absl::Seconds(1));
+  stepper.join();
+  EXPECT_EQ(clock.Deadlines(), std::vector<absl::Time>{t0 + absl::Seconds(10)});
+  {
+    absl::MutexLock l(&mu);
+    ready = true;
+  }
+  waiter.join();
+  EXPECT_TRUE(clock.Deadlines().empty());
 }
 
 // A wait with a deadline ends when the condition holds (true) or when the clock passes the deadline (false), and

@@ -1,5 +1,6 @@
 #include "base/testing/fake_clock.h"
 
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -14,11 +15,13 @@ void FakeClock::SleepUntil(absl::Time deadline) const {
   std::pair<const FakeClock*, absl::Time> arg(this, deadline);
   absl::MutexLock l(&mu_);
   ++waiters_;
+  auto armed = deadlines_.insert(deadline);
   mu_.Await(absl::Condition(
       +[](std::pair<const FakeClock*, absl::Time>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         return a->first->now_ >= a->second;
       },
       &arg));
+  deadlines_.erase(armed);
   --waiters_;
 }
 
@@ -28,10 +31,12 @@ bool FakeClock::AwaitWithDeadline(absl::Mutex* mu, const absl::Condition& condit
     const absl::Condition* condition;
     absl::Time deadline;
   } wait{this, &condition, deadline};
+  std::multiset<absl::Time>::iterator armed;
   {
     absl::MutexLock l(&mu_);
     ++waiters_;
     ++waiting_[mu];
+    armed = deadlines_.insert(deadline);
   }
   mu->Await(absl::Condition(
       +[](Wait* w) { return w->condition->Eval() || w->clock->Now() >= w->deadline; }, &wait));
@@ -41,6 +46,7 @@ bool FakeClock::AwaitWithDeadline(absl::Mutex* mu, const absl::Condition& condit
     absl::MutexLock wake(&wake_mu_);
     absl::MutexLock l(&mu_);
     --waiters_;
+    deadlines_.erase(armed);
     if (--waiting_[mu] == 0) waiting_.erase(mu);
   }
   mu->Lock();
@@ -95,6 +101,28 @@ bool FakeClock::AwaitWaiters(int n, absl::Duration timeout) const {
   return mu_.AwaitWithTimeout(
       absl::Condition(
           +[](std::pair<const FakeClock*, int>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->first->waiters_ >= a->second; },
+          &arg),
+      timeout);
+}
+
+std::vector<absl::Time> FakeClock::Deadlines() const {
+  absl::MutexLock l(&mu_);
+  return {deadlines_.begin(), deadlines_.end()};
+}
+
+bool FakeClock::AwaitDeadlineAfter(absl::Time t, absl::Duration timeout, int n) const {
+  struct Arg {
+    const FakeClock* clock;
+    absl::Time t;
+    int n;
+  } arg{this, t, n};
+  absl::MutexLock l(&mu_);
+  return mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            const auto& d = a->clock->deadlines_;
+            return std::distance(d.upper_bound(a->t), d.end()) >= a->n;
+          },
           &arg),
       timeout);
 }

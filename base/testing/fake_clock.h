@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -38,6 +40,13 @@ class FakeClock final : public Clock {
   // The same with a bound in real time: whether `n` threads wait within `timeout`. A test asserts on it, so code
   // that never arms its timer on this clock (it waits in real time) fails the test instead of hanging it.
   bool AwaitWaiters(int n, absl::Duration timeout) const;
+  // The deadlines the threads now waiting on this clock wait for, earliest first: a test reads the timer the code
+  // under test armed (a back-off with jitter) instead of guessing it.
+  std::vector<absl::Time> Deadlines() const;
+  // Blocks (in real time, without polling) until at least `n` threads wait on this clock for deadlines later than
+  // `t`, and says whether they did within `timeout`. After an Advance to `t`, it tells that the code under test saw
+  // the new time and armed its next timer (a count of waiters cannot: a woken thread is counted until it runs).
+  bool AwaitDeadlineAfter(absl::Time t, absl::Duration timeout, int n = 1) const;
 
  private:
   // Wakes the waiters of AwaitWithDeadline: unlocking their mutex makes absl re-evaluate their conditions, which
@@ -47,6 +56,8 @@ class FakeClock final : public Clock {
   mutable absl::Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
   mutable int waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  // The deadline of each waiting thread.
+  mutable std::multiset<absl::Time> deadlines_ ABSL_GUARDED_BY(mu_);
   // The mutexes AwaitWithDeadline waits with, and how many threads wait with each.
   mutable std::map<absl::Mutex*, int> waiting_ ABSL_GUARDED_BY(mu_);
   // Held while WakeWaiters touches the waiters' mutexes, and by a waiter leaving, so no mutex is touched after its
