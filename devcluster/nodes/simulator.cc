@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "base/log.h"
 #include "devcluster/nodes/cri_server.h"
 #include "devcluster/nodes/events.h"
@@ -91,6 +92,11 @@ struct NodeSimulator::Impl {
   const bool debug = std::getenv("DEVCLUSTER_SIM_DEBUG") != nullptr;
   mutable std::mutex stats_mu;
   SimulatorStats stats;
+  // AwaitIdle's signal: passes begun, and the last pass that found nothing to do.
+  absl::Mutex idle_mu;
+  uint64_t passes_begun ABSL_GUARDED_BY(idle_mu) = 0;
+  uint64_t last_idle_pass ABSL_GUARDED_BY(idle_mu) = 0;
+  bool stopped ABSL_GUARDED_BY(idle_mu) = false;
 
   void Count(uint64_t SimulatorStats::*field) {
     std::lock_guard<std::mutex> l(stats_mu);
@@ -515,16 +521,23 @@ struct NodeSimulator::Impl {
 
   void Run() {
     while (!stop) {
+      uint64_t pass;
+      {
+        absl::MutexLock l(&idle_mu);
+        pass = ++passes_begun;
+      }
+      // Idle: this pass applied no event, fired no timer, evaluated nothing and wrote nothing (a write of ours
+      // echoes as an event in the next pass, or is an Event object, which moves the resource version too).
+      const int64_t rv_at_start = store->CurrentResourceVersion();
+      bool busy = false;
       TimePoint now = clock->ChronoNow();
       int drained = 0;
       constexpr int kBatch = 4096;  // bound the latency of timers while a flood of events arrives
       while (drained < kBatch && Drain(pod_watch, kPods, std::chrono::milliseconds(0), now)) ++drained;
-      while (Drain(node_watch, kNodes, std::chrono::milliseconds(0), now)) {
-      }
-      while (Drain(class_watch, kStorageClasses, std::chrono::milliseconds(0), now)) {
-      }
-      while (Drain(pvc_watch, kPersistentVolumeClaims, std::chrono::milliseconds(0), now)) {
-      }
+      busy = drained > 0;
+      while (Drain(node_watch, kNodes, std::chrono::milliseconds(0), now)) busy = true;
+      while (Drain(class_watch, kStorageClasses, std::chrono::milliseconds(0), now)) busy = true;
+      while (Drain(pvc_watch, kPersistentVolumeClaims, std::chrono::milliseconds(0), now)) busy = true;
       now = clock->ChronoNow();
       while (!timers.empty() && timers.top().first <= now) {
         auto [t, key] = timers.top();
@@ -532,6 +545,7 @@ struct NodeSimulator::Impl {
         auto it = pods.find(key);
         if (it != pods.end() && it->second.wake == t) dirty.emplace(key, json());
       }
+      busy = busy || !dirty.empty() || claims_dirty;
       for (auto& n : nodes) n.images->Settle(now);
       if (!unscheduled.empty()) SchedulePending(now);
       retry_unschedulable = false;
@@ -550,7 +564,11 @@ struct NodeSimulator::Impl {
         auto until = std::chrono::duration_cast<std::chrono::milliseconds>(timers.top().first - clock->ChronoNow());
         wait = std::clamp(until, std::chrono::milliseconds(0), wait);
       }
-      Drain(pod_watch, kPods, wait, clock->ChronoNow());
+      if (Drain(pod_watch, kPods, wait, clock->ChronoNow())) busy = true;
+      if (!busy && store->CurrentResourceVersion() == rv_at_start) {
+        absl::MutexLock l(&idle_mu);
+        last_idle_pass = pass;
+      }
     }
   }
 };
@@ -631,6 +649,10 @@ absl::Status NodeSimulator::Start() {
 void NodeSimulator::Stop() {
   if (!impl_) return;
   impl_->stop = true;
+  {
+    absl::MutexLock l(&impl_->idle_mu);
+    impl_->stopped = true;
+  }
   if (impl_->pod_watch) impl_->pod_watch->Stop();
   if (impl_->thread.joinable()) impl_->thread.join();
   for (auto& n : impl_->nodes) {
@@ -649,6 +671,14 @@ std::string NodeSimulator::CriSocket(const std::string& node) const {
     return "";
   }
   return absl::StrCat(impl_->config.run_dir, "/nodes/", node, "/cri.sock");
+}
+
+bool NodeSimulator::AwaitIdle(absl::Duration timeout) {
+  Impl& s = *impl_;
+  absl::MutexLock l(&s.idle_mu);
+  const uint64_t begun = s.passes_begun;
+  auto idle = [&s, begun]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return s.stopped || s.last_idle_pass > begun; };
+  return s.idle_mu.AwaitWithTimeout(absl::Condition(&idle), timeout) && !s.stopped;
 }
 
 SimulatorStats NodeSimulator::Stats() const {

@@ -99,6 +99,11 @@ class NodeSimulator {
   // The CRI socket path of a node, or "" when it has none.
   std::string CriSocket(const std::string& node) const;
   SimulatorStats Stats() const;
+  // For tests: blocks (in real time, at most `timeout`) until the simulation thread has run a whole pass that began
+  // after this call and found nothing to do (no event, no timer due, no pod or claim to evaluate, no store write).
+  // A test that wrote an object or advanced the FakeClock then knows the simulator has acted on it, or did nothing,
+  // without sleeping. False on timeout or once stopped.
+  bool AwaitIdle(absl::Duration timeout);
 
   struct Impl;
 
