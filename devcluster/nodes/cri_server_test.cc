@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <thread>
 
@@ -87,10 +88,18 @@ TEST_F(CriServerTest, PullHonoursPullTimeAndImageStatusReflectsIt) {
   EXPECT_FALSE(Present("nginx:1.25"));
   v1::PullImageResponse resp;
   grpc::Status st;
-  std::thread t([&] { st = Pull("nginx:1.25", &resp); });
+  std::atomic<bool> returned{false};
+  std::thread t([&] {
+    st = Pull("nginx:1.25", &resp);
+    returned = true;
+  });
   WaitInFlight(1);
+  const absl::Time start = clock_.Now();
   clock_.Advance(seconds(1));
-  std::this_thread::sleep_for(milliseconds(30));
+  // The handler saw the 1 s and armed its next wait step on the clock: it is still pulling (rather than a guess
+  // that it had time to return).
+  ASSERT_TRUE(clock_.AwaitDeadlineAfter(start + absl::Seconds(1), absl::Seconds(60)));
+  EXPECT_FALSE(returned) << "the pull returned before its 2 s pull time";
   EXPECT_FALSE(Present("nginx:1.25")) << "pulled before its 2 s pull time";
   clock_.Advance(seconds(1));
   t.join();

@@ -76,7 +76,10 @@ class SimulatorTest : public ::testing::Test {
     ADD_FAILURE() << "timed out waiting for pod " << name << "; last: " << last.dump();
     return last;
   }
-  void Settle() { std::this_thread::sleep_for(milliseconds(60)); }
+  // Waits until the simulator has acted on everything written and on the clock's time so far (a pass that began
+  // after this call found nothing left to do): a negative check after it sees what the simulator decided, not a
+  // guess that it had time to decide.
+  void Settle() { ASSERT_TRUE(sim_->AwaitIdle(absl::Seconds(60))) << "the simulator never went idle"; }
 
   base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_};
@@ -214,6 +217,31 @@ TEST_F(SimulatorTest, GracefulDeletionWaitsForTheCappedGracePeriod) {
   EXPECT_TRUE(store_.Get(kPods, "default", "victim").ok()) << "removed before the 5 s cap";
   clock_.Advance(seconds(1));
   WaitPod("victim", [](const json& p) { return p.is_null(); });
+}
+
+// AwaitIdle returns only once the simulator has done everything the writes and the clock so far call for: a pod
+// created just before it is already bound and creating its container, and after the clock passes the start delay
+// it is already Running, with no polling in between.
+TEST_F(SimulatorTest, AwaitIdleReturnsOnceTheSimulatorHasActed) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  StartSim(c);
+  ASSERT_TRUE(store_.Create(kPods, Pod("web-0", "busybox")).ok());
+  ASSERT_TRUE(sim_->AwaitIdle(absl::Seconds(60)));
+  json pod = *store_.Get(kPods, "default", "web-0");
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), "devcluster-node-0");
+  ASSERT_TRUE(pod["status"].contains("containerStatuses")) << pod.dump();
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "ContainerCreating");
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(sim_->AwaitIdle(absl::Seconds(60)));
+  pod = *store_.Get(kPods, "default", "web-0");
+  EXPECT_EQ(pod["status"].value("phase", ""), "Running");
+  EXPECT_EQ(Condition(pod, "Ready"), "False");
+  clock_.Advance(seconds(2));
+  ASSERT_TRUE(sim_->AwaitIdle(absl::Seconds(60)));
+  EXPECT_EQ(Condition(*store_.Get(kPods, "default", "web-0"), "Ready"), "True");
+  sim_->Stop();
+  EXPECT_FALSE(sim_->AwaitIdle(absl::Seconds(60))) << "a stopped simulator is never idle again";
 }
 
 TEST_F(SimulatorTest, FaultsByFlagAndAnnotation) {
