@@ -26,6 +26,17 @@ absl::StatusOr<pb::CloneSet> CloneSetFromJson(std::string_view json);
 // A v1 Pod: the fields of pb::Pod, including container launch priorities (env KRUISE_CONTAINER_BARRIER with a
 // configMapKeyRef key "p_<n>").
 absl::StatusOr<pb::Pod> PodFromJson(std::string_view json);
+// Which parts of a pod PodFromJson decodes.
+enum class PodParts {
+  kAll,
+  // metadata and spec only: the status is skipped unread (so a malformed status is not an error), for a caller
+  // that compares only those (the executor's check of a status write's returned pod, executor/same_pod.h).
+  kMetadataAndSpec,
+};
+// The same decoder into `out`, which is cleared first: a caller that decodes pod after pod (the executor's pod
+// watch) passes the same message, whose strings and repeated entries keep their capacity. On error `out` holds
+// what was decoded before the bad field.
+absl::Status PodFromJson(std::string_view json, pb::Pod* out, PodParts parts = PodParts::kAll);
 // A v1 PodList (or any object with an `items` array of pods); decodes every item.
 absl::StatusOr<std::vector<pb::Pod>> PodListFromJson(std::string_view json);
 
