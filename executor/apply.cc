@@ -123,6 +123,15 @@ bool SameMetadataAndSpec(const pb::Pod& fresh, const pb::Pod* seen) {
   return seen != nullptr && executor::SameMetadataAndSpec(fresh, *seen);
 }
 
+// The metadata and spec of a pod the API server returned (null: it does not decode), all the same-pod check
+// reads: the status is skipped, and the message is the calling thread's, decoded into again (a rollout decodes
+// one per status write, on the apply threads).
+const pb::Pod* DecodeMetadataAndSpec(std::string_view json) {
+  thread_local pb::Pod pod;
+  if (!snapshot::PodFromJson(json, &pod, snapshot::PodParts::kMetadataAndSpec).ok()) return nullptr;
+  return &pod;
+}
+
 }  // namespace
 
 void Reconciler::ExpectFromResponse(const std::string& key, ObjectKind kind, const std::string& name, Want want,
@@ -255,8 +264,8 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
     // patch at its fresh version. Any metadata/spec change is a real conflict: re-plan.
     auto fresh = d_.client->Get(PodsPath(st.ns) + "/" + name);
     if (!fresh.ok()) break;
-    auto pod = snapshot::PodFromJson(*fresh);
-    if (!pod.ok() || !SameMetadataAndSpec(*pod, st.SnapshotPod(name))) break;
+    const pb::Pod* pod = DecodeMetadataAndSpec(*fresh);
+    if (pod == nullptr || !SameMetadataAndSpec(*pod, st.SnapshotPod(name))) break;
     action.mutable_patch_pod()->set_resource_version(pod->metadata().resource_version());
     req = snapshot::ActionToPatch(action, st.ns, st.cs.metadata().name(), st.cs.api_version());
     if (!req.ok()) return req.status();
@@ -273,8 +282,8 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
   if (action.has_patch_pod_status()) {
     // The status write may be guarded by the uid only (snapshot/patch.h), so the version it returns can include
     // other writers' changes: it stands in for the snapshot's version only while metadata and spec are unchanged.
-    auto pod = snapshot::PodFromJson(*resp);
-    const bool same = pod.ok() && SameMetadataAndSpec(*pod, st.SnapshotPod(name));
+    const pb::Pod* pod = DecodeMetadataAndSpec(*resp);
+    const bool same = pod != nullptr && SameMetadataAndSpec(*pod, st.SnapshotPod(name));
     absl::MutexLock l(&st.mu);
     if (same) {
       st.written_rv[name] = rv;
