@@ -135,6 +135,28 @@ TEST(HttpRestClientTest, MetricsUseControllerRuntimeNames) {
                               "\",verb=\"GET\"} 1"));
 }
 
+// The client keeps each series once it has looked it up (http_rest_client.cc, Record): repeats accumulate in the
+// same series, a new code or verb gets a series of its own, and a watch is counted but never timed.
+TEST(HttpRestClientTest, MetricsAccumulatePerSeriesAndWatchesAreNotTimed) {
+  Harness h;
+  prometheus::Registry registry;
+  auto c = h.Client({}, RestClientOptions{.registry = &registry});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(c->Create(kPods, Pod(absl::StrCat("m", i))).ok());
+  ASSERT_FALSE(c->Create(kPods, Pod("m0")).ok());  // 409
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(c->Get(std::string(kPods) + "/m1").ok());
+  // The watch ends at once (timeoutSeconds, an old resourceVersion): one GET counted, not in the histogram.
+  ASSERT_TRUE(c->Watch(std::string(kPods) + "?watch=1&timeoutSeconds=1&resourceVersion=1000",
+                       [](std::string_view) { return true; }, nullptr)
+                  .ok());
+  const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
+  const std::string host = h.server.url().substr(7);
+  EXPECT_THAT(text, HasSubstr("rest_client_requests_total{code=\"201\",host=\"" + host + "\",method=\"POST\"} 3"));
+  EXPECT_THAT(text, HasSubstr("rest_client_requests_total{code=\"409\",host=\"" + host + "\",method=\"POST\"} 1"));
+  EXPECT_THAT(text, HasSubstr("rest_client_requests_total{code=\"200\",host=\"" + host + "\",method=\"GET\"} 3"));
+  EXPECT_THAT(text, HasSubstr("rest_client_request_duration_seconds_count{host=\"" + host + "\",verb=\"POST\"} 4"));
+  EXPECT_THAT(text, HasSubstr("rest_client_request_duration_seconds_count{host=\"" + host + "\",verb=\"GET\"} 2"));
+}
+
 TEST(HttpRestClientTest, TlsVerificationBearerAndClientCerts) {
   const testing::TestPki pki = testing::GenerateTestPki();
   Harness h(FakeApiServer::Options{.tls = true, .pki = &pki, .token = "s3cret"});
