@@ -9,7 +9,10 @@
 namespace cloneset::kube {
 
 ListWatch::ListWatch(RestClient& client, InformerOptions options, Sink& sink)
-    : client_(client), opts_(std::move(options)), sink_(sink) {}
+    : client_(client),
+      opts_(std::move(options)),
+      clock_(opts_.clock ? *opts_.clock : base::RealClock::Get()),
+      sink_(sink) {}
 
 ListWatch::~ListWatch() { Stop(); }
 
@@ -23,8 +26,7 @@ void ListWatch::Start() {
 void ListWatch::Stop() {
   {
     absl::MutexLock l(&mu_);
-    stopping_ = true;
-    cv_.SignalAll();
+    stopping_ = true;  // ends a SleepUnlessStopped: its condition is re-evaluated on unlock
   }
   cancel_.Cancel();
   if (thread_.joinable()) thread_.join();
@@ -48,8 +50,7 @@ void ListWatch::SetError(absl::Status s) {
 
 bool ListWatch::SleepUnlessStopped(absl::Duration d) {
   absl::MutexLock l(&mu_);
-  const absl::Time deadline = absl::Now() + d;
-  while (!stopping_ && absl::Now() < deadline) cv_.WaitWithDeadline(&mu_, deadline);
+  clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), d);
   return !stopping_;
 }
 

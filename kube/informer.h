@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "kube/rest_client.h"
 #include "kube/watch_stream.h"
 
@@ -33,6 +34,8 @@ struct InformerOptions {
   absl::Duration watch_timeout = absl::Minutes(5);
   absl::Duration backoff_initial = absl::Milliseconds(800);
   absl::Duration backoff_max = absl::Seconds(30);
+  // The back-off between failed LISTs or watches and the resync period wait on it (Stop ends them at once).
+  const base::Clock* clock = nullptr;  // RealClock when null
 };
 
 // The type-independent list+watch loop (client-go's reflector):
@@ -75,12 +78,12 @@ class ListWatch {
 
   RestClient& client_;
   const InformerOptions opts_;
+  const base::Clock& clock_;
   Sink& sink_;
   CancelToken cancel_;
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0}, watches_{0};
   mutable absl::Mutex mu_;
-  absl::CondVar cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::string rv_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);

@@ -1,8 +1,13 @@
 #include "kube/informer.h"
 
 #include <algorithm>
+#include <iterator>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/api_status.h"
@@ -15,6 +20,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
+using base::testing::FakeClock;
 using testing::FakeApiServer;
 
 constexpr char kPods[] = "/api/v1/namespaces/ns/pods";
@@ -243,6 +249,98 @@ TEST(InformerTest, ResyncRedeliversCachedObjects) {
   auto ev = f.rec.Get();
   EXPECT_EQ(ev[0], "add a v1");
   EXPECT_EQ(ev[1], "update a v1->v1");
+}
+
+// A server that cannot be reached: every request fails in transport, so every LIST fails.
+class UnreachableClient final : public RestClient {
+ public:
+  absl::StatusOr<HttpResponse> Do(std::string_view, std::string_view, std::string_view, std::string_view) override {
+    return absl::UnavailableError("connection refused");
+  }
+  absl::Status Watch(std::string_view, const std::function<bool(std::string_view)>&, CancelToken*) override {
+    return absl::UnavailableError("connection refused");
+  }
+};
+
+// Stops `inf` on another thread and says whether Stop returned within a (generous) real-time bound, without the
+// clock moving: a wait that only the clock ends fails the test instead of hanging it.
+bool StopsWithoutTheClock(Informer<PodLite>& inf, FakeClock& clock) {
+  absl::Notification stopped;
+  std::thread stopper([&] {
+    inf.Stop();
+    stopped.Notify();
+  });
+  const bool prompt = stopped.WaitForNotificationWithTimeout(absl::Seconds(60));
+  if (!prompt) clock.Advance(absl::Hours(1));  // release the wait so the thread can be joined
+  stopper.join();
+  return prompt;
+}
+
+// The relist back-off waits on the injected clock: each failed LIST waits [d, 2d) (jitter as client-go's
+// wait.Backoff) with d doubling from backoff_initial up to backoff_max, the next LIST comes when the clock reaches
+// that deadline and not before, and Stop ends the wait at once.
+TEST(InformerTest, RelistBackOffIsOnTheClockAndStopEndsIt) {
+  UnreachableClient client;
+  FakeClock clock;
+  InformerOptions o;
+  o.path = kPods;
+  o.backoff_initial = absl::Milliseconds(800);
+  o.backoff_max = absl::Seconds(30);
+  o.clock = &clock;
+  Informer<PodLite> inf(client, o, DecodePod);
+  inf.Start();
+  const absl::Duration want[] = {absl::Milliseconds(800), absl::Milliseconds(1600), absl::Milliseconds(3200),
+                                 absl::Milliseconds(6400), absl::Milliseconds(12800), absl::Milliseconds(25600),
+                                 absl::Seconds(30), absl::Seconds(30)};
+  for (int i = 0; i < static_cast<int>(std::size(want)); ++i) {
+    SCOPED_TRACE(i);
+    const absl::Time now = clock.Now();
+    ASSERT_TRUE(clock.AwaitDeadlineAfter(now, absl::Seconds(60))) << "no back-off wait on the clock";
+    EXPECT_EQ(inf.list_watch().lists(), i + 1);
+    EXPECT_FALSE(inf.list_watch().last_error().ok());
+    const std::vector<absl::Time> deadlines = clock.Deadlines();
+    ASSERT_EQ(deadlines.size(), 1u);
+    const absl::Duration wait = deadlines[0] - now;
+    EXPECT_GE(wait, want[i]);
+    EXPECT_LT(wait, 2 * want[i]);
+    if (wait > absl::Milliseconds(1)) {
+      // Short of the deadline: still waiting, no new LIST.
+      clock.Advance(wait - absl::Milliseconds(1));
+      EXPECT_EQ(clock.Deadlines(), deadlines);
+      EXPECT_EQ(inf.list_watch().lists(), i + 1);
+    }
+    clock.Set(deadlines[0]);
+    ASSERT_TRUE(clock.AwaitDeadlineAfter(deadlines[0], absl::Seconds(60))) << "no LIST after the back-off";
+  }
+  EXPECT_TRUE(StopsWithoutTheClock(inf, clock)) << "Stop waited for the back-off";
+  EXPECT_EQ(inf.list_watch().lists(), static_cast<int>(std::size(want)) + 1);
+}
+
+// The resync period is on the clock too: a resync every period of the clock and none in between; Stop ends the
+// wait at once.
+TEST(InformerTest, ResyncPeriodIsOnTheClockAndStopEndsIt) {
+  Fixture f;
+  f.server.Upsert(kPods, Pod("a", "v1"));
+  FakeClock clock;
+  InformerOptions o = f.Options();
+  o.resync_period = absl::Minutes(10);
+  o.clock = &clock;
+  auto inf = f.Make(o);
+  inf->Start();
+  ASSERT_TRUE(WaitFor([&] { return inf->HasSynced() && f.rec.Get().size() == 1; }));
+  for (int i = 1; i <= 2; ++i) {
+    SCOPED_TRACE(i);
+    const absl::Time now = clock.Now();
+    ASSERT_TRUE(clock.AwaitDeadlineAfter(now, absl::Seconds(60))) << "no resync wait on the clock";
+    EXPECT_EQ(clock.Deadlines(), std::vector<absl::Time>{now + absl::Minutes(10)});
+    clock.Advance(absl::Minutes(10) - absl::Seconds(1));
+    EXPECT_EQ(f.rec.Get().size(), static_cast<size_t>(i));
+    clock.Advance(absl::Seconds(1));
+    ASSERT_TRUE(clock.AwaitDeadlineAfter(now + absl::Minutes(10), absl::Seconds(60)));
+    EXPECT_EQ(f.rec.Get().size(), static_cast<size_t>(i + 1));
+    EXPECT_EQ(f.rec.Get().back(), "update a v1->v1");
+  }
+  EXPECT_TRUE(StopsWithoutTheClock(*inf, clock)) << "Stop waited for the resync period";
 }
 
 TEST(InformerTest, StopIsPromptWithAnIdleWatch) {

@@ -183,8 +183,8 @@ void LeaderElector::Start(std::function<void()> on_started, std::function<void()
         if (!leading && on_stopped) on_stopped();
       }
       absl::MutexLock l(&mu_);
-      if (!stopping_) cv_.WaitWithTimeout(&mu_, cfg_.retry_period);
-      if (stopping_) break;
+      // On the injected clock, so a test drives the period; Stop ends the wait at once.
+      if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), cfg_.retry_period)) break;
     }
     if (leading && on_stopped) on_stopped();
   });
@@ -193,8 +193,7 @@ void LeaderElector::Start(std::function<void()> on_started, std::function<void()
 void LeaderElector::Stop(bool release) {
   {
     absl::MutexLock l(&mu_);
-    stopping_ = true;
-    cv_.SignalAll();
+    stopping_ = true;  // ends the loop's wait: its condition is re-evaluated on unlock
   }
   if (thread_.joinable()) thread_.join();
   if (release) (void)Release();

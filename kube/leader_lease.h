@@ -97,7 +97,6 @@ class LeaderElector {
   absl::Time last_renew_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool leader_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  absl::CondVar cv_;
   std::thread thread_;
 };
 

@@ -1,5 +1,10 @@
 #include "kube/leader_lease.h"
 
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
 #include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -157,10 +162,44 @@ TEST(LeaderElectorTest, LoopCallsBackAndReleasesOnStop) {
   std::vector<std::string> calls;
   a.Start([&] { absl::MutexLock l(&mu); calls.push_back("started"); },
           [&] { absl::MutexLock l(&mu); calls.push_back("stopped"); });
-  for (int i = 0; i < 300 && !a.IsLeader(); ++i) absl::SleepFor(absl::Milliseconds(10));
+  // The first round is done once the loop waits for its retry period on the clock.
+  ASSERT_TRUE(f.clock.AwaitDeadlineAfter(T0, absl::Seconds(60)));
   EXPECT_TRUE(a.IsLeader());
   a.Stop();
   EXPECT_EQ(calls, (std::vector<std::string>{"started", "stopped"}));
+  EXPECT_EQ(f.Stored().holder, "");
+}
+
+// The loop's retry period is on the injected clock: one round (read, renew) per period of the clock and none in
+// between, and Stop ends the wait at once, without the clock moving.
+TEST(LeaderElectorTest, RetryPeriodIsOnTheClockAndStopEndsTheWait) {
+  Fixture f;
+  LeaderElectionConfig c = f.Config("a");
+  c.retry_period = absl::Seconds(2);
+  LeaderElector a(*f.client, c);
+  a.Start(nullptr, nullptr);
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    const absl::Time now = T0 + round * absl::Seconds(2);
+    ASSERT_TRUE(f.clock.AwaitDeadlineAfter(now, absl::Seconds(60))) << "no retry wait on the clock";
+    EXPECT_EQ(f.clock.Deadlines(), std::vector<absl::Time>{now + absl::Seconds(2)});
+    EXPECT_EQ(f.Stored().renew_time, now);  // this round renewed
+    EXPECT_TRUE(a.IsLeader());
+    f.clock.Advance(absl::Milliseconds(1999));
+    EXPECT_EQ(f.clock.Deadlines(), std::vector<absl::Time>{now + absl::Seconds(2)}) << "woke before the period";
+    EXPECT_EQ(f.Stored().renew_time, now);
+    f.clock.Advance(absl::Milliseconds(1));
+  }
+  ASSERT_TRUE(f.clock.AwaitDeadlineAfter(T0 + absl::Seconds(6), absl::Seconds(60)));
+  absl::Notification stopped;
+  std::thread stopper([&] {
+    a.Stop();
+    stopped.Notify();
+  });
+  const bool prompt = stopped.WaitForNotificationWithTimeout(absl::Seconds(60));
+  if (!prompt) f.clock.Advance(absl::Hours(1));  // release the wait so the thread can be joined
+  stopper.join();
+  EXPECT_TRUE(prompt) << "Stop waited for the retry period";
   EXPECT_EQ(f.Stored().holder, "");
 }
 
