@@ -9,9 +9,14 @@
 #  - on real: kube-scheduler retries such a pod without any cluster event, and schedules it within seconds of its
 #    claim being Bound (the pod would otherwise wait up to 5 minutes after a missed event).
 # Usage: claims_wait_test.sh embedded DEVCLUSTER_BIN     (starts that cloneset-devcluster on 127.0.0.1 port 0)
-#        claims_wait_test.sh real REPO_ROOT              (`./run up --cluster real --nodes 1 --executors 0
+#        claims_wait_test.sh real REPO_ROOT              (with CLONESET_E2E_REAL_RUN_DIR set, the shared control
+#                                                         plane there (ctest's fixture real_control_plane), reset to
+#                                                         what `./run up` left before and after, as the Stack suites
+#                                                         do; else `./run up --cluster real --nodes 1 --executors 0
 #                                                         --planners 0 --no-agents` in a private RUN_DIR; BUILD_DIR
 #                                                         names the build tree)
+# What it makes: a namespace (its claims and pods), a StorageClass and, on real, a PersistentVolume; it deletes the
+# cluster-scoped two at the end even when it fails, so a shared control plane keeps none of them.
 set -euo pipefail
 BACKEND="${1:?usage: claims_wait_test.sh embedded|real DEVCLUSTER_BIN|REPO_ROOT}"
 ARG="${2:?usage: claims_wait_test.sh embedded|real DEVCLUSTER_BIN|REPO_ROOT}"
@@ -22,6 +27,9 @@ TMP="$(mktemp -d "${TMPDIR:-/tmp}/claims-wait.XXXXXX")"
 SERVER_PID=""
 NS="claims-$RANDOM"
 CLASS="$NS-none"
+SHARED=""
+[ "$BACKEND" != real ] || SHARED="${CLONESET_E2E_REAL_RUN_DIR:-}"
+reset_shared() { "$ARG/tests/real/shared_control_plane.sh" reset "$SHARED"; }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 kc() { kubectl --request-timeout=10s "$@"; }
@@ -32,7 +40,12 @@ cleanup() {
     kc -n "$NS" get pods,pvc -o wide 2>&1 | head -20 || true
     kc -n "$NS" get events 2>&1 | tail -20 || true
   fi
-  if [ "$BACKEND" = real ]; then
+  if [ -n "$SHARED" ]; then
+    # Cluster-scoped, so the reset does not look for them: ours by name.
+    kc --kubeconfig "$SHARED/kubeconfig" delete pv "$NS-stuck" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    kc --kubeconfig "$SHARED/kubeconfig" delete storageclass "$CLASS" --ignore-not-found >/dev/null 2>&1 || true
+    reset_shared || { echo "FAIL: the shared control plane was not reset after the test" >&2; [ "$rc" != 0 ] || rc=1; }
+  elif [ "$BACKEND" = real ]; then
     "$ARG/run" down --purge >/dev/null 2>&1 || true
   elif [ -n "$SERVER_PID" ]; then
     kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
@@ -61,9 +74,16 @@ case "$BACKEND" in
     grep -q "^listening on" "$TMP/server.out" || { cat "$TMP/server.err" >&2; fail "cloneset-devcluster did not start"; }
     export KUBECONFIG="$TMP/kubeconfig" ;;
   real)
-    : "${BUILD_DIR:?BUILD_DIR must name the build tree}"
-    export RUN_DIR="$TMP/run" BUILD_DIR
-    "$ARG/run" up --cluster real --nodes 1 --executors 0 --planners 0 --no-agents >"$TMP/up.log" 2>&1 || { cat "$TMP/up.log"; fail "./run up --cluster real"; }
+    if [ -n "$SHARED" ]; then
+      export RUN_DIR="$SHARED" KUBECONFIG="$SHARED/kubeconfig"
+      t0=$SECONDS
+      reset_shared || fail "the shared control plane in $SHARED could not be reset before the test"
+      echo "timing: reset $((SECONDS - t0)) s (the shared control plane)"
+    else
+      : "${BUILD_DIR:?BUILD_DIR must name the build tree}"
+      export RUN_DIR="$TMP/run" BUILD_DIR
+      "$ARG/run" up --cluster real --nodes 1 --executors 0 --planners 0 --no-agents >"$TMP/up.log" 2>&1 || { cat "$TMP/up.log"; fail "./run up --cluster real"; }
+    fi
     export KUBECONFIG="$RUN_DIR/kubeconfig" ;;
   *) fail "backend must be embedded or real, got '$BACKEND'" ;;
 esac

@@ -3,7 +3,8 @@
 # takes"): ctest starts it once (the fixture test real.control_plane_up, FIXTURES_SETUP real_control_plane) and
 # stops it after the last test that needs it (real.control_plane_down, FIXTURES_CLEANUP). Each test using it
 # (FIXTURES_REQUIRED real_control_plane, RESOURCE_LOCK real_control_plane: never two at once) finds it through
-# CLONESET_E2E_REAL_RUN_DIR and leaves it as it found it (Stack::Start and Stack::Stop run `reset`).
+# CLONESET_E2E_REAL_RUN_DIR and leaves it as it found it (Stack::Start and Stack::Stop run `reset`, and so do
+# tests/pyclient/pyclient_real_test.sh and tests/devcluster/claims_wait_test.sh before and after their checks).
 #
 #   shared_control_plane.sh up RUN_DIR     ./run up --cluster real --executors 0 --planners 0 --no-agents in RUN_DIR
 #                                          (a leftover of an interrupted run there is purged first), and a guard
