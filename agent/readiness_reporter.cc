@@ -24,7 +24,7 @@ ReadinessReporter::ReadinessReporter(kube::RestClient& client, Options options)
       informer_(client,
                 kube::InformerOptions{.path = "/api/v1/pods", .field_selector = "spec.nodeName=" + opts_.node,
                                       .resync_period = absl::Seconds(30)},
-                snapshot::PodFromJson,
+                [](std::string_view json) { return snapshot::PodFromJson(json); },  // the whole-pod overload
                 {.on_add = [this](const auto& p) { Enqueue(KeyOf(*p)); },
                  .on_update = [this](const auto&, const auto& p) { Enqueue(KeyOf(*p)); },
                  .on_delete = nullptr}) {
