@@ -38,8 +38,10 @@ struct PlanContext {
   std::vector<const pb::Pod*> pods;
   // Set when the request carried a pod table: the checked table and the pods built from it on demand.
   std::shared_ptr<PodStore> pod_store;
-  // ComputePodFacts(*pods[i]) for each i (pod_facts.h); read through FactsAt, which tolerates edited `pods`.
-  std::vector<PodFacts> pod_facts;
+  // ComputePodFacts(*pods[i]) for each i (pod_facts.h), in two arrays: what every stage's walk reads, and the
+  // pod's strings; read through AllFacts / AllColdFacts / FactsAt, which tolerate edited `pods`.
+  std::vector<PodHotFacts> pod_facts;
+  std::vector<PodColdFacts> pod_cold;
   // The update/current revision names the facts' on_*_revision flags were computed against (a test may change
   // the context's revisions afterwards; OnRevision then compares the labels).
   std::string facts_update_revision;

@@ -4,7 +4,10 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "planner/predicates.h"
 #include "planner/testing/both_encodings.h"
@@ -242,7 +245,8 @@ TEST(BuildContextTest, NameOrderIsByteOrder) {
   std::sort(want.begin(), want.end());
   EXPECT_EQ(Names(ctx->pods), want);
   ASSERT_EQ(ctx->pod_facts.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(ctx->pod_facts[i].pod, ctx->pods[i]);
+  ASSERT_EQ(ctx->pod_cold.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(ctx->pod_cold[i].pod, ctx->pods[i]);
 }
 
 // From 256 pods on, the name order comes from a radix sort of the packed prefixes plus a comparison sort of
@@ -278,7 +282,7 @@ TEST(BuildContextTest, NameOrderIsByteOrderAtScale) {
   absl::StatusOr<PlanContext> table_ctx = BuildContext(table_request, table_plan);
   ASSERT_TRUE(table_ctx.ok()) << table_ctx.status();
   std::vector<std::string> table_names;
-  for (const PodFacts& f : table_ctx->pod_facts) table_names.emplace_back(f.name);
+  for (const PodColdFacts& f : table_ctx->pod_cold) table_names.emplace_back(f.name);
   EXPECT_EQ(table_names, want);
 }
 
@@ -333,6 +337,51 @@ INSTANTIATE_TEST_SUITE_P(
                      *r.add_pods() = Pod("zzz", "uid-other", "demo");
                    },
                    "pods[4].metadata.name: duplicate pod \"zzz\""}));
+
+// Requests in name order (what the executor sends) take the planner's fast path, which finds them sorted and
+// distinct in one pass over neighbours: a duplicate anywhere in them is still reported, in either encoding, at
+// its later occurrence.
+TEST(ClassifyPodsSortedTest, DuplicatesInANameOrderedRequest) {
+  struct Case {
+    std::vector<std::string> names;
+    int duplicate;  // index of the later occurrence, -1 for none
+  };
+  const std::vector<Case> cases = {
+      {{"demo-a", "demo-b", "demo-c", "demo-d"}, -1},
+      {{"demo-a", "demo-a", "demo-b", "demo-c"}, 1},
+      {{"demo-a", "demo-b", "demo-b", "demo-c"}, 2},
+      {{"demo-a", "demo-b", "demo-c", "demo-c"}, 3},
+      {{"demo-a", "demo-b", "demo-b", "demo-b"}, 2},
+      {{"demo-a"}, -1},
+      {{"demo-a", "demo-c", "demo-b", "demo-c"}, 3},  // unsorted after a strictly increasing start
+  };
+  for (const Case& c : cases) {
+    pb::PlanRequest req;
+    *req.mutable_clone_set() = Base(static_cast<int32_t>(c.names.size()));
+    req.mutable_now()->set_seconds(1800000000);
+    for (const std::string& name : c.names) *req.add_pods() = Pod(name, "uid-1", "demo");
+    const std::string where = absl::StrJoin(c.names, ",");
+    for (const bool table : {false, true}) {
+      const pb::PlanRequest request = table ? testing::WithPodTable(req) : req;
+      PlanBuilder plan;
+      absl::StatusOr<PlanContext> ctx = BuildContext(request, plan);
+      if (c.duplicate < 0) {
+        ASSERT_TRUE(ctx.ok()) << where << ": " << ctx.status();
+        std::vector<std::string> want = c.names;
+        std::sort(want.begin(), want.end());
+        ASSERT_EQ(ctx->pod_cold.size(), want.size()) << where;
+        for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(ctx->pod_cold[i].name, want[i]) << where;
+        continue;
+      }
+      ASSERT_FALSE(ctx.ok()) << where << (table ? " (table)" : "");
+      const std::string field =
+          table ? absl::StrCat("pod_table.name[", c.duplicate, "]") : absl::StrCat("pods[", c.duplicate, "].metadata.name");
+      EXPECT_EQ(ctx.status().message(),
+                absl::StrCat(field, ": duplicate pod \"", c.names[static_cast<size_t>(c.duplicate)], "\""))
+          << where;
+    }
+  }
+}
 
 TEST(JsonDepthTest, Limits) {
   EXPECT_TRUE(CheckJsonDepth(std::string(64, '[') + std::string(64, ']'), "f").ok());

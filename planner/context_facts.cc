@@ -33,51 +33,75 @@ PodFacts FactsForIndex(const PlanContext& ctx, size_t i) {
 void ComputePodFacts(PlanContext& ctx) {
   ctx.facts_update_revision = ctx.update_revision;
   ctx.facts_current_revision = ctx.current_revision;
-  std::vector<PodFacts> facts;
+  std::vector<PodHotFacts> facts;
+  std::vector<PodColdFacts> cold;
   facts.reserve(ctx.pods.size());
-  for (size_t i = 0; i < ctx.pods.size(); ++i) facts.push_back(FactsForIndex(ctx, i));
+  cold.reserve(ctx.pods.size());
+  for (size_t i = 0; i < ctx.pods.size(); ++i) {
+    const PodFacts f = FactsForIndex(ctx, i);
+    facts.push_back(f);
+    cold.push_back(f);
+  }
   ctx.pod_facts = std::move(facts);
+  ctx.pod_cold = std::move(cold);
 }
 
+namespace {
+
+// Whether ctx.pod_facts[i] and ctx.pod_cold[i] describe ctx.pods[i] against ctx's revisions.
+bool RevisionsCurrent(const PlanContext& ctx) {
+  return ctx.facts_update_revision == ctx.update_revision && ctx.facts_current_revision == ctx.current_revision;
+}
+
+}  // namespace
+
 PodFacts FactsAt(const PlanContext& ctx, size_t i) {
-  if (i < ctx.pod_facts.size() && ctx.pod_facts[i].pod == ctx.pods[i] &&
-      ctx.facts_update_revision == ctx.update_revision && ctx.facts_current_revision == ctx.current_revision) {
-    return ctx.pod_facts[i];
+  if (i < ctx.pod_facts.size() && i < ctx.pod_cold.size() && ctx.pod_cold[i].pod == ctx.pods[i] &&
+      RevisionsCurrent(ctx)) {
+    return PodFacts(ctx.pod_facts[i], ctx.pod_cold[i]);
   }
   return FactsForIndex(ctx, i);
 }
 
 namespace {
 
-// ctx.pod_facts.data() when it is parallel to ctx.pods and current, else nullptr.
-const PodFacts* CurrentFacts(const PlanContext& ctx) {
-  if (ctx.pod_facts.size() != ctx.pods.size() || ctx.facts_update_revision != ctx.update_revision ||
-      ctx.facts_current_revision != ctx.current_revision) {
-    return nullptr;
+// Whether ctx.pod_facts and ctx.pod_cold are parallel to ctx.pods and current.
+bool FactsCurrent(const PlanContext& ctx) {
+  if (ctx.pod_facts.size() != ctx.pods.size() || ctx.pod_cold.size() != ctx.pods.size() || !RevisionsCurrent(ctx)) {
+    return false;
   }
   // A context built from a pod table has no pod objects to edit: its facts stay current.
-  if (ctx.pod_store != nullptr) return ctx.pod_facts.data();
+  if (ctx.pod_store != nullptr) return true;
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    if (ctx.pod_facts[i].pod != ctx.pods[i]) return nullptr;
+    if (ctx.pod_cold[i].pod != ctx.pods[i]) return false;
   }
-  return ctx.pod_facts.data();
+  return true;
 }
 
 }  // namespace
 
-const std::vector<PodFacts>& AllFacts(const PlanContext& ctx, std::vector<PodFacts>& scratch) {
-  if (CurrentFacts(ctx) != nullptr) return ctx.pod_facts;
+const std::vector<PodHotFacts>& AllFacts(const PlanContext& ctx, std::vector<PodHotFacts>& scratch) {
+  if (FactsCurrent(ctx)) return ctx.pod_facts;
   scratch.clear();
   scratch.reserve(ctx.pods.size());
   for (size_t i = 0; i < ctx.pods.size(); ++i) scratch.push_back(FactsAt(ctx, i));
   return scratch;
 }
 
-bool OnRevision(const PlanContext& ctx, const PodFacts& f, const std::string& revision) {
+const std::vector<PodColdFacts>& AllColdFacts(const PlanContext& ctx, std::vector<PodColdFacts>& scratch) {
+  if (FactsCurrent(ctx)) return ctx.pod_cold;
+  scratch.clear();
+  scratch.reserve(ctx.pods.size());
+  for (size_t i = 0; i < ctx.pods.size(); ++i) scratch.push_back(FactsAt(ctx, i));
+  return scratch;
+}
+
+bool OnRevisionByText(const PlanContext& ctx, const PodHotFacts& f, const PodColdFacts& cold,
+                      const std::string& revision) {
   // FactsAt and AllFacts hand out flags computed against the context's revisions as they are now.
   if (revision == ctx.update_revision) return f.on_update_revision;
   if (revision == ctx.current_revision) return f.on_current_revision;
-  return RevisionMatches(f, revision);
+  return RevisionMatches(cold, revision);
 }
 
 }  // namespace cloneset::planner

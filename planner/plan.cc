@@ -66,11 +66,11 @@ void PlanPodsToDeleteTruncation(const PlanContext& ctx, PlanBuilder& plan) {
   const auto& names = ctx.clone_set->spec().scale_strategy().pods_to_delete();
   if (names.empty()) return;
   Json keep = Json::array();
-  std::vector<PodFacts> scratch;
-  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
+  std::vector<PodColdFacts> scratch;
+  const std::vector<PodColdFacts>& facts = AllColdFacts(ctx, scratch);
   for (const std::string& name : names) {
     const bool claimed =
-        std::any_of(facts.begin(), facts.end(), [&](const PodFacts& f) { return f.name == name; });
+        std::any_of(facts.begin(), facts.end(), [&](const PodColdFacts& f) { return f.name == name; });
     if (claimed) keep.push_back(name);
   }
   if (static_cast<int>(keep.size()) == names.size()) return;

@@ -100,6 +100,34 @@ TEST(PodFactsTest, AnnotationsCurrentKeyWinsUnlessEmpty) {
   EXPECT_TRUE(f.has_grace_key);
 }
 
+// The hot half says whether the cold half's in-place strings are empty, so that the stages' walks need not read
+// them: an empty annotation under either key counts as none.
+TEST(PodFactsTest, HotFlagsSayWhetherTheInPlaceStringsAreEmpty) {
+  struct Case {
+    std::string name;
+    PodBuilder pod;
+    bool state;
+    bool grace;
+  };
+  const std::vector<Case> cases = {
+      {"none", PodBuilder("cs-a"), false, false},
+      {"state", PodBuilder("cs-b").Annotation(kInPlaceStateAnnotation, "{}"), true, false},
+      {"empty_state", PodBuilder("cs-c").Annotation(kInPlaceStateAnnotation, ""), false, false},
+      {"legacy_state", PodBuilder("cs-d").Annotation(kLegacyInPlaceStateAnnotation, "{}"), true, false},
+      {"grace", PodBuilder("cs-e").Annotation(kInPlaceGraceAnnotation, "{}"), false, true},
+      {"empty_grace_key", PodBuilder("cs-f").Annotation(kInPlaceGraceAnnotation, ""), false, false},
+      {"legacy_grace", PodBuilder("cs-g").Annotation(kLegacyInPlaceGraceAnnotation, "{}"), false, true},
+  };
+  for (const Case& c : cases) {
+    const pb::Pod pod = c.pod;
+    const PodFacts f = ComputePodFacts(pod);
+    EXPECT_EQ(f.has_in_place_state, c.state) << c.name;
+    EXPECT_EQ(f.has_in_place_grace, c.grace) << c.name;
+    EXPECT_EQ(f.has_in_place_state, !f.in_place_state.empty()) << c.name;
+    EXPECT_EQ(f.has_in_place_grace, !f.in_place_grace.empty()) << c.name;
+  }
+}
+
 TEST(PodFactsTest, MaxRestartsAndPhaseOrdinal) {
   pb::Pod pod = PodBuilder("cs-a").Restarts(2).Container("side", "busybox");
   pb::ContainerStatus* side = pod.add_container_statuses();
@@ -136,25 +164,40 @@ TEST(PodFactsTest, RevisionFlagsFollowTheContext) {
   // A test (or stage) that moves the update revision afterwards gets facts computed against the new one.
   ctx.update_revision = "cs-1";
   EXPECT_TRUE(FactsAt(ctx, 0).on_update_revision);
-  std::vector<PodFacts> scratch;
-  const std::vector<PodFacts>& all = AllFacts(ctx, scratch);
+  std::vector<PodHotFacts> scratch;
+  const std::vector<PodHotFacts>& all = AllFacts(ctx, scratch);
   EXPECT_EQ(&all, &scratch);
   EXPECT_TRUE(all[0].on_update_revision);
   EXPECT_FALSE(all[1].on_update_revision);
-  EXPECT_TRUE(OnRevision(ctx, all[1], "cs-2"));  // neither of the context's revisions: compares the labels
+  std::vector<PodColdFacts> cold_scratch;
+  const std::vector<PodColdFacts>& cold = AllColdFacts(ctx, cold_scratch);
+  EXPECT_EQ(&cold, &cold_scratch);
+  // Neither of the context's revisions: compares the labels.
+  EXPECT_TRUE(OnRevision(ctx, all[1], cold[1], "cs-2"));
+  EXPECT_FALSE(OnRevision(ctx, all[0], cold[0], "cs-2"));
+  // The context's own strings are answered by the flags, whether passed themselves or as equal text.
+  EXPECT_TRUE(OnRevision(ctx, all[0], cold[0], ctx.update_revision));
+  EXPECT_TRUE(OnRevision(ctx, all[0], cold[0], std::string("cs-1")));
+  EXPECT_FALSE(OnRevision(ctx, all[1], cold[1], ctx.update_revision));
 }
 
 TEST(PodFactsTest, AllFactsRecomputesForEditedPods) {
   const pb::PlanRequest request = Request(CloneSetBuilder().Replicas(2),
                                           {PodBuilder("cs-a").Revision("cs-1"), PodBuilder("cs-b").Revision("cs-2")});
   PlanContext ctx = MakeContext(request, ResolvedSpec(), "cs-1", "cs-2");
-  std::vector<PodFacts> scratch;
+  std::vector<PodHotFacts> scratch;
+  std::vector<PodColdFacts> cold_scratch;
   EXPECT_EQ(&AllFacts(ctx, scratch), &ctx.pod_facts);
+  EXPECT_EQ(&AllColdFacts(ctx, cold_scratch), &ctx.pod_cold);
   std::swap(ctx.pods[0], ctx.pods[1]);
-  const std::vector<PodFacts>& all = AllFacts(ctx, scratch);
+  const std::vector<PodHotFacts>& all = AllFacts(ctx, scratch);
   EXPECT_EQ(&all, &scratch);
-  EXPECT_EQ(all[0].name, "cs-b");
-  EXPECT_EQ(all[1].name, "cs-a");
+  EXPECT_TRUE(all[0].on_update_revision);  // cs-b, on cs-2
+  EXPECT_FALSE(all[1].on_update_revision);
+  const std::vector<PodColdFacts>& cold = AllColdFacts(ctx, cold_scratch);
+  EXPECT_EQ(&cold, &cold_scratch);
+  EXPECT_EQ(cold[0].name, "cs-b");
+  EXPECT_EQ(cold[1].name, "cs-a");
   EXPECT_EQ(FactsAt(ctx, 0).name, "cs-b");
 }
 
@@ -194,6 +237,8 @@ void ExpectSameFacts(const PodFacts& want, const PodFacts& got, const std::strin
   EXPECT_EQ(got.instance_id, want.instance_id);
   EXPECT_EQ(got.in_place_state, want.in_place_state);
   EXPECT_EQ(got.in_place_grace, want.in_place_grace);
+  EXPECT_EQ(got.has_in_place_state, want.has_in_place_state);
+  EXPECT_EQ(got.has_in_place_grace, want.has_in_place_grace);
   EXPECT_EQ(got.ready_since, want.ready_since);
   EXPECT_EQ(got.created, want.created);
   EXPECT_EQ(got.max_restarts, want.max_restarts);

@@ -147,8 +147,8 @@ bool RefreshLifecycle(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& p
 
 // True when RefreshInPlace, RefreshLifecycle and the pod-template-hash backfill would all leave the pod alone:
 // the steady pod of every plan, decided from its facts without touching the protobuf again.
-bool NothingToRefresh(const PodFacts& f) {
-  if (!f.in_place_grace.empty() || !f.has_template_hash_label) return false;
+bool NothingToRefresh(const PodHotFacts& f, const PodColdFacts& cold) {
+  if (f.has_in_place_grace || !f.has_template_hash_label) return false;
   switch (f.lifecycle) {
     case Lifecycle::kPreparingNormal:
     case Lifecycle::kPreparingUpdate:
@@ -159,7 +159,8 @@ bool NothingToRefresh(const PodFacts& f) {
       break;
   }
   const bool ready_true = f.in_place_gate && f.in_place_settled;
-  if (!f.in_place_state.empty() && (!ready_true || f.in_place_state.find("\"nextContainer") != std::string_view::npos)) {
+  if (f.has_in_place_state &&
+      (!ready_true || cold.in_place_state.find("\"nextContainer") != std::string_view::npos)) {
     return false;
   }
   return !f.in_place_gate || ready_true;
@@ -192,10 +193,12 @@ void DropUnneededInPlaceReadyWrites(bool scaling, PlanBuilder& plan) {
 bool PlanRefresh(const PlanContext& ctx, PlanBuilder& plan, absl::Status* error) {
   if (error != nullptr) *error = absl::OkStatus();
   bool modified = false;
-  std::vector<PodFacts> scratch;
-  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
+  std::vector<PodHotFacts> scratch;
+  std::vector<PodColdFacts> cold_scratch;
+  const std::vector<PodHotFacts>& facts = AllFacts(ctx, scratch);
+  const std::vector<PodColdFacts>& cold = AllColdFacts(ctx, cold_scratch);
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    if (NothingToRefresh(facts[i])) continue;
+    if (NothingToRefresh(facts[i], cold[i])) continue;
     const pb::Pod* pod = &PodAt(ctx, i);
     RefreshInPlace(ctx, *pod, plan);
     bool patched = RefreshLifecycle(ctx, *pod, plan);

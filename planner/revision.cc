@@ -305,11 +305,14 @@ void PlanHistoryTruncation(const PlanContext& ctx, PlanBuilder& plan) {
   };
   // Revision labels of the pods (full and short form), collected once: revMatch(pod, rev) for every revision.
   absl::flat_hash_set<std::string_view> pod_labels, pod_short_hashes;
-  std::vector<PodFacts> scratch;
-  for (const PodFacts& f : AllFacts(ctx, scratch)) {
-    if (!f.has_revision_label) continue;
-    pod_labels.insert(f.revision);
-    pod_short_hashes.insert(short_of(f.revision));
+  std::vector<PodHotFacts> scratch;
+  std::vector<PodColdFacts> cold_scratch;
+  const std::vector<PodHotFacts>& facts = AllFacts(ctx, scratch);
+  const std::vector<PodColdFacts>& cold = AllColdFacts(ctx, cold_scratch);
+  for (size_t i = 0; i < facts.size(); ++i) {
+    if (!facts[i].has_revision_label) continue;
+    pod_labels.insert(cold[i].revision);
+    pod_short_hashes.insert(short_of(cold[i].revision));
   }
   std::vector<const pb::ControllerRevision*> dead;
   for (const auto* rev : ctx.revisions) {

@@ -28,8 +28,8 @@ bool ReusesIds(const PlanContext& ctx) { return ctx.spec.pvc_reuse || ctx.spec.r
 std::vector<const pb::PersistentVolumeClaim*> ScalePvcs(const PlanContext& ctx) {
   if (ctx.spec.pvc_reuse || ctx.spec.retain_pvcs) return ctx.pvcs;
   absl::flat_hash_set<std::string_view> active_ids;
-  std::vector<PodFacts> scratch;
-  for (const PodFacts& f : AllFacts(ctx, scratch)) active_ids.insert(f.instance_id);
+  std::vector<PodColdFacts> scratch;
+  for (const PodColdFacts& f : AllColdFacts(ctx, scratch)) active_ids.insert(f.instance_id);
   for (const auto* p : ctx.released_pods) active_ids.insert(InstanceId(*p));
   std::vector<const pb::PersistentVolumeClaim*> out;
   for (const auto* pvc : ctx.pvcs) {
@@ -44,9 +44,9 @@ ScaleOutcome Scaled() {
   return outcome;
 }
 
-bool IsUpdatedForScale(const PlanContext& ctx, const PodFacts& pod) {
+bool IsUpdatedForScale(const PlanContext& ctx, const PodHotFacts& pod, const PodColdFacts& cold) {
   if (ctx.gates.preparing_update_as_update() && pod.lifecycle == Lifecycle::kPreparingUpdate) return true;
-  return OnRevision(ctx, pod, ctx.update_revision);
+  return OnRevision(ctx, pod, cold, ctx.update_revision);
 }
 
 }  // namespace
@@ -58,8 +58,8 @@ std::vector<std::string> AvailableInstanceIds(const PlanContext& ctx, int32_t n,
   // would fail with AlreadyExists until the old object is gone (docs/compatibility.md "Scale").
   absl::flat_hash_set<std::string_view> pod_ids, terminating_ids, pvc_ids;
   pod_ids.reserve(ctx.pods.size() + ctx.inactive_pods.size() + ctx.released_pods.size());
-  std::vector<PodFacts> scratch;
-  for (const PodFacts& f : AllFacts(ctx, scratch)) pod_ids.insert(f.instance_id);
+  std::vector<PodColdFacts> scratch;
+  for (const PodColdFacts& f : AllColdFacts(ctx, scratch)) pod_ids.insert(f.instance_id);
   for (const auto* group : {&ctx.inactive_pods, &ctx.released_pods}) {
     for (const auto* p : *group) pod_ids.insert(InstanceId(*p));
   }
@@ -246,8 +246,8 @@ void PlanPvcCleanupAndRelease(const PlanContext& ctx, PlanBuilder& plan) {
   // Retain keeps every PVC of a removed pod for the next scale-up; reuse keeps them for vanished pods.
   if (!ctx.spec.pvc_reuse && !ctx.spec.retain_pvcs) {
     absl::flat_hash_set<std::string_view> active_ids;
-    std::vector<PodFacts> scratch;
-    for (const PodFacts& f : AllFacts(ctx, scratch)) active_ids.insert(f.instance_id);
+    std::vector<PodColdFacts> scratch;
+    for (const PodColdFacts& f : AllColdFacts(ctx, scratch)) active_ids.insert(f.instance_id);
     for (const auto* p : ctx.released_pods) active_ids.insert(InstanceId(*p));
     for (const auto* pvc : ctx.pvcs) {
       const std::string_view id = InstanceId(*pvc);
@@ -300,8 +300,8 @@ void PlanMissingClaims(const PlanContext& ctx, PlanBuilder& plan) {
   existing.reserve(ctx.pvcs.size());
   for (const auto* pvc : ctx.pvcs) existing.insert(pvc->metadata().name());
   std::optional<absl::StatusOr<PodFactory>> factory;
-  std::vector<PodFacts> scratch;
-  for (const PodFacts& f : AllFacts(ctx, scratch)) {
+  std::vector<PodColdFacts> scratch;
+  for (const PodColdFacts& f : AllColdFacts(ctx, scratch)) {
     if (f.instance_id.empty()) continue;
     const bool missing = std::any_of(vcts->begin(), vcts->end(), [&](const std::string& vct) {
       return !existing.contains(ClaimName(vct, cs.metadata().name(), f.instance_id));
@@ -332,17 +332,19 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
   const ResolvedSpec& spec = ctx.spec;
   std::vector<const pb::Pod*> specified, pre_delete;
   std::set<std::string_view> to_delete_names;
-  std::vector<PodFacts> scratch;
-  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
+  std::vector<PodHotFacts> scratch;
+  std::vector<PodColdFacts> cold_scratch;
+  const std::vector<PodHotFacts>& facts = AllFacts(ctx, scratch);
+  const std::vector<PodColdFacts>& cold = AllColdFacts(ctx, cold_scratch);
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const PodFacts& f = facts[i];
-    if (IsSpecifiedDelete(f, spec)) {
+    const PodHotFacts& f = facts[i];
+    if (IsSpecifiedDelete(f, cold[i], spec)) {
       specified.push_back(&PodAt(ctx, i));
-      to_delete_names.insert(f.name);
+      to_delete_names.insert(cold[i].name);
     }
     if (f.lifecycle == Lifecycle::kPreparingDelete) {
       pre_delete.push_back(&PodAt(ctx, i));
-      to_delete_names.insert(f.name);
+      to_delete_names.insert(cold[i].name);
     }
   }
   const int64_t num_to_delete = static_cast<int64_t>(to_delete_names.size());
@@ -402,7 +404,7 @@ ScaleOutcome PlanScale(const PlanContext& ctx, PlanBuilder& plan) {
     // Every active pod is a deletion candidate here (built from a pod table only now, on scale-in).
     std::vector<const pb::Pod*> updated, not_updated;
     for (size_t i = 0; i < ctx.pods.size(); ++i) {
-      (IsUpdatedForScale(ctx, facts[i]) ? updated : not_updated).push_back(&PodAt(ctx, i));
+      (IsUpdatedForScale(ctx, facts[i], cold[i]) ? updated : not_updated).push_back(&PodAt(ctx, i));
     }
     const std::vector<const pb::Pod*> chosen =
         ChoosePodsToDelete(ctx, diff.scale_down_num, diff.scale_down_num_old, not_updated, updated);

@@ -19,12 +19,12 @@ struct Bucket {
   int64_t unavailable = 0;
 };
 
-bool IsNew(const PlanContext& ctx, const PodFacts& pod, RevisionCheck check) {
+bool IsNew(const PlanContext& ctx, const PodHotFacts& pod, const PodColdFacts& cold, RevisionCheck check) {
   if (check == RevisionCheck::kScale && ctx.gates.preparing_update_as_update() &&
       pod.lifecycle == Lifecycle::kPreparingUpdate) {
     return true;
   }
-  return OnRevision(ctx, pod, ctx.update_revision);
+  return OnRevision(ctx, pod, cold, ctx.update_revision);
 }
 
 int32_t Clamp32(int64_t v) {
@@ -54,17 +54,20 @@ ScaleDiff CalculateDiff(const PlanContext& ctx, RevisionCheck check) {
   const int64_t scale_max_unavailable = spec.scale_max_unavailable;
 
   Bucket fresh, old;
-  std::vector<PodFacts> scratch;
-  const std::vector<PodFacts>& facts = AllFacts(ctx, scratch);
-  for (const PodFacts& pod : facts) {
-    Bucket& b = IsNew(ctx, pod, check) ? fresh : old;
+  std::vector<PodHotFacts> scratch;
+  std::vector<PodColdFacts> cold_scratch;
+  const std::vector<PodHotFacts>& facts = AllFacts(ctx, scratch);
+  const std::vector<PodColdFacts>& cold = AllColdFacts(ctx, cold_scratch);
+  for (size_t i = 0; i < facts.size(); ++i) {
+    const PodHotFacts& pod = facts[i];
+    Bucket& b = IsNew(ctx, pod, cold[i], check) ? fresh : old;
     ++b.count;
     if (pod.lifecycle == Lifecycle::kPreparingDelete) {
       ++b.pre_delete;
       continue;
     }
     ++b.active;
-    if (IsSpecifiedDelete(pod, spec)) {
+    if (IsSpecifiedDelete(pod, cold[i], spec)) {
       ++b.to_delete;
     } else if (!IsAvailable(pod, spec.min_ready_seconds, ctx.now)) {
       ++b.unavailable;

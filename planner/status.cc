@@ -88,20 +88,32 @@ void SetFailure(pb::CloneSetStatus& status, std::string_view type, const absl::S
 
 void ComputeCounters(const PlanContext& ctx, pb::CloneSetStatus& s) {
   const int32_t m = ctx.spec.min_ready_seconds;
-  std::vector<PodFacts> scratch;
-  for (const PodFacts& pod : AllFacts(ctx, scratch)) {
+  std::vector<PodHotFacts> scratch;
+  std::vector<PodColdFacts> cold_scratch;
+  const std::vector<PodHotFacts>& facts = AllFacts(ctx, scratch);
+  const std::vector<PodColdFacts>& cold = AllColdFacts(ctx, cold_scratch);
+  int32_t replicas = s.replicas(), ready_replicas = s.ready_replicas(), available_replicas = s.available_replicas();
+  int32_t updated_replicas = s.updated_replicas(), updated_ready_replicas = s.updated_ready_replicas();
+  int32_t updated_available_replicas = s.updated_available_replicas();
+  for (size_t i = 0; i < facts.size(); ++i) {
+    const PodHotFacts& pod = facts[i];
     const bool ready = IsUpdateReady(pod, 0, ctx.now);
     const bool available = IsAvailable(pod, m, ctx.now);
-    const bool updated = OnRevision(ctx, pod, ctx.update_revision);
-    s.set_replicas(s.replicas() + 1);
-    if (ready) s.set_ready_replicas(s.ready_replicas() + 1);
-    if (available) s.set_available_replicas(s.available_replicas() + 1);
-    if (updated) {
-      s.set_updated_replicas(s.updated_replicas() + 1);
-      if (ready) s.set_updated_ready_replicas(s.updated_ready_replicas() + 1);
-      if (available) s.set_updated_available_replicas(s.updated_available_replicas() + 1);
-    }
+    const bool updated = OnRevision(ctx, pod, cold[i], ctx.update_revision);
+    // Counted in locals and set once: six message setters per pod were a visible share of the walk.
+    ++replicas;
+    ready_replicas += ready;
+    available_replicas += available;
+    updated_replicas += updated;
+    updated_ready_replicas += updated && ready;
+    updated_available_replicas += updated && available;
   }
+  s.set_replicas(replicas);
+  s.set_ready_replicas(ready_replicas);
+  s.set_available_replicas(available_replicas);
+  s.set_updated_replicas(updated_replicas);
+  s.set_updated_ready_replicas(updated_ready_replicas);
+  s.set_updated_available_replicas(updated_available_replicas);
 }
 
 // §7.4, with one deliberate difference (docs/compatibility.md): the deadline runs from the start of the current
@@ -166,8 +178,8 @@ void PushMinReadyRequeue(const PlanContext& ctx, const pb::CloneSetStatus& s, Pl
   const int32_t m = ctx.spec.min_ready_seconds;
   if (m <= 0 || s.available_replicas() == s.ready_replicas()) return;
   bool waiting_on_time = false;
-  std::vector<PodFacts> scratch;
-  for (const PodFacts& pod : AllFacts(ctx, scratch)) {
+  std::vector<PodHotFacts> scratch;
+  for (const PodHotFacts& pod : AllFacts(ctx, scratch)) {
     if (pod.lifecycle != Lifecycle::kNone && pod.lifecycle != Lifecycle::kNormal) continue;
     if (!IsUpdateReady(pod, 0, ctx.now) || IsAvailable(pod, m, ctx.now)) continue;
     // Without a Ready condition ready_since is unset (not InfinitePast); with one, InfinitePast means no

@@ -354,17 +354,19 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   const std::string& target = diff.update_num > 0 ? ctx.update_revision : ctx.current_revision;
 
   // §5.3 candidates, in pod order.
-  std::vector<PodFacts> scratch;
-  const std::vector<PodFacts>& all_facts = AllFacts(ctx, scratch);
+  std::vector<PodHotFacts> scratch;
+  std::vector<PodColdFacts> cold_scratch;
+  const std::vector<PodHotFacts>& all_facts = AllFacts(ctx, scratch);
+  const std::vector<PodColdFacts>& all_cold = AllColdFacts(ctx, cold_scratch);
   std::vector<int> candidates;
   candidates.reserve(ctx.pods.size());
   int waiting_in_grace = 0;
   for (int i = 0; i < static_cast<int>(ctx.pods.size()); ++i) {
-    const PodFacts& facts = all_facts[i];
+    const PodHotFacts& facts = all_facts[i];
     const bool on_update = facts.on_update_revision;
     if (diff.update_num > 0 ? on_update : !on_update) continue;
     if (facts.lifecycle == Lifecycle::kPreparingDelete) continue;
-    if (facts.lifecycle != Lifecycle::kUpdated && !facts.in_place_grace.empty()) {
+    if (facts.lifecycle != Lifecycle::kUpdated && facts.has_in_place_grace) {
       ++waiting_in_grace;
       continue;
     }
@@ -375,17 +377,18 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   std::vector<const pb::Pod*> pod_scratch;
   const std::vector<const pb::Pod*>& pods =
       strategy.has_priority_strategy() || strategy.scatter_strategy_size() > 0 ? AllPods(ctx, pod_scratch) : ctx.pods;
-  std::vector<int> ordered = SortUpdateCandidates(strategy, pods, std::move(candidates), all_facts.data());
+  std::vector<int> ordered =
+      SortUpdateCandidates(strategy, pods, std::move(candidates), all_facts.data(), all_cold.data());
   if (ordered.size() > static_cast<size_t>(std::abs(diff.update_num))) ordered.resize(std::abs(diff.update_num));
 
   // §5.5 limit.
   int unavailable = 0;
   int target_unavailable = 0;
   for (size_t i = 0; i < ctx.pods.size(); ++i) {
-    const PodFacts& facts = all_facts[i];
+    const PodHotFacts& facts = all_facts[i];
     if (IsAvailable(facts, ctx.spec.min_ready_seconds, ctx.now)) continue;
     ++unavailable;
-    if (OnRevision(ctx, facts, target)) ++target_unavailable;
+    if (OnRevision(ctx, facts, all_cold[i], target)) ++target_unavailable;
   }
   size_t can = 0;
   for (int index : ordered) {
@@ -415,7 +418,9 @@ absl::Status PlanUpdate(const PlanContext& ctx, PlanBuilder& plan) {
   for (size_t i = 0; i < can; ++i) {
     bool updated = false;
     batcher.set_remaining(static_cast<int>(can - i));
-    absl::Status status = UpdatePod(ctx, all_facts[ordered[i]], target, plan, specs, batcher, message, &updated);
+    const int pod = ordered[i];
+    absl::Status status =
+        UpdatePod(ctx, PodFacts(all_facts[pod], all_cold[pod]), target, plan, specs, batcher, message, &updated);
     if (updated) ++updated_now;
     if (!status.ok() && first_error.ok()) first_error = status;
   }

@@ -12,19 +12,22 @@
 namespace cloneset::planner {
 
 // Full §5.4 order of `candidates` (indexes into `pods`).
-// `facts`, when given, holds ComputePodFacts(*pods[i]) at [i] and saves reading the pods again.
+// `facts` and `cold`, when given, hold the two halves of ComputePodFacts(*pods[i]) at [i] and save reading the
+// pods again.
 std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const std::vector<const pb::Pod*>& pods,
-                                      std::vector<int> candidates, const PodFacts* facts = nullptr);
+                                      std::vector<int> candidates, const PodHotFacts* facts = nullptr,
+                                      const PodColdFacts* cold = nullptr);
 
 // The individual steps, exposed for tests and the simulate CLI.
 void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates,
-                           const PodFacts* facts = nullptr);
+                           const PodHotFacts* facts = nullptr, const PodColdFacts* cold = nullptr);
 using common::ScatterCandidates;
 using common::SelectorMatches;
 using common::SortByPriority;
 using common::TrailingNumber;
 
 // The ActivePods key of a pod from its facts (the same fields common::ActiveKeyOf reads from the message).
-common::ActiveKey ActiveKeyOf(const PodFacts& facts);
+common::ActiveKey ActiveKeyOf(const PodHotFacts& facts, const PodColdFacts& cold);
+inline common::ActiveKey ActiveKeyOf(const PodFacts& facts) { return ActiveKeyOf(facts, facts); }
 
 }  // namespace cloneset::planner
