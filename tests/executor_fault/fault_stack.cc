@@ -140,7 +140,7 @@ spec:
     maxUnavailable: )", w.max_unavailable, "\n", w.pvc_reuse ? "" : "  scaleStrategy:\n    disablePVCReuse: true\n");
 }
 
-InvariantWatch::InvariantWatch(const FaultStack& stack, std::vector<Workload> workloads) {
+InvariantWatch::InvariantWatch(const FaultStack& stack, std::vector<Workload> workloads) : stack_(&stack) {
   for (auto& w : workloads) workloads_[w.ns] = w;
   path_ = absl::StrCat(stack.stack().dir(), "/watch-", reinterpret_cast<uintptr_t>(this), ".json");
   stack.stack().StartKubectl(process_, {"get", "pods", "-A", "-w", "--output-watch-events", "-o", "json"}, path_);
@@ -152,10 +152,31 @@ bool InvariantWatch::WaitStarted(size_t initial_events, absl::Duration timeout) 
   return Poll([&] { return ReadJsonValues(path_).size() >= initial_events; }, timeout);
 }
 
+std::string InvariantWatch::AwaitSentinel(const std::string& suffix, absl::Duration timeout) {
+  const std::string name = absl::StrCat("invariant-watch-", reinterpret_cast<uintptr_t>(this), "-", suffix);
+  // apply, not run: the embedded cluster takes JSON/YAML bodies, and apply sends those for every kind.
+  const CommandResult created = stack_->Kubectl(
+      {"apply", "-f", "-"},
+      absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: default}\n",
+                   "spec: {restartPolicy: Never, containers: [{name: c, image: \"busybox:1.36\"}]}\n"));
+  if (created.exit_code != 0) return "creating the watch's sentinel pod: " + created.output;
+  const bool seen = Poll(
+      [&] {
+        for (const json& e : ReadJsonValues(path_)) {
+          if (e.contains("object") && e["object"].value("metadata", json::object()).value("name", "") == name) return true;
+        }
+        return false;
+      },
+      timeout);
+  return seen ? "" : absl::StrCat("the pod watch did not show its sentinel pod ", name, " within ", absl::FormatDuration(timeout));
+}
+
 std::vector<std::string> InvariantWatch::Finish(size_t* events) {
-  absl::SleepFor(absl::Milliseconds(300));  // the last events in flight
+  // The last events in flight: once the watch printed a pod created now, it printed every event before it.
+  const std::string caught_up = AwaitSentinel("end", absl::Seconds(60));
   process_.Stop(absl::Seconds(2));
   std::vector<std::string> violations;
+  if (!caught_up.empty()) violations.push_back(caught_up);
   std::map<std::string, std::map<std::string, json>> pods;  // ns -> uid -> pod
   std::set<std::string> armed;                               // namespaces that were fully Ready once
   size_t n = 0;

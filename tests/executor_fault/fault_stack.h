@@ -84,12 +84,21 @@ class InvariantWatch {
   InvariantWatch(const FaultStack& stack, std::vector<Workload> workloads);
   ~InvariantWatch();
   bool WaitStarted(size_t initial_events, absl::Duration timeout);
+  // Creates a pod of its own in `default` (outside every workload, so the invariants ignore it) and waits until the
+  // watch printed it: kubectl has listed by then and watches from that list's resourceVersion, so no later event is
+  // missed. Tests call it before the first pod of a workload can exist. Empty on success, else what failed.
+  std::string WaitEstablished(absl::Duration timeout) { return AwaitSentinel("start", timeout); }
   // Stops the watch; returns one line per violated invariant (empty = all held on every event):
   // once a namespace first had `replicas` Ready pods, Ready & not terminating >= replicas - maxUnavailable;
   // never more active (not terminating) pods than replicas; never two active pods with one instance id.
   std::vector<std::string> Finish(size_t* events = nullptr);
 
  private:
+  // Creates the sentinel pod "<this watch>-<suffix>" and waits until the watch printed it (a watch delivers in order,
+  // so every event before its creation has been printed too). Empty on success, else what failed.
+  std::string AwaitSentinel(const std::string& suffix, absl::Duration timeout);
+
+  const FaultStack* stack_;
   std::string path_;
   std::map<std::string, Workload> workloads_;
   Process process_;

@@ -107,7 +107,7 @@ TEST(ExecutorFaultTest, KilledAtRandomMomentsDuringRollouts) {
   ASSERT_EQ(stack.Start(), "");
   const std::vector<Workload> ws = {{"fault-a-inplace", 6, 2, "InPlaceIfPossible"}, {"fault-a-recreate", 6, 2, "ReCreate", false}};
   InvariantWatch watch(stack, ws);
-  absl::SleepFor(absl::Seconds(1));  // the watch is established before the first pod exists
+  ASSERT_EQ(watch.WaitEstablished(absl::Seconds(60)), "");  // before the first pod exists
   ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
   for (int version = 1; version <= 4; ++version) {
     ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(version)));
@@ -334,7 +334,7 @@ TEST(ExecutorFaultTest, ApiServerConflictsErrorsAndWatchDrops) {
   ASSERT_EQ(stack.Start(faults), "");
   const std::vector<Workload> ws = {{"fault-d-inplace", 5, 2, "InPlaceIfPossible"}, {"fault-d-recreate", 5, 2, "ReCreate", false}};
   InvariantWatch watch(stack, ws);
-  absl::SleepFor(absl::Seconds(1));
+  ASSERT_EQ(watch.WaitEstablished(absl::Seconds(60)), "");  // before the first pod exists
   ASSERT_NO_FATAL_FAILURE(stack.StartExecutor("solo", kShortLeases));
   for (int version = 1; version <= 3; ++version) {
     ASSERT_NO_FATAL_FAILURE(ApplyAll(stack, ws, Image(version)));
