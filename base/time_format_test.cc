@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/civil_time.h"
 #include "gtest/gtest.h"
 
@@ -93,6 +94,34 @@ TEST(TimeFormatTest, ParseRejectsMalformedTextNamingIt) {
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << text;
     EXPECT_NE(got.status().message().find("\"" + text + "\" is not an RFC 3339 time"), std::string::npos)
         << got.status();
+  }
+}
+
+// ParseTime reads the form metav1.Time serializes on a path of its own; absl reads every other text, including the
+// same text with a leading space (absl skips surrounding whitespace). Both answer alike for every date and time of
+// that form, valid or not (days 0-32 of every month of a leap and a common year, hours, minutes and seconds at and
+// past their ends).
+TEST(TimeFormatTest, TheCommonFormReadsAsAbslReadsIt) {
+  std::vector<std::string> texts;
+  for (const char* year : {"2024", "2023", "1900", "2000", "0000", "9999"}) {
+    for (int month = 0; month <= 13; ++month) {
+      for (int day = 0; day <= 32; ++day) {
+        texts.push_back(absl::StrCat(year, "-", month < 10 ? "0" : "", month, "-", day < 10 ? "0" : "", day,
+                                     "T12:34:56Z"));
+      }
+    }
+  }
+  for (const char* time : {"00:00:00", "23:59:59", "24:00:00", "23:60:00", "23:59:60", "23:59:61", "99:99:99",
+                           "1a:00:00", "-1:00:00"}) {
+    texts.push_back(absl::StrCat("2026-12-31T", time, "Z"));
+  }
+  for (const std::string& text : texts) {
+    const absl::StatusOr<absl::Time> direct = base::ParseTime(text);
+    const absl::StatusOr<absl::Time> by_absl = base::ParseTime(" " + text);
+    ASSERT_EQ(direct.ok(), by_absl.ok()) << text << ": " << direct.status() << " / " << by_absl.status();
+    if (direct.ok()) {
+      EXPECT_EQ(*direct, *by_absl) << text;
+    }
   }
 }
 
