@@ -60,21 +60,39 @@ class SimulatorTest : public ::testing::Test {
   void TearDown() override {
     if (sim_) sim_->Stop();
   }
-  // Waits (real time, bounded) until the simulator has caught up and `pred` holds for the stored pod.
+  // Whether `pred` holds once the simulator has acted on everything so far: checked after each of its idle passes
+  // (no sleeping), within a bound in real time that holds on a loaded machine.
+  bool Eventually(const std::function<bool()>& pred, absl::Duration within = absl::Seconds(60)) {
+    const absl::Time deadline = absl::Now() + within;
+    while (!pred()) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration() || !sim_->AwaitIdle(left)) return pred();
+    }
+    return true;
+  }
+  // Waits until the simulator has caught up and `pred` holds for the stored pod (null: the pod is gone).
   json WaitPod(const std::string& name, const std::function<bool(const json&)>& pred) {
     json last;
-    for (int i = 0; i < 2000; ++i) {
+    const bool held = Eventually([&] {
       auto got = store_.Get(kPods, "default", name);
-      if (got.ok()) {
-        last = *got;
-        if (pred(last)) return last;
-      } else if (pred(json())) {
-        return json();
-      }
-      std::this_thread::sleep_for(milliseconds(2));
-    }
-    ADD_FAILURE() << "timed out waiting for pod " << name << "; last: " << last.dump();
+      last = got.ok() ? *got : json();
+      return pred(last);
+    });
+    if (!held) ADD_FAILURE() << "timed out waiting for pod " << name << "; last: " << last.dump();
     return last;
+  }
+  // True when a FailedScheduling event with `message` names pod `name` (events are written by the simulator's thread).
+  bool HasFailedScheduling(const std::string& name, const std::string& message) {
+    return Eventually([&] {
+      auto events = store_.ListObjects(kEvents, {});
+      if (!events.ok()) return false;
+      for (const json& e : *events) {
+        if (e.value("reason", "") == "FailedScheduling" && e.value("message", "") == message &&
+            e["involvedObject"].value("name", "") == name)
+          return true;
+      }
+      return false;
+    });
   }
   // Waits until the simulator has acted on everything written and on the clock's time so far (a pass that began
   // after this call found nothing left to do): a negative check after it sees what the simulator decided, not a
@@ -252,11 +270,10 @@ TEST_F(SimulatorTest, FaultsByFlagAndAnnotation) {
   c.not_ready_nodes = std::regex("devcluster-node-1");
   StartSim(c);
   json node1;
-  for (int i = 0; i < 500 && Condition(node1, "Ready") != "Unknown"; ++i) {
+  EXPECT_TRUE(Eventually([&] {
     node1 = *store_.Get(kNodes, "", "devcluster-node-1");
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  EXPECT_EQ(Condition(node1, "Ready"), "Unknown");
+    return Condition(node1, "Ready") == "Unknown";
+  })) << node1.dump();
   ASSERT_TRUE(store_.Create(kPods, Pod("bad", "repo/broken:1")).ok());
   json pod = WaitPod("bad", [](const json& p) { return p["status"].contains("containerStatuses"); });
   EXPECT_EQ(pod["spec"]["nodeName"], "devcluster-node-0");  // the NotReady node is avoided
@@ -297,11 +314,10 @@ TEST_F(SimulatorTest, ClaimsBindToProvisionedVolumes) {
   ASSERT_TRUE(created.ok()) << created.status();
   std::string uid = (*created)["metadata"]["uid"];
   json got;
-  for (int i = 0; i < 1000; ++i) {
+  Eventually([&] {
     got = *store_.Get(kPersistentVolumeClaims, "default", "data-0");
-    if (got["status"].value("phase", "") == "Bound") break;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
+    return got["status"].value("phase", "") == "Bound";
+  });
   EXPECT_EQ(got["status"]["phase"], "Bound");
   EXPECT_EQ(got["spec"]["volumeName"], "pvc-" + uid);
   EXPECT_EQ(got["spec"]["storageClassName"], "standard");
@@ -329,17 +345,7 @@ TEST_F(SimulatorTest, PodWithoutItsClaimStaysPendingUntilTheClaimExists) {
       EXPECT_EQ(cond["message"], want);
     }
   }
-  bool event = false;
-  for (int i = 0; i < 1000 && !event; ++i) {
-    auto events = store_.ListObjects(kEvents, {});
-    ASSERT_TRUE(events.ok());
-    for (const json& e : *events) {
-      event = event || (e.value("reason", "") == "FailedScheduling" && e.value("message", "") == want &&
-                        e["involvedObject"].value("name", "") == "web-0");
-    }
-    if (!event) std::this_thread::sleep_for(milliseconds(2));
-  }
-  EXPECT_TRUE(event) << "no FailedScheduling event naming the claim";
+  EXPECT_TRUE(HasFailedScheduling("web-0", want)) << "no FailedScheduling event naming the claim";
   // However long it waits, it does not start.
   clock_.Advance(seconds(30));
   Settle();
@@ -372,20 +378,6 @@ json PodWithClaim(const std::string& name, const std::string& claim) {
   return Pod(name, "busybox", {{"volumes", {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", claim}}}}}}});
 }
 
-// True when a FailedScheduling event with `message` names pod `name` (polls: events are written asynchronously).
-bool HasFailedScheduling(Store& store, const std::string& name, const std::string& message) {
-  for (int i = 0; i < 1000; ++i) {
-    auto events = store.ListObjects(kEvents, {});
-    if (!events.ok()) return false;
-    for (const json& e : *events) {
-      if (e.value("reason", "") == "FailedScheduling" && e.value("message", "") == message &&
-          e["involvedObject"].value("name", "") == name)
-        return true;
-    }
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return false;
-}
 
 // Like a real cluster: a pod whose claim exists but is not Bound stays Pending with kube-scheduler's event and
 // never runs (before, it was scheduled and ran Ready as soon as the claim existed); a claim naming no class gets
@@ -410,7 +402,7 @@ TEST_F(SimulatorTest, PodStaysPendingUntilItsClaimIsBound) {
   const std::string want = "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found";
   json got = WaitPod("web-0", [](const json& p) { return Condition(p, "PodScheduled") == "False"; });
   EXPECT_EQ(got["status"].value("phase", ""), "Pending");
-  EXPECT_TRUE(HasFailedScheduling(store_, "web-0", want)) << "no FailedScheduling event: " << want;
+  EXPECT_TRUE(HasFailedScheduling("web-0", want)) << "no FailedScheduling event: " << want;
   clock_.Advance(seconds(60));
   Settle();
   got = *store_.Get(kPods, "default", "web-0");
@@ -443,7 +435,7 @@ TEST_F(SimulatorTest, WithoutADefaultClassAClaimWithoutClassWaitsForever) {
   ASSERT_TRUE(store_.Create(kPersistentVolumeClaims, Claim("data-0", std::nullopt)).ok());
   ASSERT_TRUE(store_.Create(kPods, PodWithClaim("web-0", "data-0")).ok());
   WaitPod("web-0", [](const json& p) { return Condition(p, "PodScheduled") == "False"; });
-  EXPECT_TRUE(HasFailedScheduling(store_, "web-0",
+  EXPECT_TRUE(HasFailedScheduling("web-0",
                                   "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found"));
   clock_.Advance(seconds(60));
   Settle();
@@ -470,7 +462,9 @@ TEST_F(SimulatorTest, CriSocketSharesTheKubeletImageStore) {
     EXPECT_TRUE(stub->PullImage(&ctx, req, &resp).ok());
     EXPECT_EQ(resp.image_ref(), ImageIdFor("model:v2"));
   });
-  for (int i = 0; i < 500 && sim_->Images("devcluster-node-0")->InFlight() == 0; ++i) std::this_thread::sleep_for(milliseconds(2));
+  // The pull is in flight once its handler waits on the clock (the simulator's own thread does not).
+  ASSERT_TRUE(clock_.AwaitDeadlineAfter(clock_.Now(), absl::Seconds(60)));
+  EXPECT_EQ(sim_->Images("devcluster-node-0")->InFlight(), 1);
   clock_.Advance(seconds(30));
   puller.join();
   // The pod's image is already present: ready after start + ready delays only.
