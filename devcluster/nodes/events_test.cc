@@ -167,8 +167,12 @@ TEST(SimulatorEventsTest, PodStoryFromSchedulingToDeletion) {
       out.push_back(absl::StrCat(e["source"]["component"].get<std::string>(), " ", e["reason"].get<std::string>()));
     return out;
   };
+  // The story once the simulator has written at least `n` events and acted on everything so far (checked after
+  // each of its idle passes, no sleeping; bounded in real time).
   auto wait_for = [&](size_t n) {
-    for (int i = 0; i < 2000 && story().size() < n; ++i) std::this_thread::sleep_for(milliseconds(2));
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (story().size() < n && absl::Now() < deadline && sim.AwaitIdle(deadline - absl::Now())) {
+    }
     return story();
   };
   EXPECT_EQ(wait_for(2), (std::vector<std::string>{"default-scheduler Scheduled", "kubelet Pulling"}));
