@@ -47,12 +47,17 @@ void PodRowIndex::Upsert(const pb::Pod& pod, OwnerKeys* keys) {
   auto [it, inserted] = entries_.try_emplace(KeyOf(meta.namespace_(), meta.name()));
   Entry& e = it->second;
   OwnerKeys old_keys;
-  if (!inserted) {
+  if (inserted) {
+    planapi::EncodePodRow(pod, pool_, &e.row);
+  } else {
     OwnerKeysLocked(e, keys != nullptr ? &old_keys : nullptr);
     UnfileLocked(e);
+    // Encoded beside the previous row, which is released after: the strings both hold are counted again by
+    // number, not looked up (or dropped and added again when this pod alone held them).
+    planapi::EncodePodRow(pod, pool_, &scratch_row_, &e.row);
     planapi::ReleasePodRow(pool_, e.row);
+    std::swap(e.row, scratch_row_);
   }
-  planapi::EncodePodRow(pod, pool_, &e.row);
   e.unencodable = e.row.error.empty() ? nullptr : std::make_unique<const pb::Pod>(pod);
   e.deleting = meta.has_deletion_timestamp();
   e.mark = mark_;
@@ -201,15 +206,14 @@ absl::Status PodRowInformer::last_decode_error() const {
   return last_decode_error_;
 }
 
-bool PodRowInformer::Decode(std::string_view json, pb::Pod* pod) {
-  absl::StatusOr<pb::Pod> decoded = snapshot::PodFromJson(json);
+bool PodRowInformer::Decode(std::string_view json) {
+  absl::Status decoded = snapshot::PodFromJson(json, &pod_);
   if (!decoded.ok()) {
     ++decode_errors_;
     std::lock_guard l(error_mu_);
-    last_decode_error_ = decoded.status();
+    last_decode_error_ = std::move(decoded);
     return false;
   }
-  *pod = *std::move(decoded);
   return true;
 }
 
@@ -226,8 +230,7 @@ void PodRowInformer::BeginReplace() {
 void PodRowInformer::ReplaceItem(const kube::ObjectMeta& meta, std::string_view json) {
   // Unchanged pods are kept as they are, without decoding them: a relist costs what changed.
   if (index_.KeepIfUnchanged(meta.namespace_, meta.name, meta.resource_version)) return;
-  pb::Pod pod;
-  if (Decode(json, &pod)) index_.Upsert(pod, &replace_keys_);
+  if (Decode(json)) index_.Upsert(pod_, &replace_keys_);
 }
 
 void PodRowInformer::EndReplace() {
@@ -242,9 +245,8 @@ void PodRowInformer::Apply(const kube::WatchEvent& ev) {
   if (ev.type == "DELETED") {
     index_.Remove(ev.meta.namespace_, ev.meta.name, &keys);
   } else {
-    pb::Pod pod;
-    if (!Decode(ev.object_json, &pod)) return;
-    index_.Upsert(pod, &keys);
+    if (!Decode(ev.object_json)) return;
+    index_.Upsert(pod_, &keys);
   }
   Tell(keys);
 }

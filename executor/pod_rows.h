@@ -83,6 +83,7 @@ class PodRowIndex {
 
   mutable std::shared_mutex mu_;
   planapi::StringPool pool_;
+  planapi::PodRow scratch_row_;  // under mu_: Upsert's new row, swapped with the previous one (buffers reused)
   uint64_t mark_ = 0;
   std::unordered_map<std::string, Entry> entries_;  // "ns/name"; nodes do not move (by_owner_ points at them)
   struct OwnerPods {
@@ -97,9 +98,10 @@ class PodRowIndex {
   mutable std::mutex table_mu_;
 };
 
-// The pod informer over a PodRowIndex: a list+watch whose pods are decoded (snapshot::PodFromJson), encoded into
-// their rows and dropped. The owners' keys go to `enqueue` after the index has the change; a LIST's go once it is
-// whole (kube::Informer's order). Pods that cannot be decoded are skipped and counted, as kube::Informer does.
+// The pod informer over a PodRowIndex: a list+watch whose pods are decoded (snapshot::PodFromJson, into one reused
+// message), encoded into their rows and dropped. The owners' keys go to `enqueue` after the index has the change; a
+// LIST's go once it is whole (kube::Informer's order). Pods that cannot be decoded are skipped and counted, as
+// kube::Informer does.
 class PodRowInformer final : private kube::ListWatch::Sink {
  public:
   using Enqueue = std::function<void(const std::string& key)>;
@@ -120,7 +122,8 @@ class PodRowInformer final : private kube::ListWatch::Sink {
   void Apply(const kube::WatchEvent& event) override;
   void Resync() override;
   void Tell(const PodRowIndex::OwnerKeys& keys);
-  bool Decode(std::string_view json, pb::Pod* pod);
+  // Decodes into pod_ (false: counted, the error kept).
+  bool Decode(std::string_view json);
 
   PodRowIndex& index_;
   Enqueue enqueue_;
@@ -129,6 +132,9 @@ class PodRowInformer final : private kube::ListWatch::Sink {
   absl::Status last_decode_error_;
   uint64_t replace_mark_ = 0;          // informer thread only
   PodRowIndex::OwnerKeys replace_keys_;  // informer thread only
+  // The pod of the event being applied (informer thread only): one message decoded into again and again, so an
+  // event costs no allocation for the strings and list entries the previous pod had too.
+  pb::Pod pod_;
   kube::ListWatch lw_;  // last: its thread must stop before the members above go
 };
 

@@ -128,11 +128,12 @@ StringPool::~StringPool() = default;
 size_t StringPool::size() const { return index_->numbers.size(); }
 
 uint32_t StringPool::Intern(std::string_view s) {
-  auto [it, inserted] = index_->numbers.try_emplace(std::string(s), 0);
-  if (!inserted) {
-    ++counts_[it->second];
-    return it->second;
+  // Looked up by view first: a string the pool holds (nearly every one) costs no key string.
+  if (auto found = index_->numbers.find(absl::string_view(s.data(), s.size())); found != index_->numbers.end()) {
+    ++counts_[found->second];
+    return found->second;
   }
+  auto it = index_->numbers.try_emplace(std::string(s), 0).first;
   uint32_t id;
   if (!free_.empty()) {
     id = free_.back();
@@ -153,6 +154,8 @@ uint32_t StringPool::Find(std::string_view s) const {
   return it == index_->numbers.end() ? 0 : it->second;
 }
 
+void StringPool::Retain(uint32_t id) { ++counts_[id]; }
+
 void StringPool::Release(uint32_t id) {
   if (--counts_[id] != 0) return;
   index_->numbers.erase(std::string(texts_[id]));
@@ -167,7 +170,9 @@ enum Counts { kLabels, kAnnotations, kFinalizers, kOwners, kGates, kContainers, 
 
 }  // namespace
 
-void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row) {
+void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row) { EncodePodRow(pod, pool, row, nullptr); }
+
+void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row, const PodRow* previous) {
   row->strings.clear();
   row->own.clear();
   row->values.clear();
@@ -176,8 +181,22 @@ void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row) {
     row->strings.push_back(static_cast<uint32_t>(s.size() << 1) | 1u);
     row->own.append(s.data(), s.size());
   };
-  const auto shared = [row, &pool](std::string_view s) {
-    row->strings.push_back(s.empty() ? 0 : pool.Intern(s) << 1);
+  // The previous row's string in the same place, when it is a shared one with the same text: counted again by its
+  // number, without hashing the text (most of a pod's next version is its previous one).
+  const uint32_t* hint = previous == nullptr ? nullptr : previous->strings.data();
+  const size_t hints = previous == nullptr ? 0 : previous->strings.size();
+  const auto shared = [row, &pool, hint, hints](std::string_view s) {
+    if (s.empty()) {
+      row->strings.push_back(0);
+      return;
+    }
+    const size_t at = row->strings.size();
+    if (at < hints && hint[at] != 0 && (hint[at] & 1u) == 0 && pool.Text(hint[at] >> 1) == s) {
+      pool.Retain(hint[at] >> 1);
+      row->strings.push_back(hint[at]);
+      return;
+    }
+    row->strings.push_back(pool.Intern(s) << 1);
   };
   const pb::ObjectMeta& meta = pod.metadata();
   own(meta.name());

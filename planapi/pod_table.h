@@ -47,6 +47,8 @@ class StringPool {
 
   // The number of `s` (not empty), counted once more.
   uint32_t Intern(std::string_view s);
+  // Counts `id` (a number the pool holds) once more, as Intern of its text would.
+  void Retain(uint32_t id);
   // Counts `id` once less.
   void Release(uint32_t id);
   // The number of `s`, or 0 when no row holds it.
@@ -89,6 +91,10 @@ struct PodRow {
 // Encodes `pod` into `row` (its buffers reused), counting its shared strings in `pool`. A row encoded before must
 // have been released first (ReleasePodRow), or come from a pool that is dropped as a whole.
 void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row);
+// The same, for a pod whose row `previous` (not `row`) the pool still counts, to be released after: a shared string
+// in the same place in both rows is counted again by its number instead of looked up by its text. The row is the one
+// the call without `previous` gives.
+void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row, const PodRow* previous);
 // Gives the row's shared strings back to `pool`.
 void ReleasePodRow(StringPool& pool, const PodRow& row);
 

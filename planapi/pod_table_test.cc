@@ -99,6 +99,43 @@ TEST(PodTableTest, DecodesToEqualPods) {
   }
 }
 
+// The executor's cache encodes a pod's new row beside its previous one (EncodePodRow with `previous`): for every
+// pair of pods, the row is the one encoded without it, and the pool's counts come out even.
+TEST(PodTableTest, ARowEncodedBesideThePreviousOneIsTheSameRow) {
+  const std::vector<pb::Pod> pods = VariedPods();
+  for (const pb::Pod& before : pods) {
+    for (const pb::Pod& after : pods) {
+      SCOPED_TRACE(before.metadata().name() + " -> " + after.metadata().name());
+      planapi::StringPool pool;
+      planapi::PodRow previous, hinted, plain;
+      planapi::EncodePodRow(before, pool, &previous);
+      planapi::EncodePodRow(after, pool, &hinted, &previous);
+      planapi::EncodePodRow(after, pool, &plain);
+      EXPECT_EQ(hinted.strings, plain.strings);
+      EXPECT_EQ(hinted.own, plain.own);
+      EXPECT_EQ(hinted.values, plain.values);
+      EXPECT_EQ(std::vector<uint32_t>(std::begin(hinted.counts), std::end(hinted.counts)),
+                std::vector<uint32_t>(std::begin(plain.counts), std::end(plain.counts)));
+      EXPECT_EQ(hinted.generation, plain.generation);
+      EXPECT_EQ(hinted.creation_timestamp, plain.creation_timestamp);
+      EXPECT_EQ(hinted.deletion_timestamp, plain.deletion_timestamp);
+      EXPECT_EQ(hinted.error, plain.error);
+      planapi::ReleasePodRow(pool, previous);
+      planapi::ReleasePodRow(pool, plain);
+      // The hinted row alone now holds its strings, each counted once: its table is the pod's.
+      pb::PodTable table;
+      planapi::PodTableBuilder builder(&table, pool, 1);
+      ASSERT_TRUE(builder.Add(hinted).ok());
+      builder.Finish();
+      const absl::StatusOr<pb::PodTable> want = EncodePodTable(std::vector<const pb::Pod*>{&after});
+      ASSERT_TRUE(want.ok()) << want.status();
+      EXPECT_EQ(table.SerializeAsString(), want->SerializeAsString());
+      planapi::ReleasePodRow(pool, hinted);
+      EXPECT_EQ(pool.size(), 0u) << "a string counted more often than released";
+    }
+  }
+}
+
 TEST(PodTableTest, StoresEachStringOnceAndDropsDefaultColumns) {
   std::vector<pb::Pod> pods;
   for (int i = 0; i < 50; ++i) pods.push_back(PodBuilder("cs-" + std::to_string(i)).Revision("cs-1"));
