@@ -60,8 +60,9 @@ class CriServerTest : public ::testing::Test {
     req.mutable_auth()->set_server_address("registry.example.com");
     return images_stub_->PullImage(&ctx, req, resp);
   }
+  // Waits until `n` pulls are in flight: each pull's handler then waits on the clock for its next step.
   void WaitInFlight(int n) {
-    for (int i = 0; i < 1000 && images_->InFlight() != n; ++i) std::this_thread::sleep_for(milliseconds(2));
+    ASSERT_TRUE(clock_.AwaitDeadlineAfter(clock_.Now(), absl::Seconds(60), n)) << n << " pulls never waited on the clock";
     ASSERT_EQ(images_->InFlight(), n);
   }
 
