@@ -42,6 +42,9 @@ class WatcherImpl;
 
 struct TypeState {
   ResourceType type;
+  // The same type, immutable and shared: a writer takes it under the lock and decides its write outside it (a CRD
+  // update replaces the pointer, never the object).
+  std::shared_ptr<const ResourceType> shared_type;
   std::map<std::string, ObjectPtr> objects;  // "ns/name" (cluster scope: "/name")
   std::deque<HistoryEvent> history;
   int64_t floor_rv = 0;  // events with rv <= floor_rv are no longer available
@@ -100,11 +103,16 @@ struct Store::State {
     auto& slot = types[type.Id()];
     if (!slot) slot = std::make_shared<TypeState>();
     slot->type = type;
+    slot->shared_type = std::make_shared<const ResourceType>(type);
     ++types_generation;
   }
   void IndexLocked(const std::string& id, const std::string& key, const ObjectPtr& obj, const ObjectPtr& old);
   // stored (optional) receives the committed version.
   absl::Status CommitLocked(TypeState& ts, EventType type, nlohmann::json& object, ObjectPtr* stored = nullptr);
+  // CommitLocked for an object serialized and indexed before the lock was taken: assigns the next resourceVersion
+  // (into *rv), inserts it into the serialization and commits.
+  absl::Status CommitPreparedLocked(TypeState& ts, EventType type, UnversionedObject prepared, ObjectPtr* stored,
+                                    int64_t* rv);
   void RemoveLocked(TypeState& ts, const std::string key, int depth);
   void CollectDependentsLocked(const std::string& owner_uid, int depth);
   // Garbage-collects the object at `key` when its owners are all gone (garbage_collector.h). `gone_uid`, when set,
@@ -120,9 +128,19 @@ struct Store::State {
                                   int depth);
   absl::StatusOr<nlohmann::json> DeleteLocked(TypeState& ts, const std::string& key, const DeleteOptions& opts,
                                               int depth);
-  // prev_parsed: the stored object already parsed by the caller (saves a parse), or null.
-  absl::StatusOr<nlohmann::json> WriteLocked(TypeState& ts, nlohmann::json incoming, bool status,
-                                             const WriteOptions& options, nlohmann::json* prev_parsed = nullptr);
+  // Update, UpdateStatus and Mutate: a write over the current version of one object, as kube-apiserver's
+  // GuaranteedUpdate does it. Under the lock it only reads the object's current version (`locate` names it from the
+  // type); outside the lock it parses it, builds the incoming object (`incoming`, given the type, that version and
+  // its parse), decides the write (PrepareWrite) and serializes the result; then, under the lock again, commits it
+  // if the object is still that version and the type unchanged, else starts over. After kOptimisticAttempts
+  // attempts lost that way, the last one holds the lock throughout, so a write always finishes. Every decision is
+  // taken on one consistent version, as if under one lock: answers, resourceVersions (assigned at commit, in commit
+  // order) and watch events are those of the one-lock store.
+  absl::StatusOr<nlohmann::json> GuaranteedWrite(
+      std::string_view resource, bool status, const WriteOptions& options,
+      const std::function<absl::StatusOr<std::pair<std::string, std::string>>(const ResourceType&)>& locate,
+      const std::function<absl::StatusOr<nlohmann::json>(const ResourceType&, const StoredObject& current,
+                                                         const nlohmann::json& parsed)>& incoming);
   void OnCrdChangeLocked(const ObjectPtr& obj, bool deleted);
 };
 
@@ -280,22 +298,30 @@ void Store::State::IndexLocked(const std::string& id, const std::string& key, co
 
 absl::Status Store::State::CommitLocked(TypeState& ts, EventType type, nlohmann::json& object,
                                        ObjectPtr* stored) {
+  int64_t rv = 0;
+  absl::Status s = CommitPreparedLocked(ts, type, MakeUnversionedObject(object, ts.type.Id()), stored, &rv);
+  if (s.ok()) object["metadata"]["resourceVersion"] = std::to_string(rv);
+  return s;
+}
+
+absl::Status Store::State::CommitPreparedLocked(TypeState& ts, EventType type, UnversionedObject prepared,
+                                               ObjectPtr* stored, int64_t* rv_out) {
   const std::string id = ts.type.Id();
-  int64_t rv = ++this->rv;
-  object["metadata"]["resourceVersion"] = std::to_string(rv);
-  ObjectPtr obj = MakeStoredObject(object, id);
+  const int64_t rv = this->rv + 1;
   // etcd refuses larger requests, and past 2 MiB kube-apiserver's etcd client does not even send them; nothing is
   // committed, and the API answers 500 with the same messages.
-  if (obj->json.size() > kMaxStoredObjectBytes) {
-    --this->rv;
+  if (const size_t size = VersionedSize(prepared, rv); size > kMaxStoredObjectBytes) {
     // About what the etcd client would send: the value and its key.
-    const size_t request = obj->json.size() + id.size() + obj->ns.size() + obj->name.size() + 16;
+    const size_t request = size + id.size() + prepared.object->ns.size() + prepared.object->name.size() + 16;
     if (request > kMaxEtcdClientMessageBytes)
       return absl::ResourceExhaustedError(
           absl::StrCat("rpc error: code = ResourceExhausted desc = trying to send message larger than max (", request,
                        " vs. ", kMaxEtcdClientMessageBytes, ")"));
     return absl::ResourceExhaustedError("etcdserver: request is too large");
   }
+  this->rv = rv;
+  *rv_out = rv;
+  ObjectPtr obj = SetVersion(std::move(prepared), rv);
   if (stored) *stored = obj;
   const std::string key = Key(obj->ns, obj->name);
   ObjectPtr old;
@@ -557,36 +583,37 @@ absl::Status ValidateMeta(const nlohmann::json& meta) {
 
 }  // namespace
 
-absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann::json incoming, bool status,
-                                                         const WriteOptions& options, nlohmann::json* prev_parsed) {
-  if (!incoming.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
-  if (!incoming.contains("metadata") || !incoming["metadata"].is_object())
-    return absl::InvalidArgumentError("metadata: Required value");
+namespace {
+
+// What a write of `incoming` over the current version `old` (parsed: `prev`) of an object of `type` makes, decided
+// from those alone (no store state, no lock): the checks, defaults, generation and admission of an update, and the
+// result serialized for the commit.
+struct PreparedWrite {
+  enum class Outcome { kCommit, kNoop, kDryRun } outcome = Outcome::kCommit;
+  nlohmann::json next;        // the answer (kNoop: the stored object)
+  UnversionedObject stored;   // kCommit: `next` serialized and indexed, without its resourceVersion
+  bool finalize = false;      // the last finalizer of a deleting object went: remove it after the commit
+  bool owners_changed = false;  // owner references added or changed: collect it if they dangle
+};
+
+absl::StatusOr<PreparedWrite> PrepareWrite(const ResourceType& type, const StoredObject& old, nlohmann::json prev,
+                                           nlohmann::json incoming, bool status, const WriteOptions& options) {
   auto& meta = incoming["metadata"];
-  if (!meta.contains("name") || !meta["name"].is_string())
-    return absl::InvalidArgumentError("metadata.name: Required value");
-  std::string name = meta["name"];
-  std::string ns = ts.type.namespaced && meta.contains("namespace") && meta["namespace"].is_string()
-                       ? meta["namespace"].get<std::string>()
-                       : "";
-  const std::string key = Key(ns, name);
-  auto it = ts.objects.find(key);
-  if (it == ts.objects.end()) return absl::NotFoundError(absl::StrCat(QualifiedName(ts.type, name), " not found"));
-  ObjectPtr old = it->second;
+  const std::string name = meta["name"];
   if (auto rv = meta.find("resourceVersion");
       rv != meta.end() && rv->is_string() && !rv->get<std::string>().empty() &&
-      rv->get<std::string>() != std::to_string(old->resource_version))
-    return absl::AbortedError(ConflictMessage(ts.type, name));
+      rv->get<std::string>() != std::to_string(old.resource_version))
+    return absl::AbortedError(ConflictMessage(type, name));
   if (auto uid = meta.find("uid"); uid != meta.end() && uid->is_string() && !uid->get<std::string>().empty() &&
-                                   uid->get<std::string>() != old->uid)
+                                   uid->get<std::string>() != old.uid)
     return absl::AbortedError(absl::StrCat("Precondition failed: UID in precondition: ", uid->get<std::string>(),
-                                           ", UID in object meta: ", old->uid));
+                                           ", UID in object meta: ", old.uid));
   if (absl::Status s = ValidateMeta(meta); !s.ok()) return s;
-  nlohmann::json prev = prev_parsed ? std::move(*prev_parsed) : old->Parse();
-  nlohmann::json next;
+  PreparedWrite out;
+  nlohmann::json& next = out.next;
   if (status) {
     next = prev;
-    if (incoming.contains("status")) next["status"] = incoming["status"];
+    if (incoming.contains("status")) next["status"] = std::move(incoming["status"]);
     else next.erase("status");
   } else {
     next = std::move(incoming);
@@ -597,18 +624,18 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
       if (om.contains(f)) nm[f] = om[f];
       else nm.erase(f);
     }
-    if (ts.type.has_status) {
+    if (type.has_status) {
       if (prev.contains("status")) next["status"] = prev["status"];
       else next.erase("status");
     }
     // Fields the API server owns once set.
     for (const char* path : {".spec.clusterIP", ".spec.nodeName", ".spec.volumeName"})
       if (const auto* v = LookupPath(prev, path); v && !LookupPath(next, path)) SetPath(next, path, *v);
-    if (ts.type.Id() == kSecrets)
+    if (type.Id() == kSecrets)
       if (absl::Status s = MergeSecretStringData(next); !s.ok()) return s;
-    ApplyDefaults(ts.type.Id(), next);
-    if (absl::Status s = ValidateDataSize(ts.type.Id(), next); !s.ok()) return s;
-    if (ts.type.Id() == kPods) {
+    ApplyDefaults(type.Id(), next);
+    if (absl::Status s = ValidateDataSize(type.Id(), next); !s.ok()) return s;
+    if (type.Id() == kPods) {
       std::vector<FieldError> errors = ValidatePodUpdate(prev, next);
       if (!errors.empty()) {  // perhaps only defaults a pod stored by an earlier version lacks
         nlohmann::json defaulted = prev;
@@ -618,30 +645,94 @@ absl::StatusOr<nlohmann::json> Store::State::WriteLocked(TypeState& ts, nlohmann
       if (absl::Status s = FieldErrorsStatus(errors); !s.ok()) return s;
     }
     next["metadata"]["generation"] =
-        prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(ts.type.Id(), prev, next) ? 1 : 0);
+        prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(type.Id(), prev, next) ? 1 : 0);
   }
-  next["apiVersion"] = ts.type.ApiVersion();
-  next["kind"] = ts.type.kind;
+  next["apiVersion"] = type.ApiVersion();
+  next["kind"] = type.kind;
   if (next["metadata"].contains("finalizers") && next["metadata"]["finalizers"].empty())
     next["metadata"].erase("finalizers");
-  if (absl::Status s = AdmitCustomResource(ts.type, next, &prev, options); !s.ok()) return s;
-  if (ts.type.Id() == kCustomResourceDefinitions) {
+  if (absl::Status s = AdmitCustomResource(type, next, &prev, options); !s.ok()) return s;
+  if (type.Id() == kCustomResourceDefinitions) {
     auto t = ResourceTypeFromCrd(next);
     if (!t.ok()) return t.status();
     WarnAboutUnevaluatedRules(*t, options);
   }
   if (next == prev) {  // no-op: no new resourceVersion, no event
-    if (options.stored) *options.stored = old;
-    return prev;
+    out.outcome = PreparedWrite::Outcome::kNoop;
+    return out;
   }
-  if (options.dry_run) return next;
-  bool finalize = old->deleting && (!next["metadata"].contains("finalizers"));
+  if (options.dry_run) {
+    out.outcome = PreparedWrite::Outcome::kDryRun;
+    return out;
+  }
+  out.finalize = old.deleting && (!next["metadata"].contains("finalizers"));
   // A reference added or changed may name an owner that does not exist (or no longer does).
-  bool owners_changed = HasOwnerReferences(next) && !SameOwnerReferences(next, prev);
-  if (absl::Status s = CommitLocked(ts, EventType::kModified, next, options.stored); !s.ok()) return s;
-  if (finalize) RemoveLocked(ts, key, 0);
-  else if (owners_changed) CollectIfGarbageLocked(ts, key, "", 0, &next);
-  return next;
+  out.owners_changed = HasOwnerReferences(next) && !SameOwnerReferences(next, prev);
+  out.stored = MakeUnversionedObject(next, type.Id());
+  return out;
+}
+
+// Optimistic attempts of a write before the last one, which holds the store's lock throughout.
+constexpr int kOptimisticAttempts = 8;
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> Store::State::GuaranteedWrite(
+    std::string_view resource, bool status, const WriteOptions& options,
+    const std::function<absl::StatusOr<std::pair<std::string, std::string>>(const ResourceType&)>& locate,
+    const std::function<absl::StatusOr<nlohmann::json>(const ResourceType&, const StoredObject& current,
+                                                       const nlohmann::json& parsed)>& incoming) {
+  // Warnings of the attempt that counts only (an attempt that lost its race would repeat them).
+  std::vector<std::string> warnings;
+  WriteOptions attempt_options = options;
+  attempt_options.warnings = options.warnings ? &warnings : nullptr;
+  auto answer = [&](auto result) {
+    if (options.warnings) options.warnings->insert(options.warnings->end(), warnings.begin(), warnings.end());
+    return result;
+  };
+  for (int attempt = 1;; ++attempt) {
+    const bool locked_throughout = attempt > kOptimisticAttempts;
+    warnings.clear();
+    std::unique_lock<std::mutex> l(mu);
+    auto ts_or = TypeOr404(resource);
+    if (!ts_or.ok()) return ts_or.status();
+    std::shared_ptr<TypeState> ts = *std::move(ts_or);
+    std::shared_ptr<const ResourceType> type = ts->shared_type;
+    auto target = locate(*type);
+    if (!target.ok()) return target.status();
+    auto found = FindObject(*ts, target->first, target->second);
+    if (!found.ok()) return found.status();
+    const std::string key = (*found)->first;
+    const ObjectPtr old = (*found)->second;
+    const int64_t types_generation_seen = types_generation;
+    if (!locked_throughout) l.unlock();
+    nlohmann::json prev = old->Parse();
+    auto in = incoming(*type, *old, prev);
+    if (!in.ok()) return answer(in.status());
+    auto prepared = PrepareWrite(*type, *old, std::move(prev), *std::move(in), status, attempt_options);
+    if (!prepared.ok()) return answer(prepared.status());
+    if (prepared->outcome == PreparedWrite::Outcome::kNoop) {
+      if (options.stored) *options.stored = old;
+      return answer(std::move(prepared->next));
+    }
+    if (prepared->outcome == PreparedWrite::Outcome::kDryRun) return answer(std::move(prepared->next));
+    if (!locked_throughout) {
+      l.lock();
+      auto now = ts->objects.find(key);
+      // Another write got there first (or the type changed): decide again on what it left.
+      if (types_generation != types_generation_seen || now == ts->objects.end() || now->second != old) continue;
+    }
+    int64_t rv = 0;
+    if (absl::Status s = CommitPreparedLocked(*ts, EventType::kModified, std::move(prepared->stored), options.stored,
+                                              &rv);
+        !s.ok())
+      return answer(s);
+    nlohmann::json& next = prepared->next;
+    next["metadata"]["resourceVersion"] = std::to_string(rv);
+    if (prepared->finalize) RemoveLocked(*ts, key, 0);
+    else if (prepared->owners_changed) CollectIfGarbageLocked(*ts, key, "", 0, &next);
+    return answer(std::move(next));
+  }
 }
 
 absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const std::string& key,
@@ -873,40 +964,62 @@ absl::StatusOr<nlohmann::json> Store::Get(std::string_view resource, std::string
   return (*obj)->Parse();
 }
 
+namespace {
+
+// An Update's object names the object it replaces: checked before anything is looked up.
+absl::StatusOr<std::pair<std::string, std::string>> UpdateTarget(const ResourceType& type,
+                                                                 const nlohmann::json& incoming) {
+  if (!incoming.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
+  auto meta = incoming.find("metadata");
+  if (meta == incoming.end() || !meta->is_object()) return absl::InvalidArgumentError("metadata: Required value");
+  auto name = meta->find("name");
+  if (name == meta->end() || !name->is_string()) return absl::InvalidArgumentError("metadata.name: Required value");
+  auto ns = meta->find("namespace");
+  return std::pair<std::string, std::string>(
+      type.namespaced && ns != meta->end() && ns->is_string() ? ns->get<std::string>() : "", name->get<std::string>());
+}
+
+}  // namespace
+
 absl::StatusOr<nlohmann::json> Store::Update(std::string_view resource, nlohmann::json object,
                                              const WriteOptions& options) {
-  std::lock_guard<std::mutex> l(state_->mu);
-  auto ts = state_->TypeOr404(resource);
-  if (!ts.ok()) return ts.status();
-  return state_->WriteLocked(**ts, std::move(object), false, options);
+  return state_->GuaranteedWrite(
+      resource, false, options, [&](const ResourceType& type) { return UpdateTarget(type, object); },
+      [&](const ResourceType&, const StoredObject&, const nlohmann::json&) -> absl::StatusOr<nlohmann::json> {
+        return object;  // a copy: an attempt that loses its race starts again from the request
+      });
 }
 
 absl::StatusOr<nlohmann::json> Store::UpdateStatus(std::string_view resource, nlohmann::json object,
                                                    const WriteOptions& options) {
-  std::lock_guard<std::mutex> l(state_->mu);
-  auto ts = state_->TypeOr404(resource);
-  if (!ts.ok()) return ts.status();
-  return state_->WriteLocked(**ts, std::move(object), true, options);
+  return state_->GuaranteedWrite(
+      resource, true, options, [&](const ResourceType& type) { return UpdateTarget(type, object); },
+      [&](const ResourceType&, const StoredObject&, const nlohmann::json&) -> absl::StatusOr<nlohmann::json> {
+        // A status write reads only the request's metadata (its preconditions) and status.
+        nlohmann::json in = nlohmann::json::object();
+        in["metadata"] = object["metadata"];
+        if (auto st = object.find("status"); st != object.end()) in["status"] = *st;
+        return in;
+      });
 }
 
 absl::StatusOr<nlohmann::json> Store::Mutate(std::string_view resource, std::string_view ns, std::string_view name,
                                              bool status,
                                              const std::function<absl::Status(nlohmann::json&)>& mutate,
                                              const WriteOptions& options) {
-  std::lock_guard<std::mutex> l(state_->mu);
-  auto ts = state_->TypeOr404(resource);
-  if (!ts.ok()) return ts.status();
-  auto found = FindObject(**ts, ns, name);
-  if (!found.ok()) return found.status();
-  auto it = *found;
-  nlohmann::json prev = it->second->Parse();
-  nlohmann::json j = prev;
-  if (absl::Status s = mutate(j); !s.ok()) return s;
-  if (!j.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
-  if (!j["metadata"].is_object()) j["metadata"] = nlohmann::json::object();
-  j["metadata"]["name"] = it->second->name;
-  if ((*ts)->type.namespaced) j["metadata"]["namespace"] = it->second->ns;
-  return state_->WriteLocked(**ts, std::move(j), status, options, &prev);
+  return state_->GuaranteedWrite(
+      resource, status, options,
+      [&](const ResourceType&) { return std::pair<std::string, std::string>(ns, name); },
+      [&](const ResourceType& type, const StoredObject& current,
+          const nlohmann::json& parsed) -> absl::StatusOr<nlohmann::json> {
+        nlohmann::json j = parsed;
+        if (absl::Status s = mutate(j); !s.ok()) return s;
+        if (!j.is_object()) return absl::InvalidArgumentError("body: Invalid value: must be an object");
+        if (!j["metadata"].is_object()) j["metadata"] = nlohmann::json::object();
+        j["metadata"]["name"] = current.name;
+        if (type.namespaced) j["metadata"]["namespace"] = current.ns;
+        return j;
+      });
 }
 
 absl::StatusOr<nlohmann::json> Store::Delete(std::string_view resource, std::string_view ns, std::string_view name,
@@ -926,7 +1039,7 @@ absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, st
   auto it = *found;
   if (!it->second->finalizers.empty()) {
     // As kube-apiserver answers the kubelet's final delete (grace period 0): an object with finalizers stays,
-    // deleting, until a write removes the last one (WriteLocked then removes it). Before, the kubelet simulator's
+    // deleting, until a write removes the last one (GuaranteedWrite then removes it). Before, the kubelet simulator's
     // delete dropped a pod whatever its finalizers, so a foreground owner never waited for a held pod.
     nlohmann::json j = it->second->Parse();
     if (j["metadata"].value("deletionGracePeriodSeconds", int64_t{-1}) == 0) return absl::OkStatus();

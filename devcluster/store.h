@@ -19,8 +19,11 @@
 //     OutOfRange -> 410 Gone (watch/continue from a resourceVersion older than the history).
 // * Namespaced writes require the namespace to exist ("default", "kube-system", "kube-public" and
 //   "kube-node-lease" exist from the start).
-// * Thread-safe. All methods may be called concurrently; callbacks passed to Mutate run under the
-//   store lock and must not call back into the store.
+// * Thread-safe. All methods may be called concurrently. Updates, status updates and Mutate decide and serialize
+//   outside the store lock and commit under it only if the object is still the version they read, else decide
+//   again (kube-apiserver's GuaranteedUpdate): a callback passed to Mutate may run more than once, on successive
+//   versions, and only the last run's result counts, so it must be a function of its argument alone; it must not
+//   call back into the store (a write that keeps losing its race runs it under the lock).
 #pragma once
 
 #include <chrono>
@@ -194,8 +197,9 @@ class Store {
   absl::StatusOr<nlohmann::json> UpdateStatus(std::string_view resource, nlohmann::json object,
                                               const WriteOptions& options = {});
   // Atomic read-modify-write (PATCH, scale, simulator updates): `mutate` edits a copy of the
-  // current object under the lock, which is then written like Update (status=false) or
-  // UpdateStatus (status=true). A resourceVersion left in the result is checked as a precondition.
+  // current object, which is then written like Update (status=false) or UpdateStatus (status=true),
+  // committed only if the object is still the version `mutate` saw (else `mutate` runs again on the
+  // newer one). A resourceVersion left in the result is checked as a precondition.
   absl::StatusOr<nlohmann::json> Mutate(std::string_view resource, std::string_view ns,
                                         std::string_view name, bool status,
                                         const std::function<absl::Status(nlohmann::json&)>& mutate,
