@@ -3,7 +3,9 @@
 # (start/ready/grace delays 0). Measures the rollout's wall time (image patch -> status shows N updated and Ready)
 # and the executor's writes during it; then, in the same cluster with the executor stopped, the cluster's write
 # rate for the same kind of write (pod PATCHes from 16 parallel keep-alive connections, curl --parallel). Ideal =
-# writes / write rate; target: wall time within 2x of ideal.
+# writes / write rate; target: wall time within 2x of ideal. Beside it, the like-for-like ideal: every write the
+# cluster committed during the rollout (its resourceVersion's advance: the executor's writes plus the simulated
+# kubelet's status writes and events) at the same rate.
 # Backends (--cluster, default embedded):
 #   embedded  a cloneset-devcluster of its own (plain HTTP on loopback, bench/lib_stack.sh); the executor's writes
 #             from its apiserver_request_total{user_agent}.
@@ -140,9 +142,16 @@ plans() {
   curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '/^controller_runtime_reconcile_total\{/ { r += $NF }
     /^cloneset_executor_planner_call_duration_seconds_count/ { p += $NF } END { printf "%d %d\n", r, p }'
 }
+# cluster_rv: the cluster's resourceVersion now. It advances once per committed write, whoever wrote (the executor,
+# the simulated kubelet, its events; on the real backend every component): the cluster's own count of its writes.
+cluster_rv() {
+  kubectl get --raw '/api/v1/namespaces/default/configmaps?limit=1' |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
+}
 plans0="$(plans)"
 cpu0="$(cpus)"
 w0=$(writes_by "$CLIENT")
+rv0=$(cluster_rv)
 # PERF_DIR=DIR: sample the controller, the planner and the embedded cluster with `perf record` (DWARF call graphs)
 # during the rollout only; DIR/<process>.data and DIR/<process>.txt (perf report, children and self) afterwards,
 # and DIR/cloneset-executor.phases.txt (bench/perf_phases.py: its samples by reconcile phase).
@@ -169,10 +178,12 @@ if [ ${#PERF_PIDS[@]} -gt 0 ]; then
 fi
 sleep 1
 w1=$(writes_by "$CLIENT")
+rv1=$(cluster_rv)
 controller_hwm="$(hwm_mib "$EXECUTOR_PID") MiB peak RSS"
 # The embedded cluster's too (its allocator and store are on the rollout's path).
 [ "$CLUSTER" != embedded ] || controller_hwm+="; devcluster $(hwm_mib "$DEVCLUSTER_PID") MiB peak RSS"
 writes=$((w1 - w0))
+cluster_writes=$((rv1 - rv0))
 restarts=$(kubectl get pods -l app=big -o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount}{"\n"}{end}' | awk '$1 == 1' | wc -l)
 
 # The cluster's write rate, same cluster and pods, executor stopped: merge-patch a label on each pod, 4 rounds.
@@ -188,10 +199,20 @@ for round in 1 2 3 4; do
 done
 sed -i '$d' "$RUN_DIR/curl.cfg"  # no "next" after the last URL
 probe=$(grep -c '^url' "$RUN_DIR/curl.cfg")
+# With PERF_DIR, the embedded cluster is sampled during the probe too (DIR/devcluster-probe.*): what a plain PATCH
+# costs it, beside what a rollout write does.
+PROBE_PERF_PID=""
+if [ -n "${PERF_DIR:-}" ] && [ -n "${DEVCLUSTER_PID:-}" ]; then
+  perf record -q -F 499 --call-graph dwarf,16384 -p "$DEVCLUSTER_PID" -o "$PERF_DIR/devcluster-probe.data" \
+    2>"$PERF_DIR/devcluster-probe.err" &
+  PROBE_PERF_PID=$!
+  sleep 1
+fi
 [ -z "${DEVCLUSTER_PID:-}" ] || probe_cpu0=$(cpu_s "$DEVCLUSTER_PID")
 t0=$(date +%s.%N)
 curl -s --no-progress-meter --parallel --parallel-max 16 -K "$RUN_DIR/curl.cfg" >"$RUN_DIR/codes"
 probe_s=$(echo "$(date +%s.%N) - $t0" | bc)
+if [ -n "$PROBE_PERF_PID" ]; then kill -INT "$PROBE_PERF_PID"; wait "$PROBE_PERF_PID" || true; fi
 [ -z "${DEVCLUSTER_PID:-}" ] || probe_cpu=$(echo "$(cpu_s "$DEVCLUSTER_PID") - $probe_cpu0" | bc)
 ok=$(grep -c '^200' "$RUN_DIR/codes" || true)
 [ "$ok" = "$probe" ] || { echo "probe: only $ok of $probe PATCHes answered 200" >&2; sort "$RUN_DIR/codes" | uniq -c >&2; }
@@ -215,6 +236,14 @@ awk -v w="$wall_s" 'NR == FNR { c0[$1] = $2; next } { out = out sprintf("%s%s %.
 [ -z "${probe_cpu:-}" ] || awk -v w="$writes" -v p="$probe" -v pc="$probe_cpu" 'NR == FNR { c0[$1] = $2; next }
   $1 == "devcluster" && w > 0 && pc > 0 { r = ($2 - c0[$1]) / w; q = pc / p
     printf "devcluster CPU per write: rollout %.0f us, probe %.0f us (%.2fx)\n", r * 1e6, q * 1e6, r / q }' \
+  <(echo "$cpu0") <(echo "$cpu1")
+# Like for like: the probe measures the rate of plain PATCHes, while a rollout write brings the simulated kubelet's
+# writes with it; every write the cluster committed in the rollout at the probe's rate is the ideal that counts them.
+awk -v cw="$cluster_writes" -v w="$writes" -v rate="$rate" -v wall="$wall_s" 'BEGIN {
+  printf "like-for-like ideal (every write the cluster committed in the rollout at the probe rate): %d writes (executor %d, others %d) / %.0f/s = %.2f s; wall / like-for-like ideal %.2fx\n",
+    cw, w, cw - w, rate, cw / rate, wall / (cw / rate) }'
+[ -z "${probe_cpu:-}" ] || awk -v cw="$cluster_writes" 'NR == FNR { c0[$1] = $2; next }
+  $1 == "devcluster" && cw > 0 { printf "devcluster CPU per committed write in the rollout: %.0f us\n", ($2 - c0[$1]) / cw * 1e6 }' \
   <(echo "$cpu0") <(echo "$cpu1")
 # How often the executor reconciled and planned during the rollout (a plan costs a snapshot of every pod).
 [ -z "$plans0" ] || echo "$plans0 $plans1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $3 - $1, $4 - $2 }'
