@@ -22,6 +22,13 @@ class PlannerClient {
  public:
   virtual ~PlannerClient() = default;
   virtual absl::StatusOr<pb::PlanResponse> Plan(const pb::PlanRequest& request) = 0;
+  // The same call with the request's bytes made already (planapi::PlanSnapshot::Serialize: a shared pod table's
+  // kept bytes as they are): a client that sends bytes sends these instead of serializing `request`, which they
+  // encode, again. By default Plan(request).
+  virtual absl::StatusOr<pb::PlanResponse> PlanBytes(const pb::PlanRequest& request, planapi::RequestBytes bytes) {
+    (void)bytes;
+    return Plan(request);
+  }
   virtual absl::StatusOr<pb::ValidateResponse> Validate(const pb::ValidateRequest& request) = 0;
   // Whether some planner replica answered the gRPC health check recently.
   virtual bool Healthy() = 0;

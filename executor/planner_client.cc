@@ -6,8 +6,10 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "cloneset/planner/v1/planner.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 
 namespace cloneset::executor {
@@ -25,9 +27,40 @@ absl::Status FromGrpc(const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
+// The path of Planner.Plan ("/cloneset.planner.v1.Planner/Plan"), from the service's descriptor.
+std::string PlanMethodPath() {
+  const google::protobuf::ServiceDescriptor* service =
+      pb::PlanRequest::descriptor()->file()->FindServiceByName("Planner");
+  return "/" + service->full_name() + "/" + service->FindMethodByName("Plan")->name();
+}
+
+grpc::Slice OwnedSlice(std::string bytes) {
+  auto* held = new std::string(std::move(bytes));
+  return grpc::Slice(held->data(), held->size(), [](void* p) { delete static_cast<std::string*>(p); }, held);
+}
+
 bool Retryable(grpc::StatusCode c) {
   return c == grpc::StatusCode::UNAVAILABLE || c == grpc::StatusCode::DEADLINE_EXCEEDED;
 }
+
+}  // namespace
+
+grpc::ByteBuffer PlanRequestBuffer(planapi::RequestBytes bytes) {
+  std::vector<grpc::Slice> slices;
+  slices.reserve(3);
+  if (!bytes.head.empty()) slices.push_back(OwnedSlice(std::move(bytes.head)));
+  if (bytes.table.has_value() && !bytes.table->bytes().empty()) {
+    auto* held = new planapi::SharedPodTable(*std::move(bytes.table));
+    const std::string& kept = held->bytes();
+    // gRPC only reads a slice it sends.
+    slices.emplace_back(const_cast<char*>(kept.data()), kept.size(),
+                        [](void* p) { delete static_cast<planapi::SharedPodTable*>(p); }, held);
+  }
+  if (!bytes.tail.empty()) slices.push_back(OwnedSlice(std::move(bytes.tail)));
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+namespace {
 
 class GrpcPlannerClient final : public PlannerClient {
  public:
@@ -36,7 +69,9 @@ class GrpcPlannerClient final : public PlannerClient {
         clock_(options_.clock != nullptr ? *options_.clock : base::RealClock::Get()),
         channel_(std::move(channel)),
         stub_(planner::v1::Planner::NewStub(channel_)),
-        health_(grpc::health::v1::Health::NewStub(channel_)) {
+        health_(grpc::health::v1::Health::NewStub(channel_)),
+        generic_(channel_),
+        plan_path_(PlanMethodPath()) {
     probe_ = std::thread([this] { ProbeLoop(); });
   }
   ~GrpcPlannerClient() override {
@@ -50,6 +85,27 @@ class GrpcPlannerClient final : public PlannerClient {
   absl::StatusOr<pb::PlanResponse> Plan(const pb::PlanRequest& request) override {
     pb::PlanResponse response;
     auto s = Call([&](grpc::ClientContext* ctx) { return stub_->Plan(ctx, request, &response); });
+    if (!s.ok()) return s;
+    return response;
+  }
+  // The bytes go out as they are, through the generic stub (the generated one would serialize the message).
+  absl::StatusOr<pb::PlanResponse> PlanBytes(const pb::PlanRequest&, planapi::RequestBytes bytes) override {
+    const grpc::ByteBuffer request = PlanRequestBuffer(std::move(bytes));
+    pb::PlanResponse response;
+    auto s = Call([&](grpc::ClientContext* ctx) {
+      grpc::ByteBuffer reply;
+      grpc::Status status;
+      absl::Notification done;
+      generic_.UnaryCall(ctx, plan_path_, grpc::StubOptions(), &request, &reply, [&](grpc::Status st) {
+        status = std::move(st);
+        done.Notify();
+      });
+      done.WaitForNotification();  // the call's deadline bounds it
+      if (status.ok()) {
+        status = grpc::SerializationTraits<pb::PlanResponse>::Deserialize(&reply, &response);
+      }
+      return status;
+    });
     if (!s.ok()) return s;
     return response;
   }
@@ -115,6 +171,8 @@ class GrpcPlannerClient final : public PlannerClient {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<planner::v1::Planner::Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+  grpc::GenericStub generic_;
+  const std::string plan_path_;
   std::atomic<bool> healthy_{false};
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

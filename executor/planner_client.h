@@ -12,6 +12,8 @@
 #include "base/clock.h"
 #include "executor/interfaces.h"
 #include "executor/readiness.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "planapi/request.h"
 
 namespace cloneset::executor {
 
@@ -30,6 +32,11 @@ struct GrpcPlannerOptions {
   // stay in real time: gRPC enforces them.
   const base::Clock* clock = nullptr;
 };
+
+// The request's bytes as one gRPC message, without copying them: `head` and `tail` moved into slices of their own,
+// the shared pod table's bytes referenced where they are kept (the slice holds the table until gRPC drops it).
+// What GrpcPlannerClient::PlanBytes sends.
+grpc::ByteBuffer PlanRequestBuffer(planapi::RequestBytes bytes);
 
 // Fails on unreadable PEM files (INVALID_ARGUMENT naming the flag). Starts the health probe thread.
 absl::StatusOr<std::unique_ptr<PlannerClient>> NewGrpcPlannerClient(const GrpcPlannerOptions& options);

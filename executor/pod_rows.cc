@@ -146,7 +146,7 @@ planapi::SnapshotPods PodRowIndex::Owned(const std::string& ns, const std::strin
                    ? by_owner_.find((uint64_t{ns_number} << 32) | uid_number)
                    : by_owner_.end();
   if (owned == by_owner_.end()) {
-    if (with_table) out.table = pb::PodTable();
+    if (with_table) out.table = planapi::SharedPodTable();
     return out;
   }
   const std::map<std::string_view, const Entry*>& pods = owned->second.pods;
@@ -160,8 +160,8 @@ planapi::SnapshotPods PodRowIndex::Owned(const std::string& ns, const std::strin
   }
   {
     std::lock_guard t(table_mu_);
-    if (owned->second.table != nullptr) {
-      out.table = *owned->second.table;
+    if (owned->second.table.has_value()) {
+      out.table = *owned->second.table;  // shared, not copied
       return out;
     }
   }
@@ -176,12 +176,12 @@ planapi::SnapshotPods PodRowIndex::Owned(const std::string& ns, const std::strin
     }
   }
   builder.Finish();
+  planapi::SharedPodTable shared(std::move(table));
   if (pods.size() >= cached_table_min_pods_) {
-    auto kept = std::make_shared<const pb::PodTable>(table);
     std::lock_guard t(table_mu_);
-    owned->second.table = std::move(kept);  // the rows cannot change while mu_ is shared
+    owned->second.table = shared;  // the rows cannot change while mu_ is shared
   }
-  out.table = std::move(table);
+  out.table = std::move(shared);
   return out;
 }
 

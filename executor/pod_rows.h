@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -89,9 +90,10 @@ class PodRowIndex {
   struct OwnerPods {
     std::map<std::string_view, const Entry*> pods;  // pod name (a view of the row's name) -> entry
     // The table last assembled from `pods` (only for owners of at least cached_table_min_pods_ pods), dropped
-    // when one of them changes: an idle reconcile of a large CloneSet copies it instead of walking every row.
-    // Set under table_mu_ by readers (who share mu_); dropped under mu_ held exclusively.
-    mutable std::shared_ptr<const pb::PodTable> table;
+    // when one of them changes: an idle reconcile of a large CloneSet shares it (and its serialized bytes, made
+    // once when first sent) instead of walking every row. Set under table_mu_ by readers (who share mu_); dropped
+    // under mu_ held exclusively.
+    mutable std::optional<planapi::SharedPodTable> table;
   };
   const size_t cached_table_min_pods_;
   std::unordered_map<OwnerKey, OwnerPods> by_owner_;

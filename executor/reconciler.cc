@@ -124,7 +124,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   // Pods only in their table (the cache keeps rows, not pods): validation reads them as objects, so they are
   // materialized, but only when the CloneSet's generation has not been validated yet.
   std::vector<std::shared_ptr<const pb::Pod>> materialized;
-  if (pods.pods.empty() && pods.table.has_value() && pods.table->ok() && (*pods.table)->name_size() > 0) {
+  if (pods.pods.empty() && pods.table.has_value() && pods.table->ok() && (*pods.table)->message().name_size() > 0) {
     bool validated = false;
     {
       absl::MutexLock l(&mu_);
@@ -132,7 +132,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       validated = it != validated_.end() && it->second.first == ValidationVersion(cs);
     }
     if (!validated) {
-      auto view = planapi::PodTableView::Open(**pods.table);
+      auto view = planapi::PodTableView::Open((*pods.table)->message());
       if (!view.ok()) return {view.status(), absl::ZeroDuration(), "error"};
       materialized = (*view)->MaterializeAll();
     }
@@ -155,7 +155,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   // In-place batches stay batches: the applier builds each action as it writes it, so the first write of a large
   // rollout does not wait for the whole plan to be expanded (planapi/applier.h).
   auto plan = planapi::RequestPlan(
-      snapshot, [this](const pb::PlanRequest& request) { return CallPlanner(request); }, &table_unread,
+      snapshot, [this, &snapshot](const pb::PlanRequest&) { return CallPlanner(snapshot); }, &table_unread,
       planapi::Batches::kKeep);
   // A planner older than the pod table saw no pods and planned to create every replica: RequestPlan never returns
   // that plan. Reported by the first reconcile that finds it out; others in flight with a table re-plan quietly.
@@ -172,9 +172,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   return Apply(key, cs, snapshot, *plan);
 }
 
-absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(const pb::PlanRequest& request) {
+absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(PlanSnapshot& snapshot) {
   const absl::Time start = absl::Now();
-  auto plan = d_.planner->Plan(request);
+  auto plan = d_.planner->PlanBytes(snapshot.request, snapshot.Serialize());
   if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));
   return plan;
 }

@@ -127,7 +127,8 @@ class Reconciler {
   absl::StatusOr<std::string> ValidationErrors(const std::string& key, const pb::CloneSet& cs,
                                                const std::vector<std::shared_ptr<const pb::Pod>>& pods);
   // Plan, timed into the planner-call histogram.
-  absl::StatusOr<pb::PlanResponse> CallPlanner(const pb::PlanRequest& request);
+  // Plans `snapshot`'s request as it is now, sent as its bytes (a kept pod table as it is kept).
+  absl::StatusOr<pb::PlanResponse> CallPlanner(PlanSnapshot& snapshot);
   ReconcileResult HandleInvalid(const std::string& key, const pb::CloneSet& cs, const std::string& message);
   absl::Status WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs, const std::string* message);
   // Patches the CloneSet status (a merge patch of the whole status); records the expectation on the new version.

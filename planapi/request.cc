@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/base/call_once.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "nlohmann/json.hpp"
 #include "planapi/in_place_batches.h"
 #include "planapi/pod_table.h"
@@ -22,6 +26,100 @@ void MaterializeTablePods(const pb::PlanRequest& request, std::vector<std::share
 
 }  // namespace
 
+struct SharedPodTable::Kept {
+  explicit Kept(pb::PodTable t) : message(std::move(t)) {}
+  const pb::PodTable message;
+  absl::once_flag serialized;
+  std::string bytes;
+};
+
+SharedPodTable::SharedPodTable() : SharedPodTable(pb::PodTable()) {}
+SharedPodTable::SharedPodTable(pb::PodTable table) : kept_(std::make_shared<Kept>(std::move(table))) {}
+const pb::PodTable& SharedPodTable::message() const { return kept_->message; }
+const std::string& SharedPodTable::bytes() const {
+  Kept& k = *kept_;
+  absl::call_once(k.serialized, [&k] { k.bytes = k.message.SerializeAsString(); });
+  return k.bytes;
+}
+
+PlanSnapshot::~PlanSnapshot() { ReleaseSharedTable(); }
+
+PlanSnapshot::PlanSnapshot(PlanSnapshot&& other) noexcept
+    : request(std::move(other.request)),  // same arena (none): the table pointer moves with the fields
+      table_pods(std::move(other.table_pods)),
+      shared_table_(std::exchange(other.shared_table_, std::nullopt)) {}
+
+PlanSnapshot& PlanSnapshot::operator=(PlanSnapshot&& other) noexcept {
+  if (this == &other) return *this;
+  ReleaseSharedTable();
+  request = std::move(other.request);
+  table_pods = std::move(other.table_pods);
+  shared_table_ = std::exchange(other.shared_table_, std::nullopt);
+  return *this;
+}
+
+PlanSnapshot::PlanSnapshot(const PlanSnapshot& other) : request(other.request), table_pods(other.table_pods) {}
+
+PlanSnapshot& PlanSnapshot::operator=(const PlanSnapshot& other) {
+  if (this == &other) return *this;
+  ReleaseSharedTable();
+  request = other.request;
+  table_pods = other.table_pods;
+  return *this;
+}
+
+void PlanSnapshot::ReleaseSharedTable() {
+  if (!shared_table_.has_value()) return;
+  // Not deleted: the table belongs to shared_table_.
+  if (request.has_pod_table() && &request.pod_table() == &shared_table_->message()) {
+    (void)request.unsafe_arena_release_pod_table();
+  }
+  shared_table_.reset();
+}
+
+void PlanSnapshot::SetPodTable(SharedPodTable table) {
+  ReleaseSharedTable();
+  shared_table_ = std::move(table);
+  // The request reads the table in place; ReleaseSharedTable takes it out again before the request could delete it.
+  request.unsafe_arena_set_allocated_pod_table(const_cast<pb::PodTable*>(&shared_table_->message()));
+}
+
+RequestBytes PlanSnapshot::Serialize() {
+  RequestBytes out;
+  const bool shared = shared_table_.has_value() && request.has_pod_table() &&
+                      &request.pod_table() == &shared_table_->message();
+  // Fields protobuf does not know would follow accept_in_place_batches: serialized whole then.
+  if (!shared || !request.GetReflection()->GetUnknownFields(request).empty()) {
+    out.head = request.SerializeAsString();
+    return out;
+  }
+  // Protobuf writes the fields in field-number order: those before pod_table (10), pod_table, then
+  // accept_in_place_batches (11). Both leave the request while the others are serialized, and come back.
+  const bool batches = request.accept_in_place_batches();
+  pb::PodTable* table = request.unsafe_arena_release_pod_table();
+  request.clear_accept_in_place_batches();
+  out.head = request.SerializeAsString();
+  request.unsafe_arena_set_allocated_pod_table(table);
+  request.set_accept_in_place_batches(batches);
+  const std::string& bytes = shared_table_->bytes();
+  {
+    google::protobuf::io::StringOutputStream stream(&out.head);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
+        pb::PlanRequest::kPodTableFieldNumber, google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+    coded.WriteVarint64(bytes.size());
+  }
+  out.table = *shared_table_;
+  if (batches) {
+    google::protobuf::io::StringOutputStream stream(&out.tail);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
+        pb::PlanRequest::kAcceptInPlaceBatchesFieldNumber, google::protobuf::internal::WireFormatLite::WIRETYPE_VARINT));
+    coded.WriteVarint32(1);
+  }
+  return out;
+}
+
 std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
   std::vector<const pb::Pod*> out;
   MaterializeTablePods(request, table_pods);
@@ -37,6 +135,7 @@ std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
 
 void PlanSnapshot::SendPodsAsObjects() {
   MaterializeTablePods(request, table_pods);
+  ReleaseSharedTable();
   request.clear_pod_table();
   request.mutable_pods()->Reserve(static_cast<int>(table_pods.size()));
   for (const auto& p : table_pods) *request.add_pods() = *p;
@@ -120,8 +219,8 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vec
   }
   // Pods only in a table (a cache that keeps rows): the seed and the node names are read from its rows.
   std::unique_ptr<PodTableView> table_only;
-  if (pods.pods.empty() && pods.table.has_value() && pods.table->ok() && (*pods.table)->name_size() > 0) {
-    auto view = PodTableView::Open(**pods.table);
+  if (pods.pods.empty() && pods.table.has_value() && pods.table->ok() && (*pods.table)->message().name_size() > 0) {
+    auto view = PodTableView::Open((*pods.table)->message());
     if (view.ok()) table_only = *std::move(view);
   }
   req.set_random_seed(table_only != nullptr ? TableSeed(cs, *table_only) : PlanSeed(cs, pods.pods));
@@ -140,10 +239,10 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vec
   snapshot.table_pods = std::move(pods.pods);
   bool as_table = options.pod_table;
   if (as_table) {
-    absl::StatusOr<pb::PodTable> table =
+    absl::StatusOr<SharedPodTable> table =
         pods.table.has_value() ? *std::move(pods.table) : EncodePodTable(snapshot.Pods());
     if (table.ok()) {
-      *req.mutable_pod_table() = *std::move(table);
+      snapshot.SetPodTable(*std::move(table));
     } else {
       as_table = false;
       if (table_error != nullptr) *table_error = table.status();

@@ -27,9 +27,49 @@ namespace cloneset::planapi {
 
 namespace pb = ::cloneset::planner::v1;
 
+// A pod table shared, not copied, by the cache that keeps it and every request that carries it, with its serialized
+// bytes, made once on first use and kept: a request carrying the table is sent as its other fields and these bytes
+// as they are (PlanSnapshot::Serialize, executor/planner_client.cc), so an idle reconcile of a large CloneSet
+// neither copies nor serializes its table again (docs/performance.md "The request as kept bytes (session 9)").
+// Immutable; copies share it.
+class SharedPodTable {
+ public:
+  SharedPodTable();  // an empty table
+  // Takes `table` over (implicit, so that a StatusOr<pb::PodTable> converts).
+  SharedPodTable(pb::PodTable table);  // NOLINT(google-explicit-constructor)
+  const pb::PodTable& message() const;
+  // message().SerializeAsString(), made on the first call (any thread) and kept.
+  const std::string& bytes() const;
+
+ private:
+  struct Kept;
+  std::shared_ptr<Kept> kept_;
+};
+
+// A request's serialization in pieces: `head`, then the shared table's kept bytes when `table` is set, then `tail`.
+// Concatenated they are the bytes request.SerializeAsString() gives.
+struct RequestBytes {
+  // The fields before pod_table and, with a table, pod_table's tag and length.
+  std::string head;
+  // Holds the table's bytes alive as long as these pieces are.
+  std::optional<SharedPodTable> table;
+  // The fields after pod_table (accept_in_place_batches).
+  std::string tail;
+};
+
 // The request sent to the planner and the snapshot's pods, sorted by name, that the plan's writes are checked
 // against.
 struct PlanSnapshot {
+  PlanSnapshot() = default;
+  ~PlanSnapshot();
+  PlanSnapshot(PlanSnapshot&& other) noexcept;
+  PlanSnapshot& operator=(PlanSnapshot&& other) noexcept;
+  // A copy owns a copy of the table (a copy of its message); rare, so not shared.
+  PlanSnapshot(const PlanSnapshot& other);
+  PlanSnapshot& operator=(const PlanSnapshot& other);
+
+  // When the pods are in a shared table (SetPodTable), request.pod_table is that table's message, which the request
+  // does not own: read it, never change request.pod_table through the request (SendPodsAsObjects drops it).
   pb::PlanRequest request;
   // The pods when the request carries them in `pod_table`; empty when they are in `request.pods`. Shared with the
   // cache that holds them: a snapshot copies no pod. Also empty when the cache keeps only the pods' table rows
@@ -41,6 +81,17 @@ struct PlanSnapshot {
   // Moves the pods from `table_pods` into `request.pods` and drops the table: a snapshot the table cannot carry,
   // or a planner that did not read it.
   void SendPodsAsObjects();
+  // Makes `table` the request's pod_table, shared: request.pod_table is its message, not a copy.
+  void SetPodTable(SharedPodTable table);
+  // The request's bytes, with a shared table's kept bytes as they are (not serialized again); the same bytes as
+  // request.SerializeAsString(). Not const: the shared table leaves the request for the moment the other fields are
+  // serialized.
+  RequestBytes Serialize();
+
+ private:
+  // Takes the shared table out of `request` without deleting it (the request does not own it).
+  void ReleaseSharedTable();
+  std::optional<SharedPodTable> shared_table_;
 };
 
 struct RequestOptions {
@@ -66,8 +117,8 @@ struct SnapshotPods {
   // the caller keeps only the table: `table` is then set and holds the pods.
   std::vector<std::shared_ptr<const pb::Pod>> pods;
   // The table of `pods`, or why it cannot be made (a timestamp it cannot carry); unset: encoded from `pods` when
-  // the request carries a table.
-  std::optional<absl::StatusOr<pb::PodTable>> table;
+  // the request carries a table. Shared with the cache that keeps it: the request carries it without a copy.
+  std::optional<absl::StatusOr<SharedPodTable>> table;
 };
 
 // The Nodes among `names` (sorted, distinct) that the caller can read, in the order given.

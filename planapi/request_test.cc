@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "planapi/pod_table.h"
 
@@ -140,6 +141,123 @@ TEST(AssembleTest, PodsTheTableCannotCarryGoAsObjects) {
   EXPECT_FALSE(s.request.has_pod_table());
   EXPECT_EQ(s.request.pods_size(), 1);
   EXPECT_TRUE(s.table_pods.empty());
+}
+
+// The request's bytes in pieces (PlanSnapshot::Serialize): concatenated, exactly request.SerializeAsString(), with
+// the shared table's kept bytes as the middle piece, not serialized again.
+std::string Concatenated(const RequestBytes& b) {
+  return b.head + (b.table.has_value() ? b.table->bytes() : std::string()) + b.tail;
+}
+
+struct BytesCase {
+  std::string name;
+  RequestOptions options;
+  std::string template_json;
+  bool extras = false;        // feature gates and image pull jobs set too
+  bool shared_table = false;  // the table handed in as the cache hands it (SnapshotPods.table)
+  bool want_table_piece = true;
+};
+
+class SerializeTest : public ::testing::TestWithParam<BytesCase> {};
+
+TEST_P(SerializeTest, PiecesAreTheRequestsBytes) {
+  const BytesCase& tc = GetParam();
+  OwnedObjects objects;
+  objects.pods = {Pod("cs-c", "7", "n2"), Pod("cs-a", "5", "n1"), Pod("cs-b", "6", "n2")};
+  objects.pods[0].mutable_metadata()->mutable_labels()->insert({"app", "web"});
+  objects.pvcs = {Pvc("data-cs-a", false), Pvc("data-cs-b", false)};
+  objects.revisions.emplace_back().mutable_metadata()->set_name("cs-rev1");
+  const NodeLookup nodes = [](const std::vector<std::string>& names) {
+    std::vector<pb::Node> out;
+    for (const std::string& n : names) out.emplace_back().set_name(n);
+    return out;
+  };
+  PlanSnapshot s;
+  if (tc.shared_table) {
+    std::vector<const pb::Pod*> sorted = {&objects.pods[1], &objects.pods[2], &objects.pods[0]};
+    SnapshotPods pods;
+    pods.table = EncodePodTable(sorted);
+    s = AssembleRequest(CloneSet(tc.template_json), std::move(pods), objects.pvcs, objects.revisions, nodes, kNow,
+                        tc.options);
+  } else {
+    s = AssembleRequest(CloneSet(tc.template_json), objects, nodes, kNow, tc.options);
+  }
+  if (tc.extras) {
+    s.request.mutable_feature_gates()->set_clone_set_short_hash(true);
+    s.request.add_image_pull_jobs("cs-old-main");
+  }
+  const std::string want = s.request.SerializeAsString();
+  const RequestBytes got = s.Serialize();
+  EXPECT_EQ(got.table.has_value(), tc.want_table_piece);
+  if (got.table.has_value()) {
+    EXPECT_EQ(&got.table->message(), &s.request.pod_table()) << "the piece is the request's own table";
+    EXPECT_EQ(got.table->bytes(), s.request.pod_table().SerializeAsString());
+  }
+  EXPECT_EQ(Concatenated(got), want);
+  // The request is as it was: its table and flag came back.
+  EXPECT_EQ(s.request.SerializeAsString(), want);
+  EXPECT_EQ(s.request.has_pod_table(), tc.options.pod_table);
+  EXPECT_EQ(s.request.accept_in_place_batches(), tc.options.in_place_batches);
+  // The bytes parse back into the request.
+  pb::PlanRequest parsed;
+  ASSERT_TRUE(parsed.ParseFromString(Concatenated(got)));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, s.request));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SerializeTest,
+    ::testing::Values(BytesCase{"table_batches_spread", {}, kSpreadTemplate},
+                      BytesCase{"table_no_batches", {.in_place_batches = false}, ""},
+                      BytesCase{"table_batches_extras", {}, kSpreadTemplate, true},
+                      BytesCase{"shared_table_batches", {}, "", false, true},
+                      BytesCase{"shared_table_no_batches_extras", {.in_place_batches = false}, kSpreadTemplate, true,
+                                true},
+                      BytesCase{"objects_batches", {.pod_table = false}, kSpreadTemplate, true, false, false},
+                      BytesCase{"objects_no_batches", {.pod_table = false, .in_place_batches = false}, "", false,
+                                false, false}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(SerializeTest, AnEmptyTableIsAPiece) {
+  SnapshotPods pods;
+  pods.table = SharedPodTable();
+  PlanSnapshot s = AssembleRequest(CloneSet(""), std::move(pods), {}, {}, nullptr, kNow, {});
+  ASSERT_TRUE(s.request.has_pod_table());
+  const RequestBytes got = s.Serialize();
+  EXPECT_EQ(Concatenated(got), s.request.SerializeAsString());
+}
+
+// Snapshots share the table they are given: no copy of it, moved or not; a copied snapshot owns a copy.
+TEST(SerializeTest, TheTableIsSharedNotCopied) {
+  OwnedObjects objects;
+  objects.pods = {Pod("cs-a", "1", ""), Pod("cs-b", "2", "")};
+  std::vector<const pb::Pod*> sorted = {&objects.pods[0], &objects.pods[1]};
+  absl::StatusOr<pb::PodTable> encoded = EncodePodTable(sorted);
+  ASSERT_TRUE(encoded.ok());
+  const SharedPodTable table(*encoded);
+  const auto snapshot = [&] {
+    SnapshotPods pods;
+    pods.table = table;
+    return AssembleRequest(CloneSet(""), std::move(pods), {}, {}, nullptr, kNow, {});
+  };
+  PlanSnapshot a = snapshot();
+  PlanSnapshot b = snapshot();
+  EXPECT_EQ(&a.request.pod_table(), &table.message());
+  EXPECT_EQ(&b.request.pod_table(), &table.message());
+  PlanSnapshot moved = std::move(a);
+  EXPECT_EQ(&moved.request.pod_table(), &table.message());
+  EXPECT_EQ(moved.Serialize().table.has_value(), true);
+  PlanSnapshot assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(&assigned.request.pod_table(), &table.message());
+  const PlanSnapshot copy = assigned;
+  EXPECT_NE(&copy.request.pod_table(), &table.message());
+  EXPECT_EQ(copy.request.pod_table().SerializeAsString(), table.bytes());
+  // Objects instead: the shared table leaves the request untouched.
+  b.SendPodsAsObjects();
+  EXPECT_FALSE(b.request.has_pod_table());
+  EXPECT_EQ(b.request.pods_size(), 2);
+  EXPECT_FALSE(b.Serialize().table.has_value());
+  EXPECT_EQ(table.message().SerializeAsString(), encoded->SerializeAsString());
 }
 
 TEST(RequestPlanTest, ExpandsBatchesAndResendsObjectsToAPlannerThatDidNotReadTheTable) {
