@@ -144,10 +144,10 @@ void ExpectSameAsFromScratch(const PodRowIndex& index, const PodsByName& pods, c
     return;
   }
   EXPECT_TRUE(got.pods.empty()) << what << ": the cache keeps rows, not pods";
-  EXPECT_EQ((*got.table)->SerializeAsString(), want->SerializeAsString())
-      << what << "\nincremental: " << (*got.table)->ShortDebugString()
+  EXPECT_EQ((*got.table)->message().SerializeAsString(), want->SerializeAsString())
+      << what << "\nincremental: " << (*got.table)->message().ShortDebugString()
       << "\nfrom scratch: " << want->ShortDebugString();
-  auto view = planapi::PodTableView::Open(**got.table);
+  auto view = planapi::PodTableView::Open((*got.table)->message());
   ASSERT_TRUE(view.ok()) << view.status();
   ExpectSamePods((*view)->MaterializeAll(), owned, what + " materialized from the table");
 }
@@ -262,7 +262,7 @@ TEST(PodRowIndexTest, AnOwnerWithoutPodsHasAnEmptyTable) {
   ASSERT_TRUE(got.table->ok());
   const absl::StatusOr<pb::PodTable> none = planapi::EncodePodTable(std::vector<const pb::Pod*>{});
   ASSERT_TRUE(none.ok());
-  EXPECT_EQ((*got.table)->SerializeAsString(), none->SerializeAsString());
+  EXPECT_EQ((*got.table)->message().SerializeAsString(), none->SerializeAsString());
   EXPECT_TRUE(got.pods.empty());
 }
 
@@ -335,7 +335,7 @@ TEST(InformerCachePodRows, TableFollowsTheWatchAndRowsComeBeforeTheEnqueue) {
     const absl::StatusOr<pb::PodTable> want = planapi::EncodePodTable(sorted);
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_TRUE(got.table.has_value() && got.table->ok());
-    EXPECT_EQ((*got.table)->SerializeAsString(), want->SerializeAsString());
+    EXPECT_EQ((*got.table)->message().SerializeAsString(), want->SerializeAsString());
     std::vector<std::shared_ptr<const pb::Pod>> copies;
     for (pb::Pod& p : cache.PodsOwnedBy("ns", "uid-1")) copies.push_back(std::make_shared<const pb::Pod>(p));
     ExpectSamePods(copies, sorted, "PodsOwnedBy");
