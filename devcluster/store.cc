@@ -1,6 +1,7 @@
-// Size: the store is one state (Store::State) under one lock: writes, reads, watches with their history, the
+// Size: the store is one state (Store::State) under one lock: commits, reads, watches with their history, the
 // garbage collector's owner index and the CRD registry all read and change it together inside one critical
-// section. The policies that need no state are already apart (garbage_collector.h, object_meta.h, schema.h).
+// section. An update decides and serializes outside it and only commits inside (State::GuaranteedWrite). The
+// policies that need no state are already apart (garbage_collector.h, object_meta.h, schema.h).
 #include "devcluster/store.h"
 
 #include <algorithm>
