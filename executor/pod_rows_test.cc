@@ -373,5 +373,53 @@ TEST(InformerCachePodRows, TableFollowsTheWatchAndRowsComeBeforeTheEnqueue) {
   server.Stop();
 }
 
+// The informer decodes every event into one reused message: a pod whose next version lost fields (labels,
+// annotations, finalizers, a second owner, conditions, container statuses, a launch priority, its deletion
+// timestamp) has a row with none of them, the row of a fresh decode.
+TEST(InformerCachePodRows, APodThatLosesFieldsKeepsNoneOfThemInItsRow) {
+  kube::testing::FakeApiServer server;
+  ASSERT_TRUE(server.Start().ok());
+  auto client = kube::NewHttpRestClient(kube::ClientConfig{.server = server.url()});
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::string pods = "/api/v1/namespaces/ns/pods";
+  const std::string owner = R"({"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","name":"cs","uid":"uid-1",)"
+                            R"("controller":true})";
+  const std::string full = absl::StrCat(
+      R"({"metadata":{"name":"p","namespace":"ns","uid":"u-p","creationTimestamp":"2026-01-01T00:00:00Z",)",
+      R"("deletionTimestamp":"2026-01-02T00:00:00Z","labels":{"a":"1","b":"2"},"annotations":{"n":"x"},)",
+      R"("finalizers":["example.com/f"],"ownerReferences":[)", owner,
+      R"(,{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"cm"}]},)",
+      R"("spec":{"nodeName":"n1","readinessGates":[{"conditionType":"InPlaceUpdateReady"}],"containers":[)",
+      R"({"name":"main","image":"img:1","env":[{"name":"KRUISE_CONTAINER_PRIORITY","value":"5"}]},)",
+      R"({"name":"side","image":"img:2"}]},"status":{"phase":"Running","conditions":[{"type":"Ready",)",
+      R"("status":"True","reason":"r","message":"m","lastTransitionTime":"2026-01-01T00:01:00Z"}],)",
+      R"("containerStatuses":[{"name":"main","image":"img:1","imageID":"sha256:1","containerID":"c://1",)",
+      R"("ready":true,"restartCount":2}]}})");
+  const std::string bare = absl::StrCat(R"({"metadata":{"name":"p","namespace":"ns","uid":"u-p",)",
+                                        R"("ownerReferences":[)", owner, R"(]},"spec":{"containers":[{"name":"main"}]}})");
+  server.Upsert(pods, full);
+  InformerCache cache(**client, [](const std::string&) {});
+  cache.Start();
+  ASSERT_TRUE(WaitFor([&] { return cache.HasSynced(); }));
+  // The truth: the pod the server holds now, decoded into a new message.
+  const auto expect_row_of = [&](size_t labels, const std::string& rv) {
+    ASSERT_TRUE(WaitFor([&] { return cache.Lookup(ObjectKind::kPod, "ns", "p").resource_version == rv; }));
+    auto body = (*client)->Get(pods + "/p");
+    ASSERT_TRUE(body.ok()) << body.status();
+    auto fresh = snapshot::PodFromJson(*body);
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    ASSERT_EQ(fresh->metadata().resource_version(), rv);
+    ASSERT_EQ(fresh->metadata().labels().size(), labels);
+    std::vector<std::shared_ptr<const pb::Pod>> got;
+    for (pb::Pod& p : cache.PodsOwnedBy("ns", "uid-1")) got.push_back(std::make_shared<const pb::Pod>(p));
+    ExpectSamePods(got, {&*fresh}, "rv " + rv);
+  };
+  expect_row_of(2, cache.Lookup(ObjectKind::kPod, "ns", "p").resource_version);
+  expect_row_of(0, std::to_string(server.Upsert(pods, bare)));
+  expect_row_of(2, std::to_string(server.Upsert(pods, full)));
+  cache.Stop();
+  server.Stop();
+}
+
 }  // namespace
 }  // namespace cloneset::executor
