@@ -70,7 +70,17 @@ ExecutorMetrics::ExecutorMetrics(prometheus::Registry& r)
 }
 
 void ExecutorMetrics::Reconciled(std::string_view result, double seconds) {
-  reconcile_total_.Add({{"controller", "cloneset"}, {"result", std::string(result)}}).Increment();
+  prometheus::Counter* counter = nullptr;
+  {
+    absl::ReaderMutexLock l(&series_mu_);
+    if (auto it = reconciled_.find(result); it != reconciled_.end()) counter = it->second;
+  }
+  if (counter == nullptr) {
+    counter = &reconcile_total_.Add({{"controller", "cloneset"}, {"result", std::string(result)}});
+    absl::MutexLock l(&series_mu_);
+    reconciled_.try_emplace(std::string(result), counter);
+  }
+  counter->Increment();
   if (result == "error") reconcile_errors_.Increment();
   reconcile_time_.Observe(seconds);
 }
@@ -78,11 +88,22 @@ void ExecutorMetrics::PlannerCall(double seconds) { planner_duration_.Observe(se
 void ExecutorMetrics::PlannerError(std::string_view code) {
   planner_errors_.Add({{"code", std::string(code)}}).Increment();
 }
-void ExecutorMetrics::Action(std::string_view type, std::string_view result) {
-  actions_.Add({{"type", std::string(type)}, {"result", std::string(result)}}).Increment();
+prometheus::Counter& ExecutorMetrics::ActionCounter(std::string_view type, std::string_view result) const {
+  std::string key(type);
+  key += '\x1f';
+  key += result;
+  {
+    absl::ReaderMutexLock l(&series_mu_);
+    if (auto it = action_series_.find(key); it != action_series_.end()) return *it->second;
+  }
+  prometheus::Counter& counter = actions_.Add({{"type", std::string(type)}, {"result", std::string(result)}});
+  absl::MutexLock l(&series_mu_);
+  action_series_.try_emplace(key, &counter);
+  return counter;
 }
+void ExecutorMetrics::Action(std::string_view type, std::string_view result) { ActionCounter(type, result).Increment(); }
 double ExecutorMetrics::actions_total(std::string_view type, std::string_view result) const {
-  return actions_.Add({{"type", std::string(type)}, {"result", std::string(result)}}).Value();
+  return ActionCounter(type, result).Value();
 }
 void ExecutorMetrics::ExpectationsPending(size_t n) { expectations_pending_.Set(static_cast<double>(n)); }
 void ExecutorMetrics::ExpectationLeaked() { expectations_leaked_.Increment(); }
@@ -93,22 +114,43 @@ void ExecutorMetrics::Shards(int owned, int total) {
 }
 
 void ExecutorMetrics::ObserveCloneSet(const planner::v1::CloneSet& cs, bool deadline_exceeded) {
-  const std::map<std::string, std::string> labels = {{"namespace", cs.metadata().namespace_()},
-                                                     {"name", cs.metadata().name()}};
+  const std::string key = cs.metadata().namespace_() + "/" + cs.metadata().name();
+  std::array<prometheus::Gauge*, kCloneSetGauges> gauges{};
+  bool found = false;
+  {
+    absl::ReaderMutexLock l(&series_mu_);
+    if (auto it = cloneset_series_.find(key); it != cloneset_series_.end()) {
+      gauges = it->second;
+      found = true;
+    }
+  }
+  if (!found) {
+    const std::map<std::string, std::string> labels = {{"namespace", cs.metadata().namespace_()},
+                                                       {"name", cs.metadata().name()}};
+    for (size_t i = 0; i < kCloneSetGauges; ++i) gauges[i] = &per_cloneset_.at(kPerCloneSet[i])->Add(labels);
+    absl::MutexLock l(&series_mu_);
+    cloneset_series_.insert_or_assign(key, gauges);
+  }
+  // In kPerCloneSet's order.
   const auto& st = cs.status();
-  const auto set = [&](const char* name, double v) { per_cloneset_.at(name)->Add(labels).Set(v); };
-  set("cloneset_spec_replicas", cs.spec().has_replicas() ? cs.spec().replicas() : 1);
-  set("cloneset_status_replicas", st.replicas());
-  set("cloneset_status_ready_replicas", st.ready_replicas());
-  set("cloneset_status_available_replicas", st.available_replicas());
-  set("cloneset_status_updated_replicas", st.updated_replicas());
-  set("cloneset_status_updated_ready_replicas", st.updated_ready_replicas());
-  set("cloneset_status_updated_available_replicas", st.updated_available_replicas());
-  set("cloneset_rollout_progress_deadline_exceeded", deadline_exceeded ? 1 : 0);
-  set("cloneset_rollout_paused", cs.spec().update_strategy().paused() ? 1 : 0);
+  const double values[] = {static_cast<double>(cs.spec().has_replicas() ? cs.spec().replicas() : 1),
+                           static_cast<double>(st.replicas()),
+                           static_cast<double>(st.ready_replicas()),
+                           static_cast<double>(st.available_replicas()),
+                           static_cast<double>(st.updated_replicas()),
+                           static_cast<double>(st.updated_ready_replicas()),
+                           static_cast<double>(st.updated_available_replicas()),
+                           deadline_exceeded ? 1.0 : 0.0,
+                           cs.spec().update_strategy().paused() ? 1.0 : 0.0};
+  static_assert(std::size(values) == std::size(kPerCloneSet) && std::size(values) == kCloneSetGauges);
+  for (size_t i = 0; i < gauges.size(); ++i) gauges[i]->Set(values[i]);
 }
 
 void ExecutorMetrics::ForgetCloneSet(const std::string& ns, const std::string& name) {
+  {
+    absl::MutexLock l(&series_mu_);
+    cloneset_series_.erase(ns + "/" + name);
+  }
   const std::map<std::string, std::string> labels = {{"namespace", ns}, {"name", name}};
   for (auto& [n, family] : per_cloneset_) {
     auto& g = family->Add(labels);

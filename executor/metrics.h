@@ -2,6 +2,7 @@
 // thread-safe; a null ExecutorMetrics* means metrics are off (tests).
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <string_view>
@@ -46,6 +47,17 @@ class ExecutorMetrics {
   prometheus::Gauge& shards_owned_;
   prometheus::Gauge& shards_total_;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> per_cloneset_;
+
+  // Series looked up in their families once and kept (a family's Add builds and hashes a label map per call, and
+  // these are updated per reconcile and per write): result -> reconcile counter, "type\x1fresult" -> action
+  // counter, "namespace/name" -> the CloneSet's gauges in kPerCloneSet order (metrics.cc).
+  mutable absl::Mutex series_mu_;
+  std::map<std::string, prometheus::Counter*, std::less<>> reconciled_ ABSL_GUARDED_BY(series_mu_);
+  mutable std::map<std::string, prometheus::Counter*, std::less<>> action_series_ ABSL_GUARDED_BY(series_mu_);
+  static constexpr size_t kCloneSetGauges = 9;
+  std::map<std::string, std::array<prometheus::Gauge*, kCloneSetGauges>, std::less<>> cloneset_series_
+      ABSL_GUARDED_BY(series_mu_);
+  prometheus::Counter& ActionCounter(std::string_view type, std::string_view result) const;
 };
 
 }  // namespace cloneset::executor

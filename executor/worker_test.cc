@@ -1,11 +1,13 @@
 // The worker loop's step (worker.h) on a real work queue driven by a fake clock: which keys come back, and when.
 #include "executor/worker.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/testing/fake_clock.h"
+#include "prometheus/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -127,6 +129,64 @@ TEST(WorkerTest, StopsOnceTheQueueIsShutDownAndDrained) {
   EXPECT_FALSE(ProcessNextWorkItem(f.Deps()));
   RunWorker(f.Deps());  // returns at once
   EXPECT_THAT(f.failures, IsEmpty());
+}
+
+// The value of the series of family `name` whose labels include `labels`; -1 when there is none.
+double Sample(prometheus::Registry& registry, const std::string& name, const std::map<std::string, std::string>& labels) {
+  for (const auto& family : registry.Collect()) {
+    if (family.name != name) continue;
+    for (const auto& m : family.metric) {
+      bool match = true;
+      for (const auto& [k, v] : labels) {
+        bool found = false;
+        for (const auto& l : m.label) found = found || (l.name == k && l.value == v);
+        match = match && found;
+      }
+      if (match) return family.type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
+    }
+  }
+  return -1;
+}
+
+// ExecutorMetrics keeps the series it has looked up (metrics.cc): outcomes accumulate per result, and a CloneSet's
+// gauges follow its latest status, are gone once forgotten and come back when it is observed again.
+TEST(ExecutorMetricsTest, SeriesAccumulateAndForgottenCloneSetsComeBack) {
+  prometheus::Registry registry;
+  ExecutorMetrics metrics(registry);
+  Fixture f;
+  for (const char* result : {"success", "requeue_after", "success"}) {
+    f.queue.Add("ns/a");
+    f.result.result = result;
+    WorkerDeps deps = f.Deps();
+    deps.metrics = &metrics;
+    ASSERT_TRUE(ProcessNextWorkItem(deps));
+  }
+  EXPECT_EQ(Sample(registry, "controller_runtime_reconcile_total", {{"result", "success"}}), 2);
+  EXPECT_EQ(Sample(registry, "controller_runtime_reconcile_total", {{"result", "requeue_after"}}), 1);
+  metrics.Action("PatchPod", "success");
+  metrics.Action("PatchPod", "success");
+  metrics.Action("PatchPod", "error");
+  EXPECT_EQ(metrics.actions_total("PatchPod", "success"), 2);
+  EXPECT_EQ(metrics.actions_total("PatchPod", "error"), 1);
+
+  planner::v1::CloneSet cs;
+  cs.mutable_metadata()->set_namespace_("ns");
+  cs.mutable_metadata()->set_name("a");
+  cs.mutable_spec()->set_replicas(5);
+  cs.mutable_status()->set_updated_replicas(2);
+  metrics.ObserveCloneSet(cs, false);
+  cs.mutable_status()->set_updated_replicas(4);
+  metrics.ObserveCloneSet(cs, true);
+  const std::map<std::string, std::string> a = {{"namespace", "ns"}, {"name", "a"}};
+  EXPECT_EQ(Sample(registry, "cloneset_spec_replicas", a), 5);
+  EXPECT_EQ(Sample(registry, "cloneset_status_updated_replicas", a), 4);
+  EXPECT_EQ(Sample(registry, "cloneset_rollout_progress_deadline_exceeded", a), 1);
+  metrics.ForgetCloneSet("ns", "a");
+  EXPECT_EQ(Sample(registry, "cloneset_status_updated_replicas", a), -1);
+  cs.mutable_status()->set_updated_replicas(5);
+  metrics.ObserveCloneSet(cs, false);
+  EXPECT_EQ(Sample(registry, "cloneset_status_updated_replicas", a), 5);
+  EXPECT_EQ(Sample(registry, "cloneset_rollout_progress_deadline_exceeded", a), 0);
 }
 
 }  // namespace
