@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "devcluster/garbage_collector.h"
 #include "devcluster/object_meta.h"
+#include "devcluster/stored_object.h"
 
 namespace cloneset::devcluster {
 

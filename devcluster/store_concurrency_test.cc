@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/testing/fake_clock.h"
 #include "devcluster/object_meta.h"
+#include "devcluster/stored_object.h"
 #include "devcluster/store.h"
 
 namespace cloneset::devcluster {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "devcluster/object_meta.h"
+#include "devcluster/stored_object.h"
 
 namespace cloneset::devcluster {
 namespace {
