@@ -70,17 +70,9 @@ ExecutorMetrics::ExecutorMetrics(prometheus::Registry& r)
 }
 
 void ExecutorMetrics::Reconciled(std::string_view result, double seconds) {
-  prometheus::Counter* counter = nullptr;
-  {
-    absl::ReaderMutexLock l(&series_mu_);
-    if (auto it = reconciled_.find(result); it != reconciled_.end()) counter = it->second;
-  }
-  if (counter == nullptr) {
-    counter = &reconcile_total_.Add({{"controller", "cloneset"}, {"result", std::string(result)}});
-    absl::MutexLock l(&series_mu_);
-    reconciled_.try_emplace(std::string(result), counter);
-  }
-  counter->Increment();
+  reconciled_
+      .Get(result, [&] { return &reconcile_total_.Add({{"controller", "cloneset"}, {"result", std::string(result)}}); })
+      ->Increment();
   if (result == "error") reconcile_errors_.Increment();
   reconcile_time_.Observe(seconds);
 }
@@ -92,14 +84,8 @@ prometheus::Counter& ExecutorMetrics::ActionCounter(std::string_view type, std::
   std::string key(type);
   key += '\x1f';
   key += result;
-  {
-    absl::ReaderMutexLock l(&series_mu_);
-    if (auto it = action_series_.find(key); it != action_series_.end()) return *it->second;
-  }
-  prometheus::Counter& counter = actions_.Add({{"type", std::string(type)}, {"result", std::string(result)}});
-  absl::MutexLock l(&series_mu_);
-  action_series_.try_emplace(key, &counter);
-  return counter;
+  return *action_series_.Get(
+      key, [&] { return &actions_.Add({{"type", std::string(type)}, {"result", std::string(result)}}); });
 }
 void ExecutorMetrics::Action(std::string_view type, std::string_view result) { ActionCounter(type, result).Increment(); }
 double ExecutorMetrics::actions_total(std::string_view type, std::string_view result) const {
@@ -115,22 +101,13 @@ void ExecutorMetrics::Shards(int owned, int total) {
 
 void ExecutorMetrics::ObserveCloneSet(const planner::v1::CloneSet& cs, bool deadline_exceeded) {
   const std::string key = cs.metadata().namespace_() + "/" + cs.metadata().name();
-  std::array<prometheus::Gauge*, kCloneSetGauges> gauges{};
-  bool found = false;
-  {
-    absl::ReaderMutexLock l(&series_mu_);
-    if (auto it = cloneset_series_.find(key); it != cloneset_series_.end()) {
-      gauges = it->second;
-      found = true;
-    }
-  }
-  if (!found) {
+  const std::array<prometheus::Gauge*, kCloneSetGauges> gauges = cloneset_series_.Get(key, [&] {
     const std::map<std::string, std::string> labels = {{"namespace", cs.metadata().namespace_()},
                                                        {"name", cs.metadata().name()}};
-    for (size_t i = 0; i < kCloneSetGauges; ++i) gauges[i] = &per_cloneset_.at(kPerCloneSet[i])->Add(labels);
-    absl::MutexLock l(&series_mu_);
-    cloneset_series_.insert_or_assign(key, gauges);
-  }
+    std::array<prometheus::Gauge*, kCloneSetGauges> made{};
+    for (size_t i = 0; i < kCloneSetGauges; ++i) made[i] = &per_cloneset_.at(kPerCloneSet[i])->Add(labels);
+    return made;
+  });
   // In kPerCloneSet's order.
   const auto& st = cs.status();
   const double values[] = {static_cast<double>(cs.spec().has_replicas() ? cs.spec().replicas() : 1),
@@ -147,10 +124,7 @@ void ExecutorMetrics::ObserveCloneSet(const planner::v1::CloneSet& cs, bool dead
 }
 
 void ExecutorMetrics::ForgetCloneSet(const std::string& ns, const std::string& name) {
-  {
-    absl::MutexLock l(&series_mu_);
-    cloneset_series_.erase(ns + "/" + name);
-  }
+  cloneset_series_.Erase(ns + "/" + name);
   const std::map<std::string, std::string> labels = {{"namespace", ns}, {"name", name}};
   for (auto& [n, family] : per_cloneset_) {
     auto& g = family->Add(labels);

@@ -9,6 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "kube/kept_series.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -51,12 +52,10 @@ class ExecutorMetrics {
   // Series looked up in their families once and kept (a family's Add builds and hashes a label map per call, and
   // these are updated per reconcile and per write): result -> reconcile counter, "type\x1fresult" -> action
   // counter, "namespace/name" -> the CloneSet's gauges in kPerCloneSet order (metrics.cc).
-  mutable absl::Mutex series_mu_;
-  std::map<std::string, prometheus::Counter*, std::less<>> reconciled_ ABSL_GUARDED_BY(series_mu_);
-  mutable std::map<std::string, prometheus::Counter*, std::less<>> action_series_ ABSL_GUARDED_BY(series_mu_);
+  kube::KeptSeries<prometheus::Counter*> reconciled_;
+  mutable kube::KeptSeries<prometheus::Counter*> action_series_;
   static constexpr size_t kCloneSetGauges = 9;
-  std::map<std::string, std::array<prometheus::Gauge*, kCloneSetGauges>, std::less<>> cloneset_series_
-      ABSL_GUARDED_BY(series_mu_);
+  kube::KeptSeries<std::array<prometheus::Gauge*, kCloneSetGauges>> cloneset_series_;
   prometheus::Counter& ActionCounter(std::string_view type, std::string_view result) const;
 };
 

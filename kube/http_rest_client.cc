@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "httplib.h"
 #include "kube/api_status.h"
+#include "kube/kept_series.h"
 #include "kube/rest_client.h"
 #include "kube/token_bucket.h"
 #include "prometheus/counter.h"
@@ -329,26 +330,18 @@ class HttpRestClient final : public RestClient {
     std::string key(method);
     key += ' ';
     absl::StrAppend(&key, code);
-    prometheus::Counter* counter = nullptr;
-    prometheus::Histogram* histogram = nullptr;
-    {
-      absl::ReaderMutexLock l(&series_mu_);
-      if (auto it = counters_.find(key); it != counters_.end()) counter = it->second;
-      if (auto it = histograms_.find(method); start && it != histograms_.end()) histogram = it->second;
-    }
-    if (counter == nullptr) {
-      counter = &requests_->Add(
-          {{"code", code != 0 ? absl::StrCat(code) : "<error>"}, {"method", std::string(method)}, {"host", host_label_}});
-      absl::MutexLock l(&series_mu_);
-      counters_.try_emplace(key, counter);
-    }
-    counter->Increment();
+    counters_
+        .Get(key,
+             [&] {
+               return &requests_->Add({{"code", code != 0 ? absl::StrCat(code) : "<error>"},
+                                       {"method", std::string(method)},
+                                       {"host", host_label_}});
+             })
+        ->Increment();
     if (!start) return;  // a watch: counted, not timed
-    if (histogram == nullptr) {
-      histogram = &latency_->Add({{"verb", std::string(method)}, {"host", host_label_}}, LatencyBuckets());
-      absl::MutexLock l(&series_mu_);
-      histograms_.try_emplace(std::string(method), histogram);
-    }
+    prometheus::Histogram* histogram = histograms_.Get(method, [&] {
+      return &latency_->Add({{"verb", std::string(method)}, {"host", host_label_}}, LatencyBuckets());
+    });
     histogram->Observe(absl::ToDoubleSeconds(clock_->Now() - *start));
   }
 
@@ -365,9 +358,8 @@ class HttpRestClient final : public RestClient {
   prometheus::Family<prometheus::Histogram>* latency_ = nullptr;
   // Series of the families above (which own them and never remove them): "METHOD code" -> counter, and
   // method -> histogram.
-  absl::Mutex series_mu_;
-  std::map<std::string, prometheus::Counter*, std::less<>> counters_ ABSL_GUARDED_BY(series_mu_);
-  std::map<std::string, prometheus::Histogram*, std::less<>> histograms_ ABSL_GUARDED_BY(series_mu_);
+  KeptSeries<prometheus::Counter*> counters_;
+  KeptSeries<prometheus::Histogram*> histograms_;
   absl::Mutex pool_mu_;
   struct PooledClient {
     std::unique_ptr<httplib::ClientImpl> client;
