@@ -7,7 +7,7 @@
 # share most of their packages, which are then compiled once and scheduled together.
 TOOLCHAIN=(
   "etcd go.etcd.io/etcd/server/v3=etcd"
-  "kube k8s.io/kubernetes/cmd/kube-apiserver=kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager=kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler=kube-scheduler ./cmd/cloneset-test-provisioner=cloneset-test-provisioner"
+  "kube k8s.io/kubernetes/cmd/kube-apiserver=kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager=kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler=kube-scheduler k8s.io/kubernetes/cmd/kubelet=kubelet ./cmd/cloneset-test-provisioner=cloneset-test-provisioner"
   "kwok sigs.k8s.io/kwok/cmd/kwok=kwok"
   "helm helm.sh/helm/v3/cmd/helm=helm"
 )
