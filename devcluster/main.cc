@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "base/signals.h"
 #include "devcluster/api_server.h"
+#include "devcluster/crd_dir.h"
 #include "devcluster/http_server.h"
 #include "devcluster/store.h"
 #include "devcluster/tls.h"
@@ -39,6 +40,9 @@ ABSL_FLAG(std::string, data_dir, "",
           "Directory that keeps the cluster state (write-ahead log + snapshots), certificates and token across "
           "restarts; empty = state in memory only, certificates in a temporary directory");
 ABSL_FLAG(std::string, kubeconfig, "", "Write a kubeconfig for this cluster to this path");
+ABSL_FLAG(std::string, crd_dir, "",
+          "Directory of CustomResourceDefinition manifests (*.yaml) applied before the server listens, e.g. the "
+          "chart's crds/ (for a cluster started with no kubectl beside it, as in a container)");
 ABSL_FLAG(std::string, token, "",
           "Bearer token clients must send; empty = generate one (kept in --data-dir/token when set)");
 ABSL_FLAG(bool, insecure_http, false, "Serve plain HTTP instead of HTTPS (the token is still required)");
@@ -181,6 +185,11 @@ int main(int argc, char** argv) {
   api_options.token = token;
   api_options.version_minor = absl::GetFlag(FLAGS_version_minor);
   cd::ApiServer api(&store, api_options);
+  if (std::string crd_dir = absl::GetFlag(FLAGS_crd_dir); !crd_dir.empty()) {
+    auto applied = cd::ApplyCrdDir(api, token, crd_dir);
+    if (!applied.ok()) return Fail(applied.status());
+    cloneset::base::ProcessLogger().Info("CRDs applied", {{"dir", crd_dir}, {"count", static_cast<int64_t>(applied->size())}});
+  }
   auto registry = std::make_shared<prometheus::Registry>();
   cd::HttpServer server(&api, &store, registry, http);
   if (absl::Status s = server.Start(); !s.ok()) return Fail(s);
