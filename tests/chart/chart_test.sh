@@ -354,10 +354,15 @@ case_kubectl_apply() {
     | grep -q -- '--shards=8' || fail "executor args not upgraded"
   # Server-side printing for the new kinds.
   kubectl get -n cloneset-system deploy,ds,sa,role,rolebinding,pdb,netpol,hpa > "$TMP/get.out"
+  # The agent in the namespace of its own that the all-options values create (agent.createNamespace).
+  kubectl get -n cloneset-agent ds,sa,netpol >> "$TMP/get.out"
+  kubectl get namespace cloneset-agent -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}' |
+    grep -qx privileged || fail "the agent's namespace is not labelled pod-security.kubernetes.io/enforce=privileged"
   local total=$want row
   for row in 'deployment.apps/cloneset-planner +0/1 +0 +0 ' 'daemonset.apps/cloneset-agent +0 +0 +0 +0 +0 ' \
               'horizontalpodautoscaler.autoscaling/cloneset-planner +Deployment/cloneset-planner ' \
-              'poddisruptionbudget.policy/cloneset-planner ' 'networkpolicy.networking.k8s.io/cloneset-planner '; do
+              'poddisruptionbudget.policy/cloneset-planner ' 'networkpolicy.networking.k8s.io/cloneset-planner ' \
+              'serviceaccount/cloneset-agent ' 'networkpolicy.networking.k8s.io/cloneset-agent '; do
     grep -Eq "^$row" "$TMP/get.out" || { cat "$TMP/get.out"; fail "kubectl get lacks a row like '$row'"; }
   done
   kubectl get clusterrole,clusterrolebinding -o name | grep -c cloneset | grep -qx 6 \

@@ -66,6 +66,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- .Values.executor.leaseNamespace | default .Release.Namespace }}
 {{- end }}
 
+{{/* Namespace of the agent's DaemonSet, ServiceAccount and Service (agent.namespace, else the release's). */}}
+{{- define "cloneset.agentNamespace" -}}
+{{- .Values.agent.namespace | default .Release.Namespace }}
+{{- end }}
+
 {{- define "cloneset.plannerTLSSecret" -}}
 {{- .Values.tls.planner.secretName | default (printf "%s-tls" (include "cloneset.componentName" (dict "root" . "component" "planner"))) }}
 {{- end }}
