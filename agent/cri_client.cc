@@ -55,12 +55,39 @@ class GrpcImageService final : public ImageService {
   const absl::Duration status_timeout_;
 };
 
+class GrpcRuntimeService final : public ContainerRuntime {
+ public:
+  explicit GrpcRuntimeService(std::shared_ptr<grpc::Channel> channel)
+      : stub_(runtime::v1::RuntimeService::NewStub(std::move(channel))) {}
+
+  absl::Status StopContainer(const std::string& container_id, absl::Duration timeout) override {
+    grpc::ClientContext ctx;
+    // The runtime answers after the container stopped: up to `timeout` plus the SIGKILL and clean-up.
+    ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout + absl::Seconds(30)));
+    runtime::v1::StopContainerRequest req;
+    req.set_container_id(container_id);
+    req.set_timeout(absl::ToInt64Seconds(timeout));
+    runtime::v1::StopContainerResponse resp;
+    return FromGrpc(stub_->StopContainer(&ctx, req, &resp), "StopContainer");
+  }
+
+ private:
+  std::unique_ptr<runtime::v1::RuntimeService::Stub> stub_;
+};
+
+std::shared_ptr<grpc::Channel> Channel(const std::string& endpoint) {
+  const std::string target = endpoint.find("://") == std::string::npos ? absl::StrCat("unix://", endpoint) : endpoint;
+  return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+}
+
 }  // namespace
 
 std::unique_ptr<ImageService> NewCriImageService(const std::string& endpoint, absl::Duration status_timeout) {
-  const std::string target = endpoint.find("://") == std::string::npos ? absl::StrCat("unix://", endpoint) : endpoint;
-  return std::make_unique<GrpcImageService>(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
-                                            status_timeout);
+  return std::make_unique<GrpcImageService>(Channel(endpoint), status_timeout);
+}
+
+std::unique_ptr<ContainerRuntime> NewCriRuntimeService(const std::string& endpoint) {
+  return std::make_unique<GrpcRuntimeService>(Channel(endpoint));
 }
 
 }  // namespace cloneset::agent

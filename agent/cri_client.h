@@ -1,5 +1,6 @@
-// The agent's view of the node's container runtime: the two CRI ImageService calls it needs, behind an
-// interface so pull logic is tested against a fake, the simulated CRI (devcluster/nodes) and real containerd.
+// The agent's view of the node's container runtime: the CRI calls it needs (two ImageService calls for
+// pre-download, RuntimeService.StopContainer for env-from-metadata restarts), behind interfaces so the logic is
+// tested against fakes, the simulated CRI (devcluster/nodes) and real containerd.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,16 @@ class ImageService {
                                                 absl::Duration timeout) = 0;
 };
 
+class ContainerRuntime {
+ public:
+  virtual ~ContainerRuntime() = default;
+  // Stops the container (SIGTERM, SIGKILL after `timeout`); `container_id` is the runtime's id without the
+  // "containerd://" scheme of a pod status. The kubelet then starts it again under the pod's restartPolicy.
+  virtual absl::Status StopContainer(const std::string& container_id, absl::Duration timeout) = 0;
+};
+
 // runtime.v1 over gRPC; `endpoint` like "unix:///run/containerd/containerd.sock" (a bare path gets "unix://").
 std::unique_ptr<ImageService> NewCriImageService(const std::string& endpoint, absl::Duration status_timeout = absl::Seconds(10));
+std::unique_ptr<ContainerRuntime> NewCriRuntimeService(const std::string& endpoint);
 
 }  // namespace cloneset::agent

@@ -34,7 +34,13 @@ ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file; empty: $KUBECONFIG, ~/.
 ABSL_FLAG(int32_t, max_concurrent_pulls, 2, "Pulls running at once on this node, over all jobs (>= 1)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9465", "Prometheus /metrics address (port 0 = any)");
 ABSL_FLAG(std::string, health_listen, "127.0.0.1:9466", "/healthz address (port 0 = any)");
-ABSL_FLAG(bool, report_readiness, true, "Report finished in-place updates of this node's pods (InPlaceUpdateReady)");
+ABSL_FLAG(bool, report_readiness, true, "Report finished in-place updates of this node's pods (InPlaceUpdateReady); false also turns off "
+          "--restart_env_containers (both follow the same watch of this node's pods)");
+ABSL_FLAG(bool, restart_env_containers, true,
+          "Restart (stop through CRI; the kubelet starts it again) a container whose env reads pod metadata that an "
+          "in-place update changed: a kubelet restarts nothing for a metadata change");
+ABSL_FLAG(absl::Duration, restart_stop_timeout, absl::Seconds(30),
+          "SIGTERM to SIGKILL when stopping such a container (the pods' terminationGracePeriodSeconds)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long stopping may take before the agent exits anyway (the DaemonSet's "
           "terminationGracePeriodSeconds)");
@@ -101,7 +107,17 @@ int Run() {
       imagepull::ParseNodeImage,
       {.on_add = [&](const auto&) { pulls.Notify(); }, .on_update = [&](const auto&, const auto&) { pulls.Notify(); },
        .on_delete = nullptr});
-  ReadinessReporter readiness(**client, {.node = node, .events = &recorder, .registry = registry.get()});
+  std::unique_ptr<ContainerRuntime> runtime;
+  if (absl::GetFlag(FLAGS_restart_env_containers)) runtime = NewCriRuntimeService(absl::GetFlag(FLAGS_cri_socket));
+  if (absl::GetFlag(FLAGS_restart_stop_timeout) < absl::ZeroDuration()) {
+    log.Error("--restart_stop_timeout must not be negative");
+    return 2;
+  }
+  ReadinessReporter readiness(**client, {.node = node,
+                                         .events = &recorder,
+                                         .registry = registry.get(),
+                                         .runtime = runtime.get(),
+                                         .stop_timeout = absl::GetFlag(FLAGS_restart_stop_timeout)});
 
   pulls.Start();
   pulls.Notify();

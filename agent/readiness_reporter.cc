@@ -38,6 +38,11 @@ ReadinessReporter::ReadinessReporter(kube::RestClient& client, Options options)
                     .Help("From the in-place update's start (state updateTimestamp) to the agent's report")
                     .Register(*opts_.registry)
                     .Add({}, prometheus::Histogram::BucketBoundaries{0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600});
+    restarts_total_ = &prometheus::BuildCounter()
+                           .Name("cloneset_agent_container_restarts_total")
+                           .Help("Containers stopped through CRI so that an env-from-metadata in-place update "
+                                 "takes effect, by result (success, error)")
+                           .Register(*opts_.registry);
   }
 }
 
@@ -51,6 +56,7 @@ void ReadinessReporter::Enqueue(const std::string& key) {
 void ReadinessReporter::Start() {
   informer_.Start();
   worker_ = std::thread([this] { Run(); });
+  if (opts_.runtime != nullptr) restart_worker_ = std::thread([this] { RunRestarts(); });
 }
 
 void ReadinessReporter::Stop() {
@@ -61,6 +67,7 @@ void ReadinessReporter::Stop() {
   }
   informer_.Stop();
   if (worker_.joinable()) worker_.join();
+  if (restart_worker_.joinable()) restart_worker_.join();
 }
 
 void ReadinessReporter::Run() {
@@ -81,6 +88,10 @@ void ReadinessReporter::Run() {
 void ReadinessReporter::Handle(const std::string& key) {
   auto pod = informer_.Get(key);
   if (pod == nullptr) return;
+  if (opts_.runtime != nullptr) {
+    const EnvRestartDecision restarts = DecideEnvRestarts(*pod);
+    if (!restarts.restarts.empty()) QueueRestarts(*pod, restarts);
+  }
   const absl::Time now = clock_.Now();
   ReadinessDecision d = DecideReadiness(*pod, now);
   if (!d.report) return;
@@ -105,6 +116,57 @@ void ReadinessReporter::Handle(const std::string& key) {
                               absl::StrCat("in-place update completed in ",
                                            absl::FormatDuration(absl::Trunc(d.update_duration, absl::Milliseconds(1))),
                                            " (reported by cloneset-agent on ", opts_.node, ")"));
+  }
+}
+
+void ReadinessReporter::QueueRestarts(const pb::Pod& pod, const EnvRestartDecision& decision) {
+  constexpr size_t kRememberedStops = 4096;
+  kube::ObjectReference ref{.api_version = "v1", .kind = "Pod", .namespace_ = pod.metadata().namespace_(),
+                            .name = pod.metadata().name(), .uid = pod.metadata().uid()};
+  absl::MutexLock l(&mu_);
+  for (const ContainerRestart& c : decision.restarts) {
+    if (!stopped_.insert(c.container_id).second) continue;
+    stopped_order_.push_back(c.container_id);
+    if (stopped_order_.size() > kRememberedStops) {
+      stopped_.erase(stopped_order_.front());
+      stopped_order_.pop_front();
+    }
+    restarts_.push_back({ref, c});
+  }
+}
+
+void ReadinessReporter::RunRestarts() {
+  while (true) {
+    PendingRestart next;
+    {
+      absl::MutexLock l(&mu_);
+      mu_.Await(absl::Condition(this, &ReadinessReporter::HasRestarts));
+      if (stopping_) return;
+      next = std::move(restarts_.front());
+      restarts_.pop_front();
+    }
+    const std::string key = absl::StrCat(next.pod.namespace_, "/", next.pod.name);
+    if (opts_.events != nullptr) {
+      (void)opts_.events->Event(next.pod, "Normal", "RestartingContainer",
+                                absl::StrCat("restarting container ", next.container.container,
+                                             ": its env reads pod metadata that an in-place update changed "
+                                             "(cloneset-agent on ", opts_.node, ")"));
+    }
+    const absl::Status s = opts_.runtime->StopContainer(next.container.container_id, opts_.stop_timeout);
+    if (restarts_total_ != nullptr) restarts_total_->Add({{"result", s.ok() ? "success" : "error"}}).Increment();
+    if (s.ok()) {
+      base::ProcessLogger().Info("stopped container for an env-from-metadata update",
+                                 {{"pod", key}, {"container", next.container.container}});
+      continue;
+    }
+    base::ProcessLogger().Warn("stopping container for an env-from-metadata update",
+                               {{"pod", key}, {"container", next.container.container}, {"error", s.ToString()}});
+    // Unimplemented (a runtime without StopContainer) will not change: the id stays remembered and is not retried.
+    // Other errors are retried at the pod's next event or the informer's resync.
+    if (!absl::IsUnimplemented(s)) {
+      absl::MutexLock l(&mu_);
+      stopped_.erase(next.container.container_id);
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 // Watches only this node's pods (fieldSelector spec.nodeName=<node>) and reports finished in-place updates
-// (DecideReadiness) with a resourceVersion-guarded pods/status patch, an Event on the pod and metrics.
+// (DecideReadiness) with a resourceVersion-guarded pods/status patch, an Event on the pod and metrics. Given the
+// node's container runtime, it also restarts the containers an env-from-metadata update waits for
+// (DecideEnvRestarts), on a thread of their own: a stop waits for the container to exit.
 #pragma once
 
 #include <deque>
@@ -9,6 +11,8 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "agent/cri_client.h"
+#include "agent/env_restart.h"
 #include "agent/readiness.h"
 #include "base/clock.h"
 #include "kube/event_recorder.h"
@@ -32,6 +36,8 @@ class ReadinessReporter {
     kube::EventRecorder* events = nullptr;
     prometheus::Registry* registry = nullptr;
     const base::Clock* clock = nullptr;
+    ContainerRuntime* runtime = nullptr;  // null: no env-from-metadata restarts
+    absl::Duration stop_timeout = absl::Seconds(30);  // SIGTERM to SIGKILL of such a restart
   };
   ReadinessReporter(kube::RestClient& client, Options options);
   ~ReadinessReporter();
@@ -44,6 +50,9 @@ class ReadinessReporter {
   void Run();
   void Handle(const std::string& key);
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); }
+  bool HasRestarts() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !restarts_.empty(); }
+  void QueueRestarts(const pb::Pod& pod, const EnvRestartDecision& decision);
+  void RunRestarts();
 
   kube::RestClient& client_;
   const Options opts_;
@@ -54,6 +63,17 @@ class ReadinessReporter {
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> queued_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  struct PendingRestart {
+    kube::ObjectReference pod;
+    ContainerRestart container;
+  };
+  std::deque<PendingRestart> restarts_ ABSL_GUARDED_BY(mu_);
+  // Container ids already stopped or queued (a pod's events keep naming the old id until its new container
+  // runs): each is stopped once. Bounded: the oldest ids are forgotten first.
+  std::set<std::string> stopped_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> stopped_order_ ABSL_GUARDED_BY(mu_);
+  prometheus::Family<prometheus::Counter>* restarts_total_ = nullptr;
+  std::thread restart_worker_;
   kube::Informer<pb::Pod> informer_;
   std::thread worker_;
 };
