@@ -4,15 +4,20 @@
 # $RUN_DIR/real/ (data, certificates); logs and pid files sit beside the other components' in $RUN_DIR.
 # Sourced by up.sh/down.sh (uses their _start, _stop, _alive, _wait_for and ./run's go_tool and log).
 #
-# real_cluster_up NODES   starts what is not running, waits for /readyz, Ready nodes and the default service
-#                         account, and prints the admin kubeconfig path ($RUN_DIR/kubeconfig).
+# real_cluster_up NODES [REAL_NODES]  starts what is not running, waits for /readyz, Ready nodes and the default
+#                         service account, and prints the admin kubeconfig path ($RUN_DIR/kubeconfig).
+#                         REAL_NODES (default 0) real nodes (kubelet + containerd) join beside the kwok nodes
+#                         (tools/run.d/real_node.sh).
 #                         Then installs the chart's ServiceAccounts and RBAC (real_cluster_identities) and
 #                         writes one kubeconfig per component that talks to the API server, with a token of
 #                         that component's ServiceAccount: $RUN_DIR/kubeconfig-executor, $RUN_DIR/kubeconfig-agent.
 # real_cluster_down DIR [1]  stops it, the node side first and etcd last; with 1 (--purge) also discards its
 #                         data (etcd, certificates, ports), so the next start is a new cluster.
 
-# Components in start order; real_cluster_down stops them in reverse.
+# shellcheck source=/dev/null
+source "$ROOT/tools/run.d/real_node.sh"
+
+# Components in start order; real_cluster_down stops them in reverse (after the real nodes, real_node.sh).
 REAL_CLUSTER_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok provisioner)
 # Service addresses: written into Services only, never routed.
 REAL_SERVICE_CIDR=10.96.0.0/16
@@ -246,10 +251,12 @@ real_cluster_identities() {
 }
 
 real_cluster_up() {
-  local nodes="${1:-3}" dir real
+  local nodes="${1:-3}" real_nodes="${2:-0}" dir real
   dir="$(_run_dir)"; real="$dir/real"
   [[ "$nodes" =~ ^[0-9]+$ ]] && [ "$nodes" -ge 1 ] && [ "$nodes" -le 100 ] ||
     { echo "up: --nodes must be a number from 1 to 100 for the real cluster, got '$nodes'" >&2; return 2; }
+  [[ "$real_nodes" =~ ^[0-9]+$ ]] && [ "$real_nodes" -le 20 ] ||
+    { echo "up: --real-nodes must be a number from 0 to 20, got '$real_nodes'" >&2; return 2; }
   mkdir -p "$real"
   # shellcheck source=/dev/null
   source "$ROOT/tools/run.d/toolchain.sh"
@@ -261,6 +268,7 @@ real_cluster_up() {
   provisioner=$(toolchain_path cloneset-test-provisioner) || return 1
   kwok=$(toolchain_path kwok) || return 1
   _real_pki "$real" || return 1
+  real_apiserver_kubelet_client "$real/pki" || return 1
   local pki="$real/pki" kubeconfig="$dir/kubeconfig"
 
   # Ports are chosen once per run directory and reused on restart, so clients keep a working kubeconfig.
@@ -291,6 +299,9 @@ real_cluster_up() {
   # --etcd-compaction-interval=30s (the first compaction lands two intervals after start): watches of clients that
   # fall behind meet compacted revisions ("410 Gone") within a test's lifetime, as on a long-running cluster.
   # --endpoint-reconciler-type=none: the only address is loopback, which Endpoints may not hold.
+  # --kubelet-*: logs, exec and port-forward on the real nodes: the API server calls a kubelet at its InternalIP
+  # (by default its Hostname first, a DNS lookup that would leave the machine), checks its serving certificate
+  # against the cluster CA and presents a client certificate the kubelet's webhook authorization allows.
   _start kube-apiserver "$apiserver" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
     --secure-port="$APISERVER" --cert-dir="$real/apiserver-certs" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
@@ -298,7 +309,10 @@ real_cluster_up() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
-    --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false "${audit[@]}"
+    --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false \
+    --kubelet-preferred-address-types=InternalIP --kubelet-certificate-authority="$pki/ca.crt" \
+    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$pki/apiserver-kubelet-client.key" "${audit[@]}"
   local kc=(kubectl --kubeconfig "$kubeconfig")
   _real_wait 180 kube-apiserver "kube-apiserver /readyz" "${kc[@]}" get --raw /readyz || return 1
 
@@ -326,15 +340,22 @@ real_cluster_up() {
   _real_wait 120 kube-controller-manager "kube-controller-manager (the default service account)" \
     "${kc[@]}" get serviceaccount default || return 1
   real_cluster_identities "$dir" "$APISERVER" || return 1
+  real_nodes_up "$real" "$real_nodes" "$APISERVER" || return 1
   echo "$kubeconfig"
 }
 
 real_cluster_down() {
   local dir="$1" purge="${2:-0}" i
+  [ ! -d "$dir/real" ] || real_nodes_down "$dir/real"
   for ((i = ${#REAL_CLUSTER_COMPONENTS[@]} - 1; i >= 0; i--)); do
     _stop "${REAL_CLUSTER_COMPONENTS[$i]}"
   done
   if [ "$purge" = 1 ] && [ -d "$dir/real" ]; then
+    # Never through a mount: what a real node left mounted (real_node_down said what) is kept.
+    if [ -n "$(_rn_mounts_under "$dir/real")" ]; then
+      echo "down: not discarding $dir/real: still mounted there: $(_rn_mounts_under "$dir/real" | tr '\n' ' ')" >&2
+      return 1
+    fi
     rm -rf "$dir/real"
     rm -f "$dir"/kubeconfig-executor "$dir"/kubeconfig-agent  # tokens of the discarded cluster
     log "down: discarded the real cluster's data in $dir/real"

@@ -10,7 +10,7 @@ run_status() {
     name="$(basename "$pidf" .pid)"; pid="$(cat "$pidf")"
     if _pid_alive "$pid"; then state=running; else state=dead; fi
     addrs="$(grep -o -E '(listening on|metrics on|metrics listening on) [^ ]+' "$dir/$name.log" 2>/dev/null |
-      awk '{print $NF}' | sort -u | tr '\n' ' ')"
+      awk '{print $NF}' | sort -u | tr '\n' ' ')" || true  # none announced (etcd, containerd): grep fails
     printf '%-14s pid %-8s %-8s %s\n' "$name" "$pid" "$state" "$addrs"
   done
   [ -f "$dir/kubeconfig.path" ] && echo "kubeconfig: $(cat "$dir/kubeconfig.path")"

@@ -1,4 +1,5 @@
 # ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents] [--cluster embedded|real]
+#          [--real-nodes N]
 # --cluster real: a real Kubernetes control plane with kwok nodes instead of the embedded cluster
 # (tools/run.d/real_cluster.sh). The chart's ServiceAccounts and RBAC are installed there and the executors run
 # with the executor's ServiceAccount token ($RUN_DIR/kubeconfig-executor), the agents with the agent's
@@ -22,6 +23,7 @@ _run_dir() { echo "${RUN_DIR:-$ROOT/.run}"; }
 _up_usage() {
   cat <<'USAGE'
 usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents] [--cluster real]
+                [--real-nodes N]
   Starts (or restarts what died of) the local stack in the background and prints the kubeconfig path:
   the embedded cluster (unless --kubeconfig), the CRDs, N planners, N executors (sharded) and one
   image pre-download agent per simulated node. State and logs: $RUN_DIR (default .run/).
@@ -35,6 +37,10 @@ usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [
                    RBAC is installed; executors and agents run as its ServiceAccounts
                    ($RUN_DIR/kubeconfig-executor, $RUN_DIR/kubeconfig-agent); one agent per kwok node
                    on a simulated CRI socket (cloneset-sim-cri)
+  --real-nodes N   with --cluster real: N real nodes beside the kwok nodes (default 0): real-node-0..,
+                   a kubelet on its own containerd each, pods as real containers, images from a local
+                   registry ($RUN_DIR/real/registry.addr); tainted cloneset.test/real-node=true:NoSchedule;
+                   one agent each on the node's containerd (tools/run.d/real_node.sh)
 USAGE
 }
 
@@ -109,7 +115,7 @@ _start_server() {
 }
 
 run_up() {
-  local nodes=3 executors=1 planners=1 kubeconfig="" agents=1 cluster=embedded
+  local nodes=3 executors=1 planners=1 kubeconfig="" agents=1 cluster=embedded real_nodes=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --nodes) nodes="$2"; shift 2 ;; --nodes=*) nodes="${1#*=}"; shift ;;
@@ -118,6 +124,7 @@ run_up() {
       --kubeconfig) kubeconfig="$2"; shift 2 ;; --kubeconfig=*) kubeconfig="${1#*=}"; shift ;;
       --no-agents) agents=0; shift ;;
       --cluster) cluster="$2"; shift 2 ;; --cluster=*) cluster="${1#*=}"; shift ;;
+      --real-nodes) real_nodes="$2"; shift 2 ;; --real-nodes=*) real_nodes="${1#*=}"; shift ;;
       -h|--help) _up_usage; return 0 ;;
       *) echo "up: unknown option $1" >&2; _up_usage >&2; return 2 ;;
     esac
@@ -141,10 +148,10 @@ run_up() {
   export KUBECACHEDIR="$dir/kubecache"
 
   case "$cluster" in
-    embedded) ;;
+    embedded) [ "$real_nodes" = 0 ] || { echo "up: --real-nodes needs --cluster real" >&2; return 2; } ;;
     real) [ -z "$kubeconfig" ] || { echo "up: --cluster real and --kubeconfig exclude each other" >&2; return 2; }
       source "$ROOT/tools/run.d/real_cluster.sh"
-      kubeconfig=$(real_cluster_up "$nodes") || return 1 ;;
+      kubeconfig=$(real_cluster_up "$nodes" "$real_nodes") || return 1 ;;
     *) echo "up: --cluster must be embedded or real, got '$cluster'" >&2; return 2 ;;
   esac
   local kubeconfig_given="$kubeconfig"  # agents need the embedded cluster's CRI sockets
@@ -219,6 +226,24 @@ run_up() {
     done
     for ((i = 0; i < nodes; i++)); do
       _wait_for 20 "agent-$i health endpoint" _has_addr "agent-$i" 'listening on'
+    done
+  fi
+  # The real nodes' agents: one per node on that node's containerd (CRI), as the chart's agent ServiceAccount.
+  if [ "$agents" = 1 ] && [ "$cluster" = real ]; then
+    local rn pidf
+    for pidf in "$dir"/agent-real-*.pid; do  # nodes of a former start beyond --real-nodes
+      [ -f "$pidf" ] || continue
+      rn=$(basename "$pidf" .pid); [ "${rn#agent-real-}" -lt "$real_nodes" ] || _stop "$rn"
+    done
+    for ((i = 0; i < real_nodes; i++)); do
+      [ -x "$bin/cloneset-agent" ] || cmd_build --target cloneset-agent
+      local agent=("$bin/cloneset-agent" --node_name="$REAL_NODE_PREFIX$i"
+        --cri_socket="unix://$dir/real/nodes/$REAL_NODE_PREFIX$i/containerd.sock"
+        --kubeconfig="$dir/kubeconfig-agent" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0)
+      START_SIG="$server ${agent[*]}" _start "agent-real-$i" "${agent[@]}"
+    done
+    for ((i = 0; i < real_nodes; i++)); do
+      _wait_for 20 "agent-real-$i health endpoint" _has_addr "agent-real-$i" 'listening on'
     done
   fi
   echo "$kubeconfig" >"$dir/kubeconfig.path"
