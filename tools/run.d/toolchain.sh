@@ -3,11 +3,12 @@
 # ctest, so a fresh machine builds them up front instead of inside a test's timeout. A second run is a no-op.
 #
 # One entry per Go module under tools/go/: MODULE PACKAGE=NAME... Only the binaries the tests start. The binaries
-# of one module are built by one `go build` (go_tools): kube-apiserver, kube-controller-manager and kube-scheduler
-# share most of their packages, which are then compiled once and scheduled together.
+# of one module are built by one `go build` (go_tools): kube-apiserver, kube-controller-manager, kube-scheduler, the
+# kubelet and kube-proxy share most of their packages, which are then compiled once and scheduled together.
 TOOLCHAIN=(
   "etcd go.etcd.io/etcd/server/v3=etcd"
-  "kube k8s.io/kubernetes/cmd/kube-apiserver=kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager=kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler=kube-scheduler k8s.io/kubernetes/cmd/kubelet=kubelet ./cmd/cloneset-test-provisioner=cloneset-test-provisioner"
+  "kube k8s.io/kubernetes/cmd/kube-apiserver=kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager=kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler=kube-scheduler k8s.io/kubernetes/cmd/kubelet=kubelet k8s.io/kubernetes/cmd/kube-proxy=kube-proxy ./cmd/cloneset-test-provisioner=cloneset-test-provisioner"
+  "coredns ./cmd/coredns=coredns"
   "kwok sigs.k8s.io/kwok/cmd/kwok=kwok"
   "helm helm.sh/helm/v3/cmd/helm=helm"
 )
