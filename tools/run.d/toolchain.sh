@@ -11,6 +11,7 @@ TOOLCHAIN=(
   "coredns ./cmd/coredns=coredns"
   "kwok sigs.k8s.io/kwok/cmd/kwok=kwok"
   "helm helm.sh/helm/v3/cmd/helm=helm"
+  "docker github.com/docker/buildx/cmd/buildx=docker-buildx github.com/docker/compose/v2/cmd=docker-compose"
 )
 
 # toolchain_path NAME: builds (once) the tool NAME of TOOLCHAIN with the rest of its module's entry (so the first
