@@ -207,12 +207,20 @@ case_alerts_promtool() {
   (cd "$SRC/deploy/prometheus" && promtool check rules alerts.yaml && promtool test rules alerts_test.yaml)
 }
 
+# Compose v2 (the pinned plugin of tools/go/docker, which also runs standalone; no daemon needed for `config`): the
+# default stack and the opt-in profiles' services. tests/compose runs the default stack.
 case_compose_config() {
-  need docker-compose; need promtool
-  (cd "$SRC" && docker-compose -f docker-compose.yml config -q)
-  (cd "$SRC" && docker-compose -f docker-compose.yml config --services) | sort > "$TMP/services"
-  printf '%s\n' agent executor grafana k3s planner prometheus | diff - "$TMP/services" || fail "compose services"
+  need promtool
+  local compose; compose=$("$SRC/run" tool docker github.com/docker/compose/v2/cmd docker-compose) ||
+    fail "building compose v2 (./run tool docker github.com/docker/compose/v2/cmd docker-compose)"
+  (cd "$SRC" && "$compose" -f docker-compose.yml config -q)
+  (cd "$SRC" && "$compose" -f docker-compose.yml config --services) | sort > "$TMP/services"
+  printf '%s\n' devcluster executor planner prometheus | diff - "$TMP/services" || fail "compose default services"
+  (cd "$SRC" && "$compose" -f docker-compose.yml --profile k3s --profile grafana config --services) | sort > "$TMP/all"
+  printf '%s\n' agent-k3s devcluster executor executor-k3s grafana k3s planner prometheus prometheus-k3s |
+    diff - "$TMP/all" || fail "compose services with the k3s and grafana profiles"
   promtool check config "$SRC/deploy/prometheus/prometheus.yml"
+  promtool check config "$SRC/deploy/prometheus/prometheus-k3s.yml"
 }
 
 # start_and_wait NAME KIND ARGS...: start a binary in the background and print the address its stderr
