@@ -1,6 +1,7 @@
 # ./run images [--full] [--tag TAG] [--base IMAGE] [--push REGISTRY]: builds the container images
 # ghcr.io/cloneset-cpp/cloneset-{planner,executor,agent,devcluster} from deploy/Dockerfile with BuildKit (docker
-# buildx; ./run docker ensure starts a daemon when none answers) and prints their names and sizes.
+# buildx; ./run docker ensure starts a daemon when none answers) and prints their names and sizes; also
+# ghcr.io/cloneset-cpp/cloneset-prometheus (deploy/prometheus/Dockerfile) for docker-compose.yml.
 #   (default)        copies the binaries of `./run build` (built when missing; run `./run build` after a change)
 #                    into the runtime stages: seconds once the base and its runtime libraries are cached
 #   --full           compiles them inside the build stage instead (the Dockerfile's multi-stage build; long:
@@ -157,6 +158,15 @@ run_images() {
       return 1
     fi
   done
+  # docker-compose.yml's Prometheus: Debian's package on the same base (deploy/prometheus/Dockerfile; not pushed).
+  local prom=(-f "$ROOT/deploy/prometheus/Dockerfile" --build-arg "DEBIAN=$base" --progress=plain)
+  for t in "${tags[@]}"; do prom+=(-t "$IMAGES_REPOSITORY/cloneset-prometheus:$t"); done
+  log "images: cloneset-prometheus (Debian's prometheus package, base $base)"
+  if ! docker buildx build "${prom[@]}" "$ROOT/deploy/prometheus" >"$logs/prometheus.log" 2>&1; then
+    echo "images: building cloneset-prometheus failed; the end of $logs/prometheus.log:" >&2
+    tail -n 25 "$logs/prometheus.log" >&2
+    return 1
+  fi
   log "images: built in $((SECONDS - start)) s"
 
   if [ -n "$push" ]; then
