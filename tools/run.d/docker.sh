@@ -24,15 +24,16 @@ _docker_pid_alive() {
   [ -n "$pid" ] && as_root kill -0 "$pid" 2>/dev/null
 }
 
+# _docker_install: Debian's docker.io (dockerd 20.10 and a docker CLI), for a machine with no Docker at all.
+_docker_install() {
+  log "docker: no Docker installed; installing Debian's docker.io"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io >&2 ||
+    { echo "docker: installing docker.io with apt failed (install Docker and start its daemon)" >&2; return 1; }
+}
+
 _docker_start_daemon() {
-  if ! command -v dockerd >/dev/null; then
-    log "docker: no Docker daemon installed; installing Debian's docker.io"
-    local missing; missing=$(missing_packages docker.io)
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    # shellcheck disable=SC2086
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2 ||
-      { echo "docker: installing docker.io with apt failed (install Docker and start its daemon)" >&2; return 1; }
-  fi
+  command -v dockerd >/dev/null || _docker_install || return 1
   mkdir -p "$(dirname "$DOCKERD_LOG")"
   if ! _docker_pid_alive; then
     log "docker: starting dockerd in the background (log $DOCKERD_LOG)"
@@ -78,19 +79,25 @@ _docker_plugin() {
 }
 
 docker_ensure() {
-  command -v docker >/dev/null ||
-    { echo "docker: no docker CLI on PATH (install docker.io, or Docker's docker-ce-cli)" >&2; return 1; }
-  # One ensure at a time: parallel tests must not start two daemons or link plugins over each other. The wait is
-  # bounded by a cold build of the plugins (minutes on 2 cores).
+  # One ensure at a time: parallel tests must not install, start two daemons or link plugins over each other. The
+  # wait is bounded by a cold build of the plugins (minutes on 2 cores).
   local lock="$HOME/.cache/cloneset/docker-ensure.lock"
   mkdir -p "$(dirname "$lock")"
   exec {_DOCKER_LOCK_FD}>"$lock"
   flock -w 1800 "$_DOCKER_LOCK_FD" ||
     { echo "docker: waited 30 min for another ./run holding $lock" >&2; exec {_DOCKER_LOCK_FD}>&-; return 1; }
   local rc=0
-  { docker info >/dev/null 2>&1 || _docker_start_daemon; } && _docker_plugin buildx && _docker_plugin compose || rc=$?
+  _docker_ensure_locked || rc=$?
   exec {_DOCKER_LOCK_FD}>&-
   return "$rc"
+}
+
+_docker_ensure_locked() {
+  command -v docker >/dev/null || command -v dockerd >/dev/null || _docker_install || return 1
+  command -v docker >/dev/null ||
+    { echo "docker: dockerd is installed but no docker CLI is on PATH (docker.io or docker-ce-cli has it)" >&2; return 1; }
+  docker info >/dev/null 2>&1 || _docker_start_daemon || return 1
+  _docker_plugin buildx && _docker_plugin compose
 }
 
 docker_stop() {
