@@ -4,8 +4,8 @@
 # Prometheus target up with a metric that shows its part. Static checks first: every default service is one of our
 # images, never pulled, hardened, and publishes on 127.0.0.1 only.
 # A compose project of its own (unique name, any free host ports), removed with its volumes on exit.
-# Cost: ~35 s with the images cached (the stack is ready ~2 s after `up`); the first `./run images` on a machine
-# also makes the Debian base (~2 min).
+# Cost: 16 s under ctest with the images cached (the stack is ready ~2 s after `up`); the first `./run images` on a
+# machine also makes the Debian base (~2 min).
 set -euo pipefail
 SRC="${CLONESET_SOURCE_DIR:?}"
 export BUILD_DIR="${CLONESET_BUILD_DIR:?}"
