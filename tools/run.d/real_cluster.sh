@@ -16,6 +16,8 @@
 
 # shellcheck source=/dev/null
 source "$ROOT/tools/run.d/real_node.sh"
+# shellcheck source=/dev/null
+source "$ROOT/tools/run.d/real_services.sh"  # kube-proxy, CoreDNS, API relay of the real nodes
 
 # Components in start order; real_cluster_down stops them in reverse (after the real nodes, real_node.sh).
 REAL_CLUSTER_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok provisioner)
@@ -341,11 +343,13 @@ real_cluster_up() {
     "${kc[@]}" get serviceaccount default || return 1
   real_cluster_identities "$dir" "$APISERVER" || return 1
   real_nodes_up "$real" "$real_nodes" "$APISERVER" || return 1
+  real_services_up "$real" "$real_nodes" "$APISERVER" || return 1
   echo "$kubeconfig"
 }
 
 real_cluster_down() {
   local dir="$1" purge="${2:-0}" i
+  [ ! -d "$dir/real" ] || real_services_down "$dir/real"
   [ ! -d "$dir/real" ] || real_nodes_down "$dir/real"
   for ((i = ${#REAL_CLUSTER_COMPONENTS[@]} - 1; i >= 0; i--)); do
     _stop "${REAL_CLUSTER_COMPONENTS[$i]}"
