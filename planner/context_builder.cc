@@ -327,7 +327,7 @@ absl::StatusOr<PlanContext> BuildContext(const pb::PlanRequest& request, PlanBui
     if (OwnedBy(pvc.metadata(), uid) && !IsSet(pvc.metadata().deletion_timestamp())) ctx.pvcs.push_back(&pvc);
   }
   SortByName(ctx.pvcs);
-  ctx.update_vct_hash = VolumeClaimTemplatesHash(cs.spec());
+  ctx.update_vct_hash = choice->vct_hash;
   ctx.rollout_in_place = RolloutIsInPlace(ctx);
   return ctx;
 }

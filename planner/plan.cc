@@ -219,7 +219,7 @@ absl::StatusOr<v1::ComputeRevisionResponse> ComputeRevisionChecked(const v1::Com
   response.set_name(choice->update_revision);
   response.set_hash(std::string(ShortHash(choice->update_revision)));
   response.set_data_json(*data);
-  response.set_volume_claim_templates_hash(VolumeClaimTemplatesHash(cs.spec()));
+  response.set_volume_claim_templates_hash(choice->vct_hash);
   response.set_exists(!created);
   return response;
 }

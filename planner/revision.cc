@@ -9,6 +9,7 @@
 #include "planner/context_facts.h"
 #include "planner/spec.h"
 #include "planner/go_json.h"
+#include "planner/go_typed_json.h"
 #include "planner/pod_facts.h"
 
 namespace cloneset::planner {
@@ -44,6 +45,19 @@ const std::string* MapValue(const google::protobuf::Map<std::string, std::string
 absl::StatusOr<std::string> RevisionData(std::string_view template_json) {
   absl::StatusOr<Json> tmpl = ParseObject(template_json, "spec.template");
   if (!tmpl.ok()) return tmpl.status();
+  absl::StatusOr<Json> canonical = CanonicalPodTemplate(*tmpl);
+  if (!canonical.ok()) return canonical.status();
+  (*canonical)["$patch"] = "replace";
+  Json data = Json::object();
+  data["spec"]["template"] = *std::move(canonical);
+  std::string out;
+  AppendGoJson(out, data);
+  return out;
+}
+
+absl::StatusOr<std::string> LegacyRevisionData(std::string_view template_json) {
+  absl::StatusOr<Json> tmpl = ParseObject(template_json, "spec.template");
+  if (!tmpl.ok()) return tmpl.status();
   (*tmpl)["$patch"] = "replace";
   Json data = Json::object();
   data["spec"]["template"] = std::move(*tmpl);
@@ -54,8 +68,9 @@ absl::StatusOr<std::string> RevisionData(std::string_view template_json) {
 
 namespace {
 
-// The spec.template object of a revision's data: the one reading that CheckRevisionData and
-// TemplateFromRevisionData share.
+// The spec.template object of a revision's data, read into the template's Go types as upstream's ApplyRevision
+// does (which is what CheckRevisionData and TemplateFromRevisionData share): data written by another version of
+// this planner, or by hand, reads as the same template kruise-manager would see.
 absl::StatusOr<Json> RevisionTemplate(std::string_view data_json) {
   if (absl::Status s = CheckJsonDepth(data_json, "revision data"); !s.ok()) return s;
   absl::StatusOr<Json> data = ParseObject(data_json, "revision data");
@@ -66,7 +81,9 @@ absl::StatusOr<Json> RevisionTemplate(std::string_view data_json) {
   if (tmpl == spec->end() || !tmpl->is_object()) {
     return absl::InvalidArgumentError("revision data: no spec.template");
   }
-  return std::move(*tmpl);
+  absl::StatusOr<Json> typed = CanonicalPodTemplate(*tmpl);
+  if (!typed.ok()) return absl::InvalidArgumentError(absl::StrCat("revision data: ", typed.status().message()));
+  return typed;
 }
 
 }  // namespace
@@ -76,10 +93,8 @@ absl::Status CheckRevisionData(std::string_view data_json) { return RevisionTemp
 absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json) {
   absl::StatusOr<Json> tmpl = RevisionTemplate(data_json);
   if (!tmpl.ok()) return tmpl.status();
-  Json t = std::move(*tmpl);
-  t.erase("$patch");
   std::string out;
-  AppendGoJson(out, t);
+  AppendGoJson(out, *tmpl);
   return out;
 }
 
@@ -98,30 +113,42 @@ std::string RevisionHash(std::string_view data_json, int32_t collision_count) {
   return SafeEncode(absl::StrCat(h));
 }
 
-// Upstream hashes go-spew's rendering of the JSON bytes; that is only ever compared with values from the same
-// implementation, so we hash the canonical JSON directly with FNV-1a (docs/compatibility.md).
-std::string VolumeClaimTemplatesHash(const pb::CloneSetSpec& spec) {
+// Upstream (volumeclaimtemplate.getExpectHash): each template reduced to {metadata:{name}, spec} in its Go types,
+// stably sorted by name, json.Marshal'd as a list, and that byte slice written by go-spew ("([]uint8)[91 123 ...]",
+// k8s.io/apimachinery's dump.ForHash) into FNV-1a 32; the decimal sum. "" without templates.
+absl::StatusOr<std::string> VolumeClaimTemplatesHash(const pb::CloneSetSpec& spec) {
   if (spec.volume_claim_templates_json().empty()) return "";
-  std::vector<std::pair<std::string, Json>> vcts;
-  for (const auto& text : spec.volume_claim_templates_json()) {
-    Json j = Json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;  // validation rejects these before we get here
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> vcts;
+  for (int i = 0; i < spec.volume_claim_templates_json_size(); ++i) {
+    const std::string field = absl::StrCat("spec.volumeClaimTemplates[", i, "]");
+    absl::StatusOr<Json> j = ParseObject(spec.volume_claim_templates_json(i), field);
+    if (!j.ok()) return j.status();
+    // The name as decoded (a wrong type fails the whole decode, as it fails upstream's).
+    absl::StatusOr<nlohmann::ordered_json> typed = GoTypedRoundTrip(*j, go_schema::kPersistentVolumeClaim, field);
+    if (!typed.ok()) return typed.status();
+    const std::string name = (*typed)["metadata"].value("name", "");
     Json reduced = Json::object();
-    std::string name;
-    if (auto m = j.find("metadata"); m != j.end() && m->is_object()) {
-      if (auto n = m->find("name"); n != m->end() && n->is_string()) name = n->get<std::string>();
-    }
     reduced["metadata"]["name"] = name;
-    reduced["spec"] = j.contains("spec") ? j["spec"] : Json::object();
-    vcts.emplace_back(name, std::move(reduced));
+    if (auto s = j->find("spec"); s != j->end()) reduced["spec"] = *s;
+    absl::StatusOr<nlohmann::ordered_json> pvc = GoTypedRoundTrip(reduced, go_schema::kPersistentVolumeClaim, field);
+    if (!pvc.ok()) return pvc.status();
+    vcts.emplace_back(name, *std::move(pvc));
   }
   std::stable_sort(vcts.begin(), vcts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  Json list = Json::array();
-  for (auto& [_, j] : vcts) list.push_back(std::move(j));
-  std::string canonical;
-  AppendGoJson(canonical, list);
+  std::string list = "[";
+  for (size_t i = 0; i < vcts.size(); ++i) {
+    if (i > 0) list += ',';
+    list += GoTypedJson(vcts[i].second);
+  }
+  list += ']';
+  std::string spew = "([]uint8)[";
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) spew += ' ';
+    absl::StrAppend(&spew, static_cast<unsigned char>(list[i]));
+  }
+  spew += ']';
   uint32_t h = 2166136261u;
-  for (char c : canonical) {
+  for (char c : spew) {
     h ^= static_cast<unsigned char>(c);
     h *= 16777619u;
   }
@@ -153,7 +180,9 @@ std::string RevisionName(std::string_view clone_set_name, std::string_view hash)
   return absl::StrCat(std::string(clone_set_name.substr(0, kMaxRevisionPrefix)), "-", std::string(hash));
 }
 
-std::string ControllerRevisionJson(const pb::CloneSet& cs, const std::string& name, const std::string& hash,
+// `label_hash` is the hash at the collision count the attempt started from: upstream names the revision by the
+// count that found a free name but keeps the first hash in its controller.kubernetes.io/hash label.
+std::string ControllerRevisionJson(const pb::CloneSet& cs, const std::string& name, const std::string& label_hash,
                                    const std::string& data_json, int64_t revision, const std::string& vct_hash) {
   Json labels = Json::object();
   if (absl::StatusOr<std::string> tmpl = TemplateFromRevisionData(data_json); tmpl.ok()) {
@@ -162,7 +191,7 @@ std::string ControllerRevisionJson(const pb::CloneSet& cs, const std::string& na
       if (auto l = m->find("labels"); l != m->end() && l->is_object()) labels = *l;
     }
   }
-  labels[kRevisionHashLabel] = hash;
+  labels[kRevisionHashLabel] = label_hash;
   Json annotations = Json::object();
   for (const auto& [k, v] : cs.metadata().annotations()) annotations[k] = v;
   annotations[kVctHashAnnotation] = vct_hash;
@@ -200,14 +229,20 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
   if (!data.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("clone_set.spec.template_json: ", data.status().message()));
   }
+  // A revision written by this planner before it decoded templates into their Go types holds the template as sent;
+  // it is still this template's revision (no rollout on upgrade).
+  absl::StatusOr<std::string> legacy_data = LegacyRevisionData(cs.spec().template_json());
   RevisionChoice choice;
   choice.collision_count = cs.status().collision_count();
-  const std::string vct_hash = VolumeClaimTemplatesHash(cs.spec());
+  absl::StatusOr<std::string> vct_hash_or = VolumeClaimTemplatesHash(cs.spec());
+  if (!vct_hash_or.ok()) return vct_hash_or.status();
+  const std::string& vct_hash = *vct_hash_or;
+  choice.vct_hash = vct_hash;
   const int64_t next_number = sorted.empty() ? 1 : sorted.back()->revision() + 1;
 
   const pb::ControllerRevision* last_equal = nullptr;
   for (const auto* rev : sorted) {
-    if (rev->data_json() == *data) last_equal = rev;
+    if (rev->data_json() == *data || (legacy_data.ok() && rev->data_json() == *legacy_data)) last_equal = rev;
   }
   std::string update_data;
   if (last_equal != nullptr && last_equal == sorted.back()) {
@@ -242,8 +277,8 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
     }
     pb::Action* action = plan.AddAction();
     action->set_stop_on_error(true);
-    action->mutable_create_revision()->set_revision_json(
-        ControllerRevisionJson(cs, name, hash, *data, next_number, vct_hash));
+    action->mutable_create_revision()->set_revision_json(ControllerRevisionJson(
+        cs, name, RevisionHash(*data, cs.status().collision_count()), *data, next_number, vct_hash));
     choice.update_revision = name;
     update_data = *data;
   }

@@ -12,21 +12,29 @@
 
 namespace cloneset::planner {
 
-// {"spec":{"template":{"$patch":"replace",...}}} as compact JSON with keys sorted at every level and Go's
-// HTML escaping (\u003c \u003e \u0026).
+// Upstream's revision data, byte for byte: {"spec":{"template":{"$patch":"replace",...}}} with the template
+// decoded into its Go types and encoded again (planner/go_typed_json.h), then written as json.Marshal writes a
+// map: compact, keys sorted at every level, Go's escapes, numbers as float64. INVALID_ARGUMENT naming the field
+// when the template does not decode into those types (kruise-manager could not read the CloneSet).
 absl::StatusOr<std::string> RevisionData(std::string_view template_json);
-// The PodTemplateSpec JSON inside revision data (drops "$patch").
+// The data this planner wrote before it decoded templates into their Go types: the template as sent, with the
+// same writing rules. Revisions holding it are still recognized as the template's.
+absl::StatusOr<std::string> LegacyRevisionData(std::string_view template_json);
+// The PodTemplateSpec JSON inside revision data, read into the Go types as upstream's ApplyRevision does (drops
+// "$patch", unknown fields; keys sorted).
 absl::StatusOr<std::string> TemplateFromRevisionData(std::string_view data_json);
 
-// OK when `data_json` holds what TemplateFromRevisionData reads (a JSON object with an object spec.template, no
-// deeper than kMaxJsonDepth); INVALID_ARGUMENT saying what is wrong otherwise. No serialization.
+// OK when `data_json` holds what TemplateFromRevisionData reads (a JSON object with an object spec.template that
+// decodes into the template's Go types, no deeper than kMaxJsonDepth); INVALID_ARGUMENT saying what is wrong
+// otherwise.
 absl::Status CheckRevisionData(std::string_view data_json);
 
 uint32_t Fnv1Hash32(std::string_view data, uint32_t seed = 2166136261u);
 // Hash of revision data plus the decimal collision count, SafeEncodeString'd.
 std::string RevisionHash(std::string_view data_json, int32_t collision_count);
-// Deterministic hash of the volumeClaimTemplates ("" when there are none).
-std::string VolumeClaimTemplatesHash(const pb::CloneSetSpec& spec);
+// Upstream's kruise.io/cloneset-volumeclaimtemplate-hash annotation value ("" when there are none);
+// INVALID_ARGUMENT when a template does not decode into PersistentVolumeClaim.
+absl::StatusOr<std::string> VolumeClaimTemplatesHash(const pb::CloneSetSpec& spec);
 
 // Sorted by (revision, creationTimestamp, name).
 std::vector<const pb::ControllerRevision*> SortRevisions(const pb::PlanRequest& request);
@@ -37,6 +45,7 @@ struct RevisionChoice {
   std::string current_template_json;
   std::string update_template_json;
   int32_t collision_count = 0;
+  std::string vct_hash;  // VolumeClaimTemplatesHash of the CloneSet
 };
 
 // §3.4: chooses current and update revision; appends CreateRevision/UpdateRevision actions when needed.

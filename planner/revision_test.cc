@@ -66,27 +66,57 @@ TEST_P(RevisionDataTest, CanonicalBytes) {
   EXPECT_EQ(*got, GetParam().want);
 }
 
+// The writing rules (keys sorted, Go's escapes, float64 numbers) and the typed decode and encode kruise-manager
+// applies first (unknown fields dropped, empty non-omitempty fields written, quantities canonical). That these are
+// upstream's exact bytes is checked by the kruise_revision ctest against upstream's own code.
 INSTANTIATE_TEST_SUITE_P(
     Cases, RevisionDataTest,
     ::testing::Values(
-        DataCase{"PatchFirstKeysSorted", R"({"spec":{"containers":[{"name":"a","image":"x"}]},"metadata":{}})",
-                 R"({"spec":{"template":{"$patch":"replace","metadata":{},"spec":{"containers":[{"image":"x","name":"a"}]}}}})"},
-        DataCase{"NestedKeysSortedBytewise", R"({"b":{"z":1,"Z":2,"a":3}})",
-                 R"({"spec":{"template":{"$patch":"replace","b":{"Z":2,"a":3,"z":1}}}})"},
-        DataCase{"HtmlEscaping", R"({"a":"<x>&y"})",
-                 R"({"spec":{"template":{"$patch":"replace","a":"\u003cx\u003e\u0026y"}}})"},
-        DataCase{"LineSeparators", "{\"a\":\"x\u2028y\u2029z\"}",
-                 R"({"spec":{"template":{"$patch":"replace","a":"x\u2028y\u2029z"}}})"},
-        DataCase{"ControlCharacters", R"({"a":"\t\n\r\b\f\u0001\u001f\"\\/"})",
-                 R"({"spec":{"template":{"$patch":"replace","a":"\t\n\r\b\f\u0001\u001f\"\\/"}}})"},
-        DataCase{"NonAsciiKeptAsUtf8", "{\"a\":\"\xc3\xa9\xe4\xb8\xad\"}",
-                 "{\"spec\":{\"template\":{\"$patch\":\"replace\",\"a\":\"\xc3\xa9\xe4\xb8\xad\"}}}"},
-        DataCase{"NumbersInGoShortestForm", R"({"a":[1,1.0,1.5,-0.25,100000000000000000000,1e21,1e-6,1e-7,123456789012]})",
-                 R"({"spec":{"template":{"$patch":"replace","a":[1,1,1.5,-0.25,100000000000000000000,1e+21,0.000001,1e-7,123456789012]}}})"},
-        DataCase{"NullsBoolsAndEmpties", R"({"n":null,"t":true,"f":false,"o":{},"l":[]})",
-                 R"({"spec":{"template":{"$patch":"replace","f":false,"l":[],"n":null,"o":{},"t":true}}})"},
-        DataCase{"ExistingPatchKeyReplaced", R"({"$patch":"merge"})",
-                 R"({"spec":{"template":{"$patch":"replace"}}})"}),
+        DataCase{"PatchFirstKeysSortedEmptiesWritten",
+                 R"({"spec":{"containers":[{"name":"a","image":"x"}]},"metadata":{}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null},)"
+                 R"("spec":{"containers":[{"image":"x","name":"a","resources":{}}]}}}})"},
+        DataCase{"MapKeysSortedBytewise", R"({"metadata":{"labels":{"z":"1","Z":"2","a":"3"}}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,)"
+                 R"("labels":{"Z":"2","a":"3","z":"1"}},"spec":{"containers":null}}}})"},
+        DataCase{"HtmlEscaping", R"({"metadata":{"annotations":{"a":"<x>&y"}}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"annotations":{"a":"\u003cx\u003e\u0026y"},)"
+                 R"("creationTimestamp":null},"spec":{"containers":null}}}})"},
+        DataCase{"LineSeparators", "{\"metadata\":{\"annotations\":{\"a\":\"x\u2028y\u2029z\"}}}",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"annotations":{"a":"x\u2028y\u2029z"},)"
+                 R"("creationTimestamp":null},"spec":{"containers":null}}}})"},
+        DataCase{"ControlCharacters", R"({"metadata":{"annotations":{"a":"\t\n\r\b\f\u0001\u001f\"\\/"}}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"annotations":{"a":"\t\n\r\b\f\u0001\u001f\"\\/"},)"
+                 R"("creationTimestamp":null},"spec":{"containers":null}}}})"},
+        DataCase{"NonAsciiKeptAsUtf8", "{\"metadata\":{\"annotations\":{\"a\":\"\xc3\xa9\xe4\xb8\xad\"}}}",
+                 "{\"spec\":{\"template\":{\"$patch\":\"replace\",\"metadata\":{\"annotations\":{\"a\":"
+                 "\"\xc3\xa9\xe4\xb8\xad\"},\"creationTimestamp\":null},\"spec\":{\"containers\":null}}}}"},
+        DataCase{"IntegersAsFloat64", R"({"spec":{"activeDeadlineSeconds":9007199254740993,"priority":-5,)"
+                                      R"("terminationGracePeriodSeconds":30.0}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null},"spec":)"
+                 R"({"activeDeadlineSeconds":9007199254740992,"containers":null,"priority":-5,)"
+                 R"("terminationGracePeriodSeconds":30}}}})"},
+        DataCase{"NullsAndOmitEmpty",
+                 R"({"metadata":{"annotations":null,"labels":{}},"spec":{"nodeSelector":null,"hostNetwork":false,)"
+                 R"("volumes":[],"securityContext":{},"containers":[{"name":"a","env":[],"args":null}]}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null},"spec":)"
+                 R"({"containers":[{"name":"a","resources":{}}],"securityContext":{}}}}})"},
+        DataCase{"UnknownFieldsAndOtherCaseDropped",
+                 R"({"$patch":"merge","x":1,"metadata":{"Labels":{"a":"b"}},"spec":{"containers":[{"name":"a",)"
+                 R"("Image":"y","bogus":[1]}]}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null},"spec":)"
+                 R"({"containers":[{"name":"a","resources":{}}]}}}})"},
+        DataCase{"QuantitiesAndIntOrString",
+                 R"({"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":0.5,"memory":"1024Mi"},)"
+                 R"("requests":{"cpu":"1000m","x":null}},"livenessProbe":{"httpGet":{"port":8080}},)"
+                 R"("readinessProbe":{"tcpSocket":{"port":"http"}}}]}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null},"spec":)"
+                 R"({"containers":[{"livenessProbe":{"httpGet":{"port":8080}},"name":"a","readinessProbe":)"
+                 R"({"tcpSocket":{"port":"http"}},"resources":{"limits":{"cpu":"500m","memory":"1Gi"},)"
+                 R"("requests":{"cpu":"1","x":"0"}}}]}}}})"},
+        DataCase{"TimeInUtcSeconds", R"({"metadata":{"creationTimestamp":"2024-05-01T10:00:00.5+02:00"}})",
+                 R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":)"
+                 R"("2024-05-01T08:00:00Z"},"spec":{"containers":null}}}})"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(RevisionData, RejectsNonObjects) {
@@ -95,8 +125,35 @@ TEST(RevisionData, RejectsNonObjects) {
   EXPECT_THAT(std::string(RevisionData("").status().message()), ::testing::HasSubstr("spec.template"));
 }
 
+// Where Go's decoder fails kruise-manager cannot read the CloneSet; the error names the field.
+TEST(RevisionData, RejectsWhatGoCannotDecode) {
+  const struct {
+    const char* tmpl;
+    const char* field;
+  } cases[] = {
+      {R"({"spec":{"containers":[{"name":"a","ports":[{"containerPort":"80"}]}]}})",
+       "spec.template.spec.containers[0].ports[0].containerPort"},
+      {R"({"spec":{"containers":[{"name":"a","ports":[{"containerPort":4294967296}]}]}})", "containerPort"},
+      {R"({"spec":{"containers":[{"name":"a","ports":[{"containerPort":80.5}]}]}})", "containerPort"},
+      {R"({"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"abc"}}}]}})",
+       "spec.template.spec.containers[0].resources.limits.cpu"},
+      {R"({"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"<1>"}}}]}})", "limits.cpu"},
+      {R"({"spec":{"containers":{"name":"a"}}})", "spec.template.spec.containers"},
+      {R"({"spec":{"containers":[{"name":"a","livenessProbe":{"httpGet":{"port":true}}}]}})", "httpGet.port"},
+      {R"({"metadata":{"creationTimestamp":"yesterday"}})", "spec.template.metadata.creationTimestamp"},
+      {R"({"metadata":{"labels":{"a":1}}})", "spec.template.metadata.labels.a"},
+      {R"({"spec":{"hostNetwork":"true"}})", "spec.template.spec.hostNetwork"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<std::string> got = RevisionData(c.tmpl);
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << c.tmpl;
+    EXPECT_THAT(std::string(got.status().message()), ::testing::HasSubstr(c.field)) << c.tmpl;
+  }
+}
+
 TEST(TemplateFromRevisionData, DropsPatchAndRoundTrips) {
-  const std::string tmpl = R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[]}})";
+  const std::string tmpl =
+      R"({"metadata":{"creationTimestamp":null,"labels":{"app":"demo"}},"spec":{"containers":[{"name":"a","resources":{}}]}})";
   absl::StatusOr<std::string> data = RevisionData(tmpl);
   ASSERT_TRUE(data.ok());
   absl::StatusOr<std::string> back = TemplateFromRevisionData(*data);
@@ -105,25 +162,40 @@ TEST(TemplateFromRevisionData, DropsPatchAndRoundTrips) {
   EXPECT_FALSE(TemplateFromRevisionData(R"({"spec":{}})").ok());
 }
 
+// Data written by hand or by an earlier planner reads as the template kruise-manager would see.
+TEST(TemplateFromRevisionData, ReadsIntoTheGoTypes) {
+  absl::StatusOr<std::string> back = TemplateFromRevisionData(
+      R"({"spec":{"template":{"$patch":"replace","x":1,"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1000m"}}}]}}}})");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back,
+            R"({"metadata":{"creationTimestamp":null},"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1"}}}]}})");
+  EXPECT_EQ(CheckRevisionData(R"({"spec":{"template":{"spec":{"containers":7}}}})").code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(VolumeClaimTemplatesHash, EmptyWithoutVctsAndOrderIndependent) {
   pb::CloneSetSpec none;
-  EXPECT_EQ(VolumeClaimTemplatesHash(none), "");
+  EXPECT_EQ(*VolumeClaimTemplatesHash(none), "");
   pb::CloneSetSpec ab, ba;
   ab.add_volume_claim_templates_json(VctJson("a"));
   ab.add_volume_claim_templates_json(VctJson("b"));
   ba.add_volume_claim_templates_json(VctJson("b"));
   ba.add_volume_claim_templates_json(VctJson("a"));
-  EXPECT_EQ(VolumeClaimTemplatesHash(ab), VolumeClaimTemplatesHash(ba));
-  EXPECT_FALSE(VolumeClaimTemplatesHash(ab).empty());
+  EXPECT_EQ(*VolumeClaimTemplatesHash(ab), *VolumeClaimTemplatesHash(ba));
+  EXPECT_FALSE(VolumeClaimTemplatesHash(ab)->empty());
   pb::CloneSetSpec only_a;
   only_a.add_volume_claim_templates_json(VctJson("a"));
-  EXPECT_NE(VolumeClaimTemplatesHash(ab), VolumeClaimTemplatesHash(only_a));
+  EXPECT_NE(*VolumeClaimTemplatesHash(ab), *VolumeClaimTemplatesHash(only_a));
   // Labels of the VCT are not part of the hash (only name and spec).
   pb::CloneSetSpec labelled;
   nlohmann::json v = nlohmann::json::parse(VctJson("a"));
   v["metadata"]["labels"] = {{"x", "y"}};
   labelled.add_volume_claim_templates_json(v.dump());
-  EXPECT_EQ(VolumeClaimTemplatesHash(labelled), VolumeClaimTemplatesHash(only_a));
+  EXPECT_EQ(*VolumeClaimTemplatesHash(labelled), *VolumeClaimTemplatesHash(only_a));
+  // A spec Go cannot decode fails, as upstream's decode of the CloneSet does.
+  pb::CloneSetSpec bad;
+  bad.add_volume_claim_templates_json(R"({"metadata":{"name":"a"},"spec":{"accessModes":"ReadWriteOnce"}})");
+  EXPECT_EQ(VolumeClaimTemplatesHash(bad).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 std::vector<std::string> Names(const std::vector<const pb::ControllerRevision*>& revs) {
@@ -209,7 +281,7 @@ TEST(ChooseRevisions, RollbackRenumbersOldRevisionAndFixesVctHash) {
   EXPECT_EQ(upd.revision(), 3);
   EXPECT_EQ(upd.resource_version(), "1");
   EXPECT_EQ(upd.set_annotations().at("kruise.io/cloneset-volumeclaimtemplate-hash"),
-            VolumeClaimTemplatesHash(req.clone_set().spec()));
+            *VolumeClaimTemplatesHash(req.clone_set().spec()));
 }
 
 TEST(ChooseRevisions, RollbackKeepsMatchingVctAnnotation) {
@@ -245,6 +317,25 @@ TEST(ChooseRevisions, NameCollisionBumpsCollisionCount) {
   ASSERT_TRUE(choice.ok());
   EXPECT_EQ(choice->collision_count, 2);
   EXPECT_EQ(choice->update_revision, ExpectedName(TemplateJson("v2"), 2));
+  // As upstream's CreateControllerRevision: the name moves on, the hash label keeps the first attempt's hash.
+  nlohmann::json rev = nlohmann::json::parse(plan.response()->actions(0).create_revision().revision_json());
+  EXPECT_EQ(rev["metadata"]["name"], ExpectedName(TemplateJson("v2"), 2));
+  EXPECT_EQ("cs-" + rev["metadata"]["labels"]["controller.kubernetes.io/hash"].get<std::string>(), taken);
+}
+
+// A revision an earlier planner wrote (the template as sent, not through the Go types) is still the template's:
+// upgrading the planner rolls nothing.
+TEST(ChooseRevisions, RevisionInTheEarlierFormIsReused) {
+  pb::PlanRequest req = Request(CloneSetBuilder().Status("cs-1", "cs-1"), {}, {},
+                                {RevisionBuilder("cs-1", 1).Data(*LegacyRevisionData(TemplateJson()))});
+  ASSERT_NE(*LegacyRevisionData(TemplateJson()), *RevisionData(TemplateJson()));
+  PlanBuilder plan;
+  auto choice = ChooseRevisions(req, SortRevisions(req), plan);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->update_revision, "cs-1");
+  EXPECT_EQ(choice->current_revision, "cs-1");
+  EXPECT_EQ(choice->update_template_json, *TemplateFromRevisionData(*RevisionData(TemplateJson())));
+  EXPECT_EQ(plan.response()->actions_size(), 0);
 }
 
 TEST(ChooseRevisions, StatusCollisionCountIsUsed) {
