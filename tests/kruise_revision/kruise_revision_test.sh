@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Our ControllerRevisions against OpenKruise v1.8.0's own code (tools/go/kruise, built once into the tools cache by
-# `./run toolchain`; cold about 110 s, cached under 1 s).
+# `./run toolchain`; cold about 175 s on 2 cores, cached under 1 s).
 # Usage: kruise_revision_test.sh REPO_ROOT compare CHECK_BINARY
 #          runs cmd/kruise-revision on tests/kruise_revision/cases and compares its answers with the planner's
 #          (kruise_revision_check, through the planner's public API): names, hash labels, data bytes, collision

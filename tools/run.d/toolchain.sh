@@ -12,6 +12,8 @@ TOOLCHAIN=(
   "kwok sigs.k8s.io/kwok/cmd/kwok=kwok"
   "helm helm.sh/helm/v3/cmd/helm=helm"
   "docker github.com/docker/buildx/cmd/buildx=docker-buildx github.com/docker/compose/v2/cmd=docker-compose"
+  # OpenKruise v1.8.0's own revision code and the Go types of the pod template (tests/kruise_revision).
+  "kruise ./cmd/kruise-revision=kruise-revision ./cmd/pod-template-schema=pod-template-schema"
 )
 
 # toolchain_path NAME: builds (once) the tool NAME of TOOLCHAIN with the rest of its module's entry (so the first
