@@ -3,6 +3,7 @@
 // items (v1.PersistentVolumeClaim), from k8s.io/api v0.30.10: each struct's fields as encoding/json reads and writes them, in
 // declaration order (the order json.Marshal writes them). The ctest planner_pod_template_schema regenerates this
 // file and fails when it differs.
+// Size: generated, one line per Go type and per field; it is read by planner/go_typed_json.cc only.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include "planner/pod_source.h"
 #include "planapi/pod_table.h"
 #include "planner/predicates.h"
+#include "planner/revision.h"
 #include "planner/testing/fixtures.h"
 
 namespace cloneset::planner {
@@ -170,8 +171,9 @@ TEST_P(VctRuleTest, ImagePlusVctChange) {
   ctx.revisions = {&r1, &r2};
   ctx.current_revision = "cs-1";
   ctx.update_revision = "cs-2";
-  ctx.current_template_json = testing::TemplateJson();
-  ctx.update_template_json = testing::TemplateJson("nginx:1.26");
+  // As ChooseRevisions sets them: read from the revisions' data.
+  ctx.current_template_json = *TemplateFromRevisionData(r1.data_json());
+  ctx.update_template_json = *TemplateFromRevisionData(r2.data_json());
   ctx.spec.policy = c.policy;
   std::string why;
   auto spec = CalculateInPlaceUpdate(ctx, &r1, "cs-2", &why);

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "planner/context_facts.h"
@@ -227,6 +228,8 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
   const pb::CloneSet& cs = request.clone_set();
   absl::StatusOr<std::string> data = RevisionData(cs.spec().template_json());
   if (!data.ok()) {
+    // A field inside the template that Go cannot decode is named as Validate names it.
+    if (absl::StartsWith(data.status().message(), "spec.template.")) return data.status();
     return absl::InvalidArgumentError(absl::StrCat("clone_set.spec.template_json: ", data.status().message()));
   }
   // A revision written by this planner before it decoded templates into their Go types holds the template as sent;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "planner/spec.h"
+#include "planner/go_typed_json.h"
 #include "planner/int_or_percent.h"
 #include "planner/predicates.h"
 
@@ -114,6 +115,9 @@ void ValidateTemplate(const std::string& template_json, Errors& errors) {
   if (Member(*spec, "activeDeadlineSeconds") != nullptr) {
     Add(errors, "spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in cloneset is not Supported");
   }
+  // What kruise-manager's decoder rejects (a string for an int32, "abc" as a quantity...): upstream's webhook and
+  // informer cannot read such a CloneSet (docs/compatibility.md "Revisions").
+  if (absl::StatusOr<Json> typed = CanonicalPodTemplate(doc); !typed.ok()) AddStatus(errors, typed.status());
 }
 
 void ValidateVolumeClaimTemplates(const pb::CloneSetSpec& spec, Errors& errors) {
@@ -122,6 +126,10 @@ void ValidateVolumeClaimTemplates(const pb::CloneSetSpec& spec, Errors& errors) 
     const std::string field = absl::StrCat("spec.volumeClaimTemplates[", i, "]");
     const Json doc = ParseObject(spec.volume_claim_templates_json(i), field, "a PersistentVolumeClaim", errors);
     if (doc.is_discarded()) continue;
+    if (absl::StatusOr<nlohmann::ordered_json> typed = GoTypedRoundTrip(doc, go_schema::kPersistentVolumeClaim, field);
+        !typed.ok()) {
+      AddStatus(errors, typed.status());
+    }
     const Json* meta = Member(doc, "metadata");
     const Json* name = meta == nullptr ? nullptr : Member(*meta, "name");
     if (name == nullptr || !name->is_string() || !IsDnsLabel(name->get<std::string>())) {

@@ -92,6 +92,18 @@ INSTANTIATE_TEST_SUITE_P(
                        R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main"}]}})");
                  },
                  "spec.template.spec.containers[0].image", "required"},
+        RuleCase{"template_field_go_cannot_decode",
+                 [](pb::CloneSet& cs) {
+                   cs.mutable_spec()->set_template_json(
+                       R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"x","ports":[{"containerPort":"80"}]}]}})");
+                 },
+                 "spec.template.spec.containers[0].ports[0].containerPort", "cannot decode a JSON string into Go int32"},
+        RuleCase{"template_quantity_go_cannot_parse",
+                 [](pb::CloneSet& cs) {
+                   cs.mutable_spec()->set_template_json(
+                       R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"x","resources":{"limits":{"memory":"1K"}}}]}})");
+                 },
+                 "spec.template.spec.containers[0].resources.limits.memory", "unable to parse quantity's suffix"},
         RuleCase{"restart_policy_never",
                  [](pb::CloneSet& cs) {
                    cs.mutable_spec()->set_template_json(
@@ -110,6 +122,12 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"vct_without_name",
                  [](pb::CloneSet& cs) { cs.mutable_spec()->add_volume_claim_templates_json(R"({"spec":{}})"); },
                  "spec.volumeClaimTemplates[0].metadata.name", "required"},
+        RuleCase{"vct_field_go_cannot_decode",
+                 [](pb::CloneSet& cs) {
+                   cs.mutable_spec()->add_volume_claim_templates_json(
+                       R"({"metadata":{"name":"data"},"spec":{"accessModes":"ReadWriteOnce"}})");
+                 },
+                 "spec.volumeClaimTemplates[0].spec.accessModes", "cannot decode a JSON string"},
         RuleCase{"pods_to_delete_duplicates",
                  [](pb::CloneSet& cs) {
                    cs.mutable_spec()->mutable_scale_strategy()->add_pods_to_delete("demo-a");

@@ -152,14 +152,18 @@ TEST(RolloutHistory, TableAndOneRevision) {
   EXPECT_EQ(*two,
             "cloneset.apps.kruise.io/web with revision #3\n"
             "Change cause: kubectl set image\n"
+            // The template as kruise-manager stored it (its Go types' empty fields included), as upstream's
+            // `kubectl kruise rollout history --revision` prints it.
             "Pod Template:\n"
             "  metadata:\n"
+            "    creationTimestamp: null\n"
             "    labels:\n"
             "      app: web\n"
             "  spec:\n"
             "    containers:\n"
             "      - image: nginx:1.27\n"
             "        name: main\n"
+            "        resources: {}\n"
             "Changes from revision #2:\n"
             "  ~ spec.containers[name=main].image: nginx:1.26 -> nginx:1.27\n");
   auto missing = RenderRevision("web", history, 9);
