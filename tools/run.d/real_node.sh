@@ -6,16 +6,20 @@
 #
 # What one node is (node I, network slot K: the lowest 10.88.K.0/24 no other run directory's node holds):
 #   bridge cloneset-rnK, 10.88.K.1/24: the node IP (the kubelet serves there; the API server reaches it as the
-#     node's InternalIP) and the pods' gateway; pods get 10.88.K.2-254 (CNI bridge + host-local, no masquerade:
-#     nothing is routed off the machine). The bridge's alias names the run directory that owns it.
+#     node's InternalIP) and the pods' gateway; pods get 10.88.K.2-254 (CNI bridge + host-local, no masquerade)
+#     with routes to the Services (10.96.0.0/16) and every real node's pods (10.88.0.0/16) only: no default route,
+#     so nothing is routed off the machine. CNI's firewall plugin accepts each pod's traffic in the FORWARD chain
+#     (Docker sets its policy to DROP and bridged traffic passes iptables). The bridge's alias names the run
+#     directory that owns it.
 #   containerd-real-node-I: own config, root, state and socket; CRI with restrict_oom_score_adj (root here may
 #     lack CAP_SYS_RESOURCE), cgroupfs (SystemdCgroup = false), the sandbox image from the local registry,
 #     network namespaces under its state directory, plain-HTTP pulls from the local registry (certs.d).
 #   kubelet-real-node-I: client certificate system:node:real-node-I (group system:nodes) signed by the cluster
 #     CA; serving certificate for 10.88.K.1 signed by it too (kube-apiserver checks it); x509 + webhook
 #     authentication and webhook authorization; cgroupfs under the cgroup cloneset-rnK (so that two kubelets on
-#     one machine never share /kubepods); cgroup v1 allowed (failCgroupV1: false); no DNS (clusterDNS empty,
-#     resolvConf a file with no nameserver: no lookup can leave the machine); label type=real; taint
+#     one machine never share /kubepods); cgroup v1 allowed (failCgroupV1: false); cluster DNS: the kube-dns
+#     Service of real_services.sh (10.96.0.10, cluster.local only; resolvConf a file with no nameserver, so no
+#     lookup can leave the machine); label type=real; taint
 #     cloneset.test/real-node=true:NoSchedule, so only pods that tolerate it land there.
 # The kubelet also writes where every kubelet does: symlinks in /var/log/containers (removed again by
 # real_node_down) and its device-plugin socket /var/lib/kubelet/device-plugins/kubelet.sock (fixed paths in the
@@ -44,7 +48,7 @@ REAL_NODE_TOOLS=(containerd:containerd ctr:containerd runc:runc docker-registry:
 _rn_check_tools() {
   local t missing=()
   for t in "${REAL_NODE_TOOLS[@]}"; do command -v "${t%%:*}" >/dev/null || missing+=("${t#*:}"); done
-  for t in bridge host-local loopback; do [ -x "/usr/lib/cni/$t" ] || missing+=(containernetworking-plugins); done
+  for t in bridge host-local loopback firewall; do [ -x "/usr/lib/cni/$t" ] || missing+=(containernetworking-plugins); done
   file_is_static /bin/busybox || missing+=(busybox-static)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "up: real nodes need the Debian packages $(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')(./run deps installs them)" >&2
@@ -317,9 +321,11 @@ EOF
       "ipam": {
         "type": "host-local",
         "ranges": [[{"subnet": "$REAL_NODE_NET.$k.0/24", "gateway": "$REAL_NODE_NET.$k.1"}]],
+        "routes": [{"dst": "$REAL_SERVICE_CIDR"}, {"dst": "$REAL_NODE_NET.0.0/16"}],
         "dataDir": "$nd/cni/ipam"
       }
-    }
+    },
+    {"type": "firewall"}
   ]
 }
 EOF
@@ -329,8 +335,9 @@ EOF
 _rn_kubelet_config() {
   local pki="$1" nd="$2" name="$3" ip="$4" port="$5" k="$6" apiserver="$7"
   mkdir -p "$nd/kubelet" "$nd/pod-logs" "$nd/volume-plugins"
-  # No nameserver: the pods' lookups have nowhere to go, none leaves the machine.
-  printf '# real node %s: no DNS\noptions ndots:1\n' "$name" >"$nd/resolv.conf"
+  # The kubelet's host resolv.conf: no nameserver and no search domain, so pods (dnsPolicy ClusterFirst) ask the
+  # cluster DNS only and no lookup leaves the machine; a pod with dnsPolicy Default has no DNS at all.
+  printf '# real node %s: no host DNS\noptions ndots:1\n' "$name" >"$nd/resolv.conf"
   cat >"$nd/kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
@@ -369,8 +376,8 @@ cgroupDriver: cgroupfs
 cgroupRoot: /cloneset-rn$k
 failCgroupV1: false
 failSwapOn: false
-clusterDNS: []
-clusterDomain: cluster.local
+clusterDNS: [$REAL_DNS_SERVICE_IP]
+clusterDomain: $REAL_CLUSTER_DOMAIN
 resolvConf: $nd/resolv.conf
 podLogsDir: $nd/pod-logs
 volumePluginDir: $nd/volume-plugins
