@@ -4,8 +4,9 @@
 # ghcr.io/cloneset-cpp/cloneset-prometheus (deploy/prometheus/Dockerfile) for docker-compose.yml.
 #   (default)        copies the binaries of `./run build` (built when missing; run `./run build` after a change)
 #                    into the runtime stages: seconds once the base and its runtime libraries are cached
-#   --full           compiles them inside the build stage instead (the Dockerfile's multi-stage build; long:
-#                    docs/deployment.md gives the measured time)
+#   --full           compiles them instead in the Dockerfile's build stage, once for all four (exported with
+#                    --output type=local), then builds the same runtime stages from them (long: docs/deployment.md
+#                    gives the measured time)
 #   --tag TAG        the tag (default: the chart's appVersion and "dev", the tag docker-compose.yml defaults to)
 #   --base IMAGE     the Debian bookworm image the stages start from. Default: debian:bookworm-slim when the
 #                    daemon has it, else cloneset-debian:bookworm-minbase, made here once with debootstrap from
@@ -119,12 +120,23 @@ run_images() {
   docker_ensure || return 1
   [ -n "$base" ] || base=$(images_base) || return 1
 
-  local logs="$BUILD_DIR/images" context binaries
+  local logs="$BUILD_DIR/images" start=$SECONDS c
+  local context="$logs/context"  # holds only the four binaries: the images' build context
   mkdir -p "$logs"
+  rm -rf "$context"
   if [ "$full" = 1 ]; then
-    context="$ROOT" binaries=compiled
+    # Compiled once, in one build from one snapshot of the repository, and exported here; the four images are
+    # then made from it as from prebuilt binaries. (One build per target would compile again for every target
+    # whose context differs by a file edited in between.)
+    log "images: compiling the binaries in the Dockerfile's build stage (base $base; log $logs/compile.log)"
+    docker buildx build -f "$ROOT/deploy/Dockerfile" --target binaries-compiled --build-arg "DEBIAN=$base" \
+      --progress=plain --output "type=local,dest=$logs/compiled" "$ROOT" 2>&1 | tee "$logs/compile.log" >&2
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "images: compiling in Docker failed (log $logs/compile.log)" >&2; return 1; }
+    mv "$logs/compiled/binaries" "$context"
+    rm -rf "$logs/compiled"
+    log "images: compiled in $((SECONDS - start)) s"
   else
-    local c targets=() missing=()
+    local targets=() missing=()
     for c in "${IMAGES_COMPONENTS[@]}"; do
       targets+=("cloneset-$c")
       [ -x "$BUILD_DIR/bin/cloneset-$c" ] || missing+=("cloneset-$c")
@@ -134,25 +146,20 @@ run_images() {
     fi
     log "images: binaries of $(date -r "$BUILD_DIR/bin/cloneset-executor" '+%F %T') from $BUILD_DIR/bin" \
       "(./run build refreshes them)"
-    # The context holds only the four binaries (hard links when possible): the build tree is gigabytes.
-    context="$logs/context" binaries=prebuilt
-    rm -rf "$context"; mkdir -p "$context"
+    mkdir -p "$context"
     for c in "${targets[@]}"; do
+      # Hard links when possible: no copy of the binaries.
       ln -f "$BUILD_DIR/bin/$c" "$context/$c" 2>/dev/null || cp -f "$BUILD_DIR/bin/$c" "$context/$c"
     done
   fi
 
-  local start=$SECONDS c
+  local from; from=$([ "$full" = 1 ] && echo "compiled in Docker" || echo "from $BUILD_DIR/bin")
   for c in "${IMAGES_COMPONENTS[@]}"; do
     local args=(-f "$ROOT/deploy/Dockerfile" --target "$c" --build-arg "DEBIAN=$base"
-      --build-arg "BINARIES=$binaries" --progress=plain)
+      --build-arg "BINARIES=prebuilt" --progress=plain)
     for t in "${tags[@]}"; do args+=(-t "$IMAGES_REPOSITORY/cloneset-$c:$t"); done
-    log "images: cloneset-$c ($binaries binaries, base $base)"
-    if [ "$full" = 1 ]; then
-      # Long: the compile's progress is shown as it goes.
-      docker buildx build "${args[@]}" "$context" 2>&1 | tee "$logs/$c.log" >&2
-      [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "images: building cloneset-$c failed (log $logs/$c.log)" >&2; return 1; }
-    elif ! docker buildx build "${args[@]}" "$context" >"$logs/$c.log" 2>&1; then
+    log "images: cloneset-$c (binaries $from, base $base)"
+    if ! docker buildx build "${args[@]}" "$context" >"$logs/$c.log" 2>&1; then
       echo "images: building cloneset-$c failed; the end of $logs/$c.log:" >&2
       tail -n 25 "$logs/$c.log" >&2
       return 1
