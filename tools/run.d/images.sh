@@ -88,52 +88,22 @@ images_base() {
   [ "$rc" -eq 0 ] && echo "$IMAGES_LOCAL_BASE"
 }
 
-run_images() {
-  local full=0 tag="" base="" push=""
-  while [ $# -gt 0 ]; do
-    case "$1" in
-      --full) full=1; shift ;;
-      --tag|--base|--push)
-        [ $# -ge 2 ] && [ -n "$2" ] || { echo "images: $1 needs a value" >&2; return 2; }
-        case "$1" in --tag) tag="$2" ;; --base) base="$2" ;; --push) push="${2%/}" ;; esac
-        shift 2 ;;
-      --tag=*) tag="${1#*=}"; shift ;;
-      --base=*) base="${1#*=}"; shift ;;
-      --push=*) push="${1#*=}"; push="${push%/}"; shift ;;
-      -h|--help) sed -n '/^#/!q; /^# shellcheck/d; s/^# \{0,1\}//p' "$ROOT/tools/run.d/images.sh"; return 0 ;;
-      *) echo "images: unknown option $1 (./run images --help)" >&2; return 2 ;;
-    esac
-  done
-  local tags=()
-  if [ -n "$tag" ]; then
-    tags=("$tag")
-  else
-    local app; app=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$ROOT/charts/cloneset/Chart.yaml")
-    [ -n "$app" ] || { echo "images: no appVersion in charts/cloneset/Chart.yaml" >&2; return 1; }
-    tags=("$app" dev)
-  fi
-  local t
-  for t in "${tags[@]}"; do
-    [[ "$t" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]] || { echo "images: --tag '$t' is not a valid tag" >&2; return 2; }
-  done
-
-  docker_ensure || return 1
-  [ -n "$base" ] || base=$(images_base) || return 1
-
-  local logs="$BUILD_DIR/images" start=$SECONDS c
-  local context="$logs/context"  # holds only the four binaries: the images' build context
-  mkdir -p "$logs"
-  rm -rf "$context"
+# _images_build FULL BASE LOGS WORK CONTEXT TAG...: fills CONTEXT with the binaries (compiled in Docker when FULL is
+# 1, else from $BUILD_DIR/bin) and builds the images of IMAGES_COMPONENTS and Prometheus with the TAGs, each
+# build's log in LOGS (a failure prints its end; run_images moves them to $BUILD_DIR/images).
+_images_build() {
+  local full="$1" base="$2" logs="$3" work="$4" context="$5" start=$SECONDS c t; shift 5
+  local tags=("$@")
   if [ "$full" = 1 ]; then
     # Compiled once, in one build from one snapshot of the repository, and exported here; the four images are
     # then made from it as from prebuilt binaries. (One build per target would compile again for every target
     # whose context differs by a file edited in between.)
     log "images: compiling the binaries in the Dockerfile's build stage (base $base; log $logs/compile.log)"
     docker buildx build -f "$ROOT/deploy/Dockerfile" --target binaries-compiled --build-arg "DEBIAN=$base" \
-      --progress=plain --output "type=local,dest=$logs/compiled" "$ROOT" 2>&1 | tee "$logs/compile.log" >&2
+      --progress=plain --output "type=local,dest=$work/compiled" "$ROOT" 2>&1 | tee "$logs/compile.log" >&2
     [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "images: compiling in Docker failed (log $logs/compile.log)" >&2; return 1; }
-    mv "$logs/compiled/binaries" "$context"
-    rm -rf "$logs/compiled"
+    mv "$work/compiled/binaries" "$context"
+    rm -rf "$work/compiled"
     log "images: compiled in $((SECONDS - start)) s"
   else
     local targets=() missing=()
@@ -174,6 +144,51 @@ run_images() {
     tail -n 25 "$logs/prometheus.log" >&2
     return 1
   fi
+}
+
+run_images() {
+  local full=0 tag="" base="" push=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --full) full=1; shift ;;
+      --tag|--base|--push)
+        [ $# -ge 2 ] && [ -n "$2" ] || { echo "images: $1 needs a value" >&2; return 2; }
+        case "$1" in --tag) tag="$2" ;; --base) base="$2" ;; --push) push="${2%/}" ;; esac
+        shift 2 ;;
+      --tag=*) tag="${1#*=}"; shift ;;
+      --base=*) base="${1#*=}"; shift ;;
+      --push=*) push="${1#*=}"; push="${push%/}"; shift ;;
+      -h|--help) sed -n '/^#/!q; /^# shellcheck/d; s/^# \{0,1\}//p' "$ROOT/tools/run.d/images.sh"; return 0 ;;
+      *) echo "images: unknown option $1 (./run images --help)" >&2; return 2 ;;
+    esac
+  done
+  local tags=()
+  if [ -n "$tag" ]; then
+    tags=("$tag")
+  else
+    local app; app=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$ROOT/charts/cloneset/Chart.yaml")
+    [ -n "$app" ] || { echo "images: no appVersion in charts/cloneset/Chart.yaml" >&2; return 1; }
+    tags=("$app" dev)
+  fi
+  local t
+  for t in "${tags[@]}"; do
+    [[ "$t" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]] || { echo "images: --tag '$t' is not a valid tag" >&2; return 2; }
+  done
+
+  docker_ensure || return 1
+  [ -n "$base" ] || base=$(images_base) || return 1
+
+  local logs="$BUILD_DIR/images" start=$SECONDS c
+  mkdir -p "$logs"
+  # The images' build context: only the four binaries. Private to this run: two ./run images at once (parallel
+  # tests) must not empty each other's context while the daemon reads it.
+  local work; work=$(mktemp -d "$logs/run-XXXXXX")
+  local context="$work/context" rc=0 f
+  _images_build "$full" "$base" "$work" "$work" "$context" "${tags[@]}" || rc=$?
+  # The logs are written privately too and then renamed to $logs/<name>.log (the last run's, whole).
+  for f in "$work"/*.log; do [ ! -f "$f" ] || mv -f "$f" "$logs/"; done
+  rm -rf "$work"
+  [ "$rc" -eq 0 ] || return "$rc"
   log "images: built in $((SECONDS - start)) s"
 
   if [ -n "$push" ]; then
