@@ -243,9 +243,25 @@ absl::StatusOr<RevisionChoice> ChooseRevisions(const pb::PlanRequest& request,
   choice.vct_hash = vct_hash;
   const int64_t next_number = sorted.empty() ? 1 : sorted.back()->revision() + 1;
 
+  // The latest revision holding this template. The bytes are compared first; when they differ, the stored data in
+  // Go's encoding: a real API server serves what it stores, and the decoders re-serialize it, with `&`, `<`, `>`
+  // and numbers spelled otherwise than the planner wrote them (same content). Newest first, so a steady CloneSet
+  // costs no parse.
+  const auto same = [&](const std::string& stored) {
+    return stored == *data || (legacy_data.ok() && stored == *legacy_data);
+  };
   const pb::ControllerRevision* last_equal = nullptr;
-  for (const auto* rev : sorted) {
-    if (rev->data_json() == *data || (legacy_data.ok() && rev->data_json() == *legacy_data)) last_equal = rev;
+  for (auto it = sorted.rbegin(); it != sorted.rend() && last_equal == nullptr; ++it) {
+    const pb::ControllerRevision* rev = *it;
+    if (same(rev->data_json())) {
+      last_equal = rev;
+      break;
+    }
+    Json stored = Json::parse(rev->data_json(), nullptr, /*allow_exceptions=*/false);
+    if (stored.is_discarded()) continue;
+    std::string go;
+    AppendGoJson(go, stored);
+    if (same(go)) last_equal = rev;
   }
   std::string update_data;
   if (last_equal != nullptr && last_equal == sorted.back()) {

@@ -338,6 +338,25 @@ TEST(ChooseRevisions, RevisionInTheEarlierFormIsReused) {
   EXPECT_EQ(plan.response()->actions_size(), 0);
 }
 
+// A real API server serves revision data re-encoded, and the executor's decoder writes it back without Go's HTML
+// escapes: `&&` in a container command arrives as raw `&`, not `\u0026`. It is still this template's revision
+// (before, every reconcile created a new one and updated the pods in place again).
+TEST(ChooseRevisions, RevisionDataSpelledOtherwiseIsTheSameRevision) {
+  const std::string tmpl = TemplateJson("app:v1 && <x>");
+  const std::string go_data = *RevisionData(tmpl);
+  ASSERT_NE(go_data.find("\\u0026"), std::string::npos);
+  const std::string served = nlohmann::json::parse(go_data).dump();  // raw & < >
+  ASSERT_NE(served, go_data);
+  pb::PlanRequest req = Request(CloneSetBuilder().Template(tmpl).Status("cs-1", "cs-1"), {}, {},
+                                {RevisionBuilder("cs-1", 1).Data(served)});
+  PlanBuilder plan;
+  auto choice = ChooseRevisions(req, SortRevisions(req), plan);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->update_revision, "cs-1");
+  EXPECT_EQ(choice->current_revision, "cs-1");
+  EXPECT_EQ(plan.response()->actions_size(), 0);
+}
+
 TEST(ChooseRevisions, StatusCollisionCountIsUsed) {
   pb::PlanRequest req = Request(CloneSetBuilder().Status("", "", 3));
   PlanBuilder plan;
