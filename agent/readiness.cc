@@ -65,6 +65,15 @@ ReadinessDecision DecideReadiness(const pb::Pod& pod, absl::Time now) {
   if (annotations.contains(kGraceAnnotation)) return no("grace period pending");
   Json state = Json::parse(state_it->second, nullptr, false);
   if (!state.is_object()) return no("unparsable in-place update state");
+  // The executor turns the condition False first and writes the new state a moment later; in between, the pod
+  // still carries the finished state of its previous update. Reporting that would let the executor take the pod
+  // for ready and updated and start the next pod, past maxUnavailable (seen on a real kubelet).
+  const absl::Time started = imagepull::ParseTime(Str(state, "updateTimestamp"));
+  if (condition != nullptr && condition->status() == "False" && condition->has_last_transition_time() &&
+      started != absl::InfinitePast() &&
+      absl::FromUnixSeconds(condition->last_transition_time().seconds()) > started) {
+    return no("update started after the state: its state is not written yet");
+  }
   if (NonEmptyObject(state, "nextContainerImages") || NonEmptyObject(state, "nextContainerRefMetadata") ||
       NonEmptyObject(state, "nextContainerResources")) {
     return no("later container batch pending");
@@ -89,7 +98,6 @@ ReadinessDecision DecideReadiness(const pb::Pod& pod, absl::Time now) {
     }
   }
   d.report = true;
-  const absl::Time started = imagepull::ParseTime(Str(state, "updateTimestamp"));
   if (started != absl::InfinitePast() && now > started) d.update_duration = now - started;
   return d;
 }

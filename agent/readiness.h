@@ -23,7 +23,8 @@ struct ReadinessDecision {
 };
 
 // report == true only if: the pod has the gate and is not terminating; the condition is not already
-// {True,"",""}; a state annotation exists and parses; no grace period or later batch is pending; and every
+// {True,"",""}; a state annotation exists and parses and is not older than a False condition (the state of the
+// previous update, the new one not written yet); no grace period or later batch is pending; and every
 // container in lastContainerStatuses has restarted on its new spec by the planner's rule (a new containerID, a
 // new imageID, or the same imageID with the spec image as the status image, compared as normalized references)
 // and its status is ready. updateEnvFromMetadata / resource updates are left to the executor.

@@ -69,6 +69,13 @@ TEST(DecideReadinessTest, Table) {
            {"env from metadata", StateWith("updateEnvFromMetadata", true), false,
             "env-from-metadata update: left to the executor"},
            {"terminating", With(Pod(), "/metadata/deletionTimestamp", "2026-01-01T00:00:01Z"), false, "terminating"},
+           // The next update turned the condition False; its state patch has not arrived: the state on the pod is the
+           // previous, finished one (a real kubelet's pod showed this for ~10 ms and the report broke maxUnavailable).
+           {"False since after the state was written",
+            With(Pod(), "/status/conditions/0/lastTransitionTime", "2026-01-01T00:00:13Z"), false,
+            "update started after the state: its state is not written yet"},
+           {"False since the state was written (same plan)",
+            With(Pod(), "/status/conditions/0/lastTransitionTime", "2026-01-01T00:00:00Z"), true, ""},
            // The planner's completion rule (common/inplace_completion.h); before the agent shared it, it appended
            // ":latest" only to images without a ':' and compared the strings as written, so it waited forever on
            // these pods while the planner counted them updated.
