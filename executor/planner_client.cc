@@ -208,6 +208,11 @@ absl::StatusOr<std::unique_ptr<PlannerClient>> NewGrpcPlannerClient(const GrpcPl
   args.SetInt(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, 256 << 20);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // dns:/// names a headless Service whose addresses are the planner pods. When they all go away (a planner
+  // rollout replaces every pod), round_robin asks for a new resolution, which gRPC allows only 30 s after the last
+  // one by default: for that long every call failed on the old addresses and /readyz turned false (seen on a real
+  // node: real.chart_install's helm upgrade). One second is plenty for a cluster DNS to answer.
+  args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS, 1000);
   auto channel = grpc::CreateCustomChannel(options.address, creds, args);
   return std::unique_ptr<PlannerClient>(new GrpcPlannerClient(std::move(channel), options));
 }
