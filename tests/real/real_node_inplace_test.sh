@@ -137,9 +137,9 @@ step "up"
 
 # --- 1. v1 -> v2 in place ----------------------------------------------------------------------------------------
 # The seed's shape on the registry's images. The init container runs as root to hand the claim's directory (a
-# hostPath volume, root-owned) to the web server's user; the command has no '&', '<' or '>' (a template with them
-# never settles on the real API server: the revision data is compared with the characters escaped one way and
-# stored the other; see docs/testing.md, "Found on the real control plane").
+# hostPath volume, root-owned) to the web server's user. Its '&&' is on purpose: kube-apiserver returns a
+# revision's data with '&' escaped (\u0026), and a planner that compared the data byte for byte created a new
+# ControllerRevision at every reconcile and never settled (docs/testing.md, "Found on the real nodes").
 cloneset_web() {
   cat <<EOF
 apiVersion: apps.kruise.io/v1alpha1
@@ -163,7 +163,7 @@ spec:
       initContainers:
       - name: init-workspace
         image: $REG/cloneset-test/web:v1
-        command: [sh, -c, 'mkdir -p /workspace/input /workspace/output; chown -R 65534:65534 /workspace']
+        command: [sh, -c, 'mkdir -p /workspace/input /workspace/output && chown -R 65534:65534 /workspace']
         securityContext: {runAsUser: 0}
         volumeMounts: [{name: workspace, mountPath: /workspace}]
       containers:
@@ -234,6 +234,11 @@ for p in "${PODS[@]}"; do
   # How long the gate was False: from the first False to the first True after it (watch arrival times).
   awk -v p="$p" '$3 == p && $6 == "G=False" && !f { f = $1 } $3 == p && f && $6 == "G=True" { printf "%s: in-place restart (gate False) %.2f s\n", p, $1 - f; exit }' "$TMP/watch-web"
 done
+# One revision per template: a revision whose data did not compare equal to its own template would be created anew.
+revs=$(kc get controllerrevisions -l app=web --no-headers | wc -l)
+collisions=$(kc get cloneset web -o jsonpath='{.status.collisionCount}')
+[ "$revs" = 2 ] && [ "${collisions:-0}" = 0 ] ||
+  fail "want 2 ControllerRevisions and no hash collision for 2 templates, got $revs and collisionCount '$collisions'"
 most=$(unready_at_once "$TMP/watch-web")
 [ "$most" = 1 ] || fail "maxUnavailable 1, but $most pods were unready at once (watch: $TMP/watch-web)"
 # kubectl logs and exec through the API server to the kubelet (by InternalIP, client certificate).
