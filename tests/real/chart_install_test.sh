@@ -10,13 +10,16 @@
 # namespace restricted, helm install --wait (planner and executor pods Ready: their probes pass on the kubelet),
 # move the agent into a privileged namespace of its own on the node's containerd socket, roll a CloneSet out
 # through the in-cluster executor (clonesetctl rollout status) and read the executor's metrics.
-# Then checked here: every pod of the release Running and Ready on the real node; the shard Lease held by an executor
-# pod; the CloneSet's pods made by the executor's ServiceAccount; an agent in the restricted namespace refused by
-# the chart itself. Last, `helm upgrade` to a new image tag in the middle of a CloneSet rollout: the executors are
-# replaced one at a time (never fewer than 2 available), the rollout completes, its maxUnavailable held throughout.
+# Then checked here: every pod of the release Running and Ready on the real node; the shard and membership Leases
+# held by executor pods; the CloneSet's pods made by the executor; an agent in the restricted namespace refused by
+# the chart itself. Then `helm upgrade` to a new image tag in the middle of a CloneSet rollout: the executors are
+# replaced one at a time (never fewer than 2 available), no planner call fails for want of an address while the
+# planners are replaced, the rollout completes with its maxUnavailable held throughout. Last, mTLS between executor
+# and planner from Secrets made with openssl (no cert-manager): the executor still gets plans.
 #
-# Cost: 74 s under ctest on the 2-core machine with the images' base cached (up 11-15 s, the README's commands 15-33 s:
-# images, push, install, agent, CloneSet; upgrade under rollout 41 s); the timings are printed.
+# Cost: about 95 s under ctest on the 2-core machine with the images' base cached (up 11 s, the README's commands
+# 14-29 s: images, push, install, agent, CloneSet; upgrade under rollout 25-30 s; mTLS 16-20 s); the timings are
+# printed.
 set -euo pipefail
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 : "${BUILD_DIR:?BUILD_DIR must name the build tree}"
@@ -137,26 +140,68 @@ upgrade=$!
 kubectl -n default patch clone sample --type=merge -p "{\"spec\":{\"minReadySeconds\":5,\"template\":{\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"$registry/cloneset-test/web:v2\"}]}}}}" >/dev/null
 # Sampled twice a second until both are done: available executors (maxUnavailable 0: never below 2) and the
 # CloneSet's ready pods (maxUnavailable 1 of 4: never below 3 once it had 4).
-min_exec=9 min_ready=9 samples=0 deadline=$((SECONDS + 300)) done_rollout=0
+min_exec=9 min_ready=9 samples=0 deadline=$((SECONDS + 300)) done_rollout=0 overlap=0
 while :; do
   avail=$(kubectl -n cloneset-system get deploy cloneset-executor -o jsonpath='{.status.availableReplicas}')
   ready=$(kubectl -n default get pods -l app=sample -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True || true)
   min_exec=$((${avail:-0} < min_exec ? ${avail:-0} : min_exec)); min_ready=$((ready < min_ready ? ready : min_ready))
   samples=$((samples + 1))
+  new=$(kubectl -n cloneset-system get pods -l app.kubernetes.io/component=executor -o jsonpath='{range .items[*]}{.spec.containers[0].image} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c ":$tag True" || true)
   st=$(kubectl -n default get clone sample -o jsonpath='{.status.updatedReadyReplicas}/{.status.replicas}/{.spec.replicas}')
   [ "$st" = 4/4/4 ] && done_rollout=1
+  # The point of the step: the CloneSet still rolling while an executor of the new tag already runs.
+  [ "$done_rollout" = 1 ] || [ "$new" = 0 ] || overlap=1
   printf '%s executors-available=%s sample-ready=%s clone=%s\n' "$((SECONDS - t0))" "${avail:-0}" "$ready" "$st" >>"$LOG/samples.txt"
   kubectl -n cloneset-system get pods -l app.kubernetes.io/component=executor -o jsonpath='{range .items[*]}  {.metadata.name} {.spec.containers[0].image} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' >>"$LOG/samples.txt"
-  new=$(kubectl -n cloneset-system get pods -l app.kubernetes.io/component=executor -o jsonpath='{range .items[*]}{.spec.containers[0].image} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c ":$tag True" || true)
   if [ "$done_rollout" = 1 ] && [ "$new" = 2 ] && [ "$(kubectl -n cloneset-system get pods -l app.kubernetes.io/component=executor -o name | wc -l)" = 2 ]; then break; fi
   [ $SECONDS -lt $deadline ] || { diagnose; fail "after 300 s: CloneSet $st (updatedReady/replicas/spec), $new executors Ready on :$tag"; }
   sleep 0.5
 done
 wait "$upgrade" || { cat "$LOG/upgrade.out"; fail "helm upgrade to :$tag"; }
 echo "upgrade under rollout: $samples samples, fewest available executors $min_exec, fewest ready CloneSet pods $min_ready"
+[ "$overlap" = 1 ] || fail "the CloneSet's rollout was over before a new executor ran: the step tested no handover"
+# No call to the planners failed for want of an address while they were replaced (planner.preStopSleepSeconds).
+unreachable=$(for p in $(kubectl -n cloneset-system get pods -l app.kubernetes.io/component=executor -o name); do
+  kubectl -n cloneset-system logs "$p"; done | grep -c 'connections to all backends failing' || true)
+echo "planner calls failed on every address: $unreachable"
+[ "$unreachable" = 0 ] || { diagnose; fail "the executors lost every planner $unreachable times during the upgrade"; }
 [ "$min_exec" -ge 2 ] || { diagnose; fail "the executors were not replaced one at a time: $min_exec available at one point (samples: $LOG/samples.txt)"; }
 [ "$min_ready" -ge 3 ] || { diagnose; fail "the rollout broke maxUnavailable 1 of 4: $min_ready pods ready at one point (samples: $LOG/samples.txt)"; }
 kubectl -n default get pods -l app=sample -o jsonpath='{range .items[*]}{.spec.containers[0].image}{"\n"}{end}' |
   grep -vq "cloneset-test/web:v2$" && fail "a CloneSet pod does not run web:v2 after the rollout"
 echo "timing: upgrade under rollout $((SECONDS - t0)) s"
+
+# mTLS between executor and planner without cert-manager (tls.certManager.enabled=false): the two Secrets in the
+# layout NOTES.txt asks for (tls.crt, tls.key, ca.crt), made with openssl, then tls.enabled=true: the planner serves
+# mTLS (its readiness falls back to a TCP check) and the executor still gets plans (a scale-down needs one).
+t0=$SECONDS
+command -v openssl >/dev/null || fail "openssl is not installed (./run deps installs it)"
+pki="$LOG/mtls"; mkdir -p "$pki"
+svc=cloneset-planner ns=cloneset-system
+(
+  set -e; cd "$pki"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.crt -days 2 \
+    -subj /CN=cloneset-test-mtls-ca
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout planner.key -out planner.csr -subj "/CN=$svc"
+  printf 'subjectAltName=DNS:%s,DNS:%s.%s.svc,DNS:%s-headless.%s.svc,DNS:*.%s-headless.%s.svc\nextendedKeyUsage=serverAuth\n' \
+    "$svc" "$svc" "$ns" "$svc" "$ns" "$svc" "$ns" >planner.ext
+  openssl x509 -req -in planner.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out planner.crt -days 2 -extfile planner.ext
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout executor.key -out executor.csr \
+    -subj /CN=cloneset-executor
+  printf 'extendedKeyUsage=clientAuth\n' >executor.ext
+  openssl x509 -req -in executor.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out executor.crt -days 2 -extfile executor.ext
+) >"$pki/openssl.out" 2>&1 || { cat "$pki/openssl.out"; fail "making the mTLS certificates with openssl"; }
+for c in planner executor; do
+  kubectl -n "$ns" create secret generic "cloneset-$c-tls" --from-file=tls.crt="$pki/$c.crt" \
+    --from-file=tls.key="$pki/$c.key" --from-file=ca.crt="$pki/ca.crt" >/dev/null
+done
+helm upgrade cloneset "$SRC/charts/cloneset" -n "$ns" --reuse-values --set tls.enabled=true --wait --timeout 5m \
+  >"$LOG/tls.out" 2>&1 || { cat "$LOG/tls.out"; diagnose; fail "helm upgrade --set tls.enabled=true"; }
+for p in $(kubectl -n "$ns" get pods -l app.kubernetes.io/component=planner -o name); do
+  kubectl -n "$ns" logs "$p" | grep -q '"mtls":true' || { diagnose; fail "$p does not serve mTLS"; }
+done
+kubectl -n default scale clone sample --replicas=2 >/dev/null
+kubectl -n default wait clone/sample --for=jsonpath='{.status.replicas}'=2 --timeout=90s >/dev/null ||
+  { diagnose; fail "the CloneSet did not scale to 2 over mTLS"; }
+echo "timing: mTLS on, a scale-down planned over it $((SECONDS - t0)) s"
 echo "PASS"
