@@ -66,6 +66,13 @@ EOF
   chmod 600 "$dir/$name.kubeconfig"
 }
 
+# _rs_write FILE: standard input into FILE unless FILE holds it already. kube-proxy exits when its configuration
+# file changes (it expects to be restarted), and rewriting it with the same bytes counts as a change.
+_rs_write() {
+  local new; new=$(cat)
+  [ "$(cat "$1" 2>/dev/null)" = "$new" ] || printf '%s\n' "$new" >"$1"
+}
+
 # _rs_port REAL KEY COMPONENT: a free 127.0.0.1 port kept in REAL/ports as KEY= for COMPONENT (chosen again when
 # something else took it while COMPONENT was not running).
 _rs_port() {
@@ -199,7 +206,7 @@ real_services_up() {
     { echo "up: writing the cluster services' objects failed:" >&2; tail -n 5 "$svc/objects.log" >&2; return 1; }
   _start apiserver-relay socat "TCP-LISTEN:$apiserver,bind=$ip,reuseaddr,fork,backlog=128" "TCP:127.0.0.1:$apiserver"
 
-  cat >"$svc/Corefile" <<EOF
+  _rs_write "$svc/Corefile" <<EOF
 $REAL_CLUSTER_DOMAIN:53 in-addr.arpa:53 ip6.arpa:53 {
     bind $ip
     errors
@@ -216,7 +223,7 @@ EOF
   # A changed configuration restarts the process (its signature names the file's content).
   START_SIG="$coredns -conf $svc/Corefile $(sha256sum <"$svc/Corefile")" _start coredns "$coredns" -conf "$svc/Corefile"
 
-  cat >"$svc/kube-proxy.yaml" <<EOF
+  _rs_write "$svc/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $svc/kube-proxy.kubeconfig}
