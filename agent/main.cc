@@ -41,6 +41,9 @@ ABSL_FLAG(bool, restart_env_containers, true,
           "in-place update changed: a kubelet restarts nothing for a metadata change");
 ABSL_FLAG(absl::Duration, restart_stop_timeout, absl::Seconds(30),
           "SIGTERM to SIGKILL when stopping such a container (the pods' terminationGracePeriodSeconds)");
+ABSL_FLAG(absl::Duration, restart_env_delay, absl::Seconds(2),
+          "How long after seeing the new pod metadata such a container is stopped: the kubelet must have it too, "
+          "or it starts the container again with the old values");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long stopping may take before the agent exits anyway (the DaemonSet's "
           "terminationGracePeriodSeconds)");
@@ -109,15 +112,17 @@ int Run() {
        .on_delete = nullptr});
   std::unique_ptr<ContainerRuntime> runtime;
   if (absl::GetFlag(FLAGS_restart_env_containers)) runtime = NewCriRuntimeService(absl::GetFlag(FLAGS_cri_socket));
-  if (absl::GetFlag(FLAGS_restart_stop_timeout) < absl::ZeroDuration()) {
-    log.Error("--restart_stop_timeout must not be negative");
+  if (absl::GetFlag(FLAGS_restart_stop_timeout) < absl::ZeroDuration() ||
+      absl::GetFlag(FLAGS_restart_env_delay) < absl::ZeroDuration()) {
+    log.Error("--restart_stop_timeout and --restart_env_delay must not be negative");
     return 2;
   }
   ReadinessReporter readiness(**client, {.node = node,
                                          .events = &recorder,
                                          .registry = registry.get(),
                                          .runtime = runtime.get(),
-                                         .stop_timeout = absl::GetFlag(FLAGS_restart_stop_timeout)});
+                                         .stop_timeout = absl::GetFlag(FLAGS_restart_stop_timeout),
+                                         .restart_delay = absl::GetFlag(FLAGS_restart_env_delay)});
 
   pulls.Start();
   pulls.Notify();

@@ -131,7 +131,7 @@ void ReadinessReporter::QueueRestarts(const pb::Pod& pod, const EnvRestartDecisi
       stopped_.erase(stopped_order_.front());
       stopped_order_.pop_front();
     }
-    restarts_.push_back({ref, c});
+    restarts_.push_back({ref, c, clock_.Now() + opts_.restart_delay});
   }
 }
 
@@ -146,6 +146,21 @@ void ReadinessReporter::RunRestarts() {
       restarts_.pop_front();
     }
     const std::string key = absl::StrCat(next.pod.namespace_, "/", next.pod.name);
+    {
+      absl::MutexLock l(&mu_);
+      // Queued in order, so each waits at most the delay; a stop ends the wait at once.
+      const absl::Duration wait = next.not_before - clock_.Now();
+      if (wait > absl::ZeroDuration() && mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;
+    }
+    // Still wanted? The pod may have gone, restarted or moved on meanwhile.
+    const auto pod = informer_.Get(key);
+    bool wanted = false;
+    if (pod != nullptr && pod->metadata().uid() == next.pod.uid) {
+      for (const ContainerRestart& c : DecideEnvRestarts(*pod).restarts) {
+        wanted = wanted || c.container_id == next.container.container_id;
+      }
+    }
+    if (!wanted) continue;
     if (opts_.events != nullptr) {
       (void)opts_.events->Event(next.pod, "Normal", "RestartingContainer",
                                 absl::StrCat("restarting container ", next.container.container,

@@ -38,6 +38,10 @@ class ReadinessReporter {
     const base::Clock* clock = nullptr;
     ContainerRuntime* runtime = nullptr;  // null: no env-from-metadata restarts
     absl::Duration stop_timeout = absl::Seconds(30);  // SIGTERM to SIGKILL of such a restart
+    // How long after the agent saw the new metadata it stops the container. The kubelet resolves the env when it
+    // starts the container again, from the pod as its own watch has delivered it: stopped at once, the container
+    // could come back with the old values.
+    absl::Duration restart_delay = absl::Seconds(2);
   };
   ReadinessReporter(kube::RestClient& client, Options options);
   ~ReadinessReporter();
@@ -66,6 +70,7 @@ class ReadinessReporter {
   struct PendingRestart {
     kube::ObjectReference pod;
     ContainerRestart container;
+    absl::Time not_before;
   };
   std::deque<PendingRestart> restarts_ ABSL_GUARDED_BY(mu_);
   // Container ids already stopped or queued (a pod's events keep naming the old id until its new container
