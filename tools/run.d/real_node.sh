@@ -183,7 +183,7 @@ real_image_sized() {
 # ---------------------------------------------------------------------------------------------------------------
 # One node
 
-# _rn_cgroup_dirs NAME: the directories of cgroup NAME, one per mounted hierarchy (v1) or the one (v2).
+# _rn_cgroup_dirs NAME: the directories of cgroup NAME: one per mounted hierarchy on cgroup v1, the single one on v2.
 _rn_cgroup_dirs() {
   if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo "/sys/fs/cgroup/$1"; return; fi
   local d
