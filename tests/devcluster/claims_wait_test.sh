@@ -31,7 +31,7 @@ SHARED=""
 [ "$BACKEND" != real ] || SHARED="${CLONESET_E2E_REAL_RUN_DIR:-}"
 reset_shared() { "$ARG/tests/real/shared_control_plane.sh" reset "$SHARED"; }
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/poll.sh"  # fail, poll
 kc() { kubectl --request-timeout=10s "$@"; }
 cleanup() {
   local rc=$?
@@ -54,15 +54,6 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-# poll SECONDS DESCRIPTION COMMAND...: retry every 0.5 s until COMMAND succeeds.
-poll() {
-  local secs="$1" what="$2"; shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 0.5
-  done
-}
 
 case "$BACKEND" in
   embedded)

@@ -16,7 +16,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/poll.sh"  # fail, poll
 for t in curl kubectl; do
   command -v "$t" >/dev/null || fail "$t not installed (./run deps installs it)"
 done
@@ -34,15 +34,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# poll SECONDS DESCRIPTION COMMAND...: retry twice a second until COMMAND succeeds.
-poll() {
-  local secs="$1" what="$2"; shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "waited ${secs} s for $what"
-    sleep 0.5
-  done
-}
 
 start=$SECONDS
 "$ROOT/run" images >"$TMP/images.out" || fail "./run images failed"

@@ -5,7 +5,7 @@ set -euo pipefail
 SRC="${CLONESET_SOURCE_DIR:?set CLONESET_SOURCE_DIR to the source tree}"
 BUILD="${CLONESET_BUILD_DIR:?set CLONESET_BUILD_DIR to the build tree}"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/poll.sh"  # fail, poll
 for b in cloneset-devcluster cloneset-planner cloneset-executor cloneset-agent; do
   [ -x "$BUILD/bin/$b" ] || fail "$b is not built in $BUILD/bin (cmake --build $BUILD --target $b)"
 done
@@ -31,15 +31,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# poll SECONDS DESCRIPTION COMMAND...: retries every 0.5 s until COMMAND succeeds.
-poll() {
-  local secs="$1" what="$2"; shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 0.5
-  done
-}
 pid_of() { cat "$RUN_DIR/$1.pid"; }
 listen_of() { cat "$RUN_DIR/$1.listen"; }
 up() {

@@ -38,17 +38,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+POLL_INTERVAL=1
+. "$(dirname "${BASH_SOURCE[0]}")/../support/poll.sh"  # fail, poll
 kc() { kubectl --kubeconfig "$RUN_DIR/kubeconfig" --request-timeout=10s "$@"; }
-# poll SECONDS DESCRIPTION COMMAND...: retry every second until COMMAND succeeds.
-poll() {
-  local secs="$1" what="$2"; shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 1
-  done
-}
 step() { echo "timing: $1 $((SECONDS - STEP_START)) s"; STEP_START=$SECONDS; }
 
 # pods_table: "name uid phase ready restartCount image pvc" per pod of the CloneSet, sorted by name.
