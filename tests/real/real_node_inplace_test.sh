@@ -18,6 +18,13 @@
 #    in the in-place state, the watch saw first=1/second=0 restarts).
 # 4. A batch whose new image crashes: the first container crash-loops, the second batch is never started (its
 #    container keeps its image and restart count) and the other pod is not updated (maxUnavailable 1), for 20 s.
+# 5. Env-from-metadata: a template label that a container reads through an env fieldRef changes, then
+#    `clonesetctl rollout restart` stamps restartedAt, which it also reads: each time the node's agent restarts that
+#    container through CRI (a kubelet restarts nothing for metadata), once per pod, with the new value in its env;
+#    the pod's other container, which reads no field, is untouched; an event RestartingContainer on the pod.
+# 6. Image pre-download: a partition holds every pod while the planner's ImagePullJob has the agent pull the new
+#    image (a layer of PD_MIB MiB of random data) into the node's containerd; no pod is patched before it is
+#    there; the rollout is then faster than the same rollout to an image of the same size that was not pulled.
 # Each step prints "timing: NAME SECONDS"; the in-place restarts print per pod how long the gate was False.
 # Needs: BUILD_DIR, kubectl, curl, skopeo and the real node's packages (./run deps); Go (./run toolchain).
 set -euo pipefail
@@ -56,17 +63,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+POLL_INTERVAL=1
+. "$SRC/tests/support/poll.sh"  # fail, poll
 kc() { kubectl --kubeconfig "$RUN_DIR/kubeconfig" --request-timeout=20s "$@"; }
-# poll SECONDS DESCRIPTION COMMAND...: retry every second until COMMAND succeeds.
-poll() {
-  local secs="$1" what="$2"; shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 1
-  done
-}
 step() { echo "timing: $1 $((SECONDS - STEP_START)) s"; STEP_START=$SECONDS; }
 
 # watch_pods LABEL FILE: records every change of LABEL's pods, one line each: arrival time (s.µs), event type,
@@ -365,5 +364,149 @@ read -r img2 r2 ready < <(kc get pod "$crashing" -o jsonpath='{.status.container
 [ "$(kc get cloneset batches -o jsonpath='{.status.updatedReadyReplicas}')" = 0 ] ||
   fail "the CloneSet counts an updated ready replica with the crashing image"
 step "inplace-crashing-batch"
+# --- 5. env-from-metadata and rollout restart: the agent restarts the container that reads the field ---------------
+# A kubelet restarts nothing for a metadata change; the node's agent stops the container through CRI and the kubelet
+# starts it again with the env of the pod's new metadata (agent/env_restart.h). 'side' reads no field: untouched.
+cloneset_envs() {  # TIER
+  cat <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: envs
+  labels: {app: envs}
+spec:
+  replicas: 2
+  updateStrategy: {type: InPlaceIfPossible, maxUnavailable: 1}
+  selector: {matchLabels: {app: envs}}
+  template:
+    metadata:
+      labels: {app: envs, tier: $1}
+    spec:
+      nodeSelector: {type: real}
+      tolerations: [{key: cloneset.test/real-node, operator: Exists, effect: NoSchedule}]
+      dnsPolicy: Default
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: main
+        image: $REG/cloneset-test/web:v1
+        env:
+        - {name: TIER, valueFrom: {fieldRef: {fieldPath: "metadata.labels['tier']"}}}
+        - {name: RESTARTED_AT, valueFrom: {fieldRef: {fieldPath: "metadata.annotations['kubectl.kubernetes.io/restartedAt']"}}}
+        resources: {requests: {cpu: 10m, memory: 16Mi}}
+        readinessProbe: {httpGet: {path: /ready, port: 8080}, periodSeconds: 1}
+      - name: side
+        image: $REG/cloneset-test/web:v1
+        env: [{name: PORT, value: "8081"}]
+        resources: {requests: {cpu: 10m, memory: 16Mi}}
+EOF
+}
+# env_row POD: "uid mainContainerID mainRestarts sideContainerID sideRestarts"
+env_row() {
+  kc get pod "$1" -o jsonpath='{.metadata.uid} {.status.containerStatuses[?(@.name=="main")].containerID} {.status.containerStatuses[?(@.name=="main")].restartCount} {.status.containerStatuses[?(@.name=="side")].containerID} {.status.containerStatuses[?(@.name=="side")].restartCount}'
+}
+main_env_is() { [ "$(kc exec "$1" -c main -- sh -c "echo \"\$$2\"" 2>/dev/null)" = "$3" ]; }
+all_main_env_is() { local p; for p in "${EPODS[@]}"; do main_env_is "$p" "$1" "$2" || return 1; done; }
+# check_env_restarts WHAT: per pod of envs, since EBEFORE: same UID, main restarted exactly once, side untouched.
+check_env_restarts() {
+  local p uid0 cid0 rc0 scid0 src0 uid1 cid1 rc1 scid1 src1
+  for p in "${EPODS[@]}"; do
+    read -r uid0 cid0 rc0 scid0 src0 <<<"${EBEFORE[$p]}"
+    read -r uid1 cid1 rc1 scid1 src1 <<<"$(env_row "$p")"
+    echo "$p ($1): main restarts $rc0 -> $rc1, container ${cid0:13:12} -> ${cid1:13:12}; side restarts $src0 -> $src1"
+    [ "$uid1" = "$uid0" ] || fail "$p: recreated by $1 (uid $uid0 -> $uid1)"
+    [ "$cid1" != "$cid0" ] && [ "$rc1" = "$((rc0 + 1))" ] || fail "$p: main restarts $rc0 -> $rc1 after $1, want exactly one"
+    [ "$scid1" = "$scid0" ] && [ "$src1" = "$src0" ] || fail "$p: side was restarted by $1 although it reads no field"
+    EBEFORE[$p]="$uid1 $cid1 $rc1 $scid1 $src1"
+  done
+}
+cloneset_envs gold | kc apply -f - >/dev/null || fail "kubectl apply of the CloneSet envs"
+poll 120 "2 ready pods of envs" settled envs 2
+mapfile -t EPODS < <(pods_of envs)
+declare -A EBEFORE
+for p in "${EPODS[@]}"; do EBEFORE[$p]=$(env_row "$p"); done
+all_main_env_is TIER gold || fail "main does not see TIER=gold before the update"
+env_start=$EPOCHREALTIME
+kc patch cloneset envs --type=json -p '[{"op":"replace","path":"/spec/template/metadata/labels/tier","value":"silver"}]' \
+  >/dev/null || fail "kubectl patch of the tier label"
+poll 120 "every pod's main container restarted with TIER=silver" all_main_env_is TIER silver
+poll 60 "envs settled after the label change" settled envs 2
+echo "env-from-metadata update of 2 pods: $(awk -v a="$env_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+check_env_restarts "the label change"
+grep -q 'RestartingContainer' <(kc get events --field-selector "involvedObject.name=${EPODS[0]}" -o jsonpath='{.items[*].reason}') ||
+  fail "no RestartingContainer event from the agent on ${EPODS[0]}"
+# clonesetctl rollout restart stamps kubectl.kubernetes.io/restartedAt on the template; main reads it.
+"$BUILD_DIR/bin/clonesetctl" --kubeconfig "$RUN_DIR/kubeconfig" rollout restart envs >/dev/null ||
+  fail "clonesetctl rollout restart envs"
+stamp=$(kc get cloneset envs -o jsonpath='{.spec.template.metadata.annotations.kubectl\.kubernetes\.io/restartedAt}')
+[ -n "$stamp" ] || fail "rollout restart left no restartedAt annotation on the template"
+poll 120 "every pod's main container restarted with RESTARTED_AT=$stamp" all_main_env_is RESTARTED_AT "$stamp"
+poll 60 "envs settled after rollout restart" settled envs 2
+check_env_restarts "rollout restart"
+step "inplace-env-from-metadata"
+
+# --- 6. image pre-download through the agent and the real containerd ------------------------------------------------
+# Two images of the same size (a layer of random data each): 'pd' pre-downloads its new image while a partition holds
+# every pod (the job's parallelism annotation set), then rolls; 'nopd' rolls at once and pulls during the update.
+# 4 replicas each: upstream (and we) create no pull job for 3 or fewer.
+# The pre-downloaded image must be in the node's containerd before any pod is patched, and the rollout faster.
+PD_MIB=${PD_MIB:-400}
+# real_image_sized of the real node's scripts, on this run directory's registry.
+real_image_sized_cmd() { (source "$SRC/tools/run.d/real_node.sh" && real_image_sized "$RUN_DIR/real" "$1"); }
+img_pd=$(real_image_sized_cmd "$PD_MIB") || fail "making the pre-download image"
+img_nopd=$(real_image_sized_cmd "$((PD_MIB + 1))") || fail "making the second sized image"
+node_has_image() { ctr --address "$RUN_DIR/real/nodes/$NODE/containerd.sock" -n k8s.io images ls -q | grep -qx "$1"; }
+node_has_image "$img_pd" && fail "$img_pd is on the node before the test"
+cloneset_pd() {  # NAME PARTITION IMAGE [ANNOTATION]
+  cat <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: $1
+  labels: {app: $1}
+  annotations: {${4:-}}
+spec:
+  replicas: 4
+  updateStrategy: {type: InPlaceIfPossible, maxUnavailable: 1, partition: $2}
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata:
+      labels: {app: $1}
+    spec:
+      nodeSelector: {type: real}
+      tolerations: [{key: cloneset.test/real-node, operator: Exists, effect: NoSchedule}]
+      dnsPolicy: Default
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: main
+        image: $3
+        resources: {requests: {cpu: 10m, memory: 16Mi}}
+        readinessProbe: {httpGet: {path: /ready, port: 8080}, periodSeconds: 1}
+EOF
+}
+PD_ANN='apps.kruise.io/image-predownload-parallelism: "1"'
+cloneset_pd pd 4 "$REG/cloneset-test/web:v1" "$PD_ANN" | kc apply -f - >/dev/null || fail "apply pd"
+cloneset_pd nopd 0 "$REG/cloneset-test/web:v1" | kc apply -f - >/dev/null || fail "apply nopd"
+poll 120 "4 ready pods of pd" settled pd 4
+poll 120 "4 ready pods of nopd" settled nopd 4
+# Pre-download: the partition keeps both pods on v1; the planner creates the ImagePullJob, the agent pulls.
+pull_start=$EPOCHREALTIME
+cloneset_pd pd 4 "$img_pd" "$PD_ANN" | kc apply -f - >/dev/null || fail "apply pd with the new image"
+poll 180 "$img_pd pre-downloaded into the node's containerd" node_has_image "$img_pd"
+echo "pre-download of $PD_MIB MiB by the agent: $(awk -v a="$pull_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+[ "$(kc get pods -l app=pd -o jsonpath='{.items[*].spec.containers[0].image}' | tr ' ' '\n' | sort -u)" = "$REG/cloneset-test/web:v1" ] ||
+  fail "a pd pod was patched before the pre-download finished (partition 4)"
+kc get imagepulljobs -o name | grep -q . || fail "no ImagePullJob for pd"
+t0=$EPOCHREALTIME
+cloneset_pd pd 0 "$img_pd" "$PD_ANN" | kc apply -f - >/dev/null || fail "apply pd partition 0"
+poll 180 "pd rolled out in place" settled pd 4
+t_pd=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+t0=$EPOCHREALTIME
+cloneset_pd nopd 0 "$img_nopd" | kc apply -f - >/dev/null || fail "apply nopd with the new image"
+poll 180 "nopd rolled out in place" settled nopd 4
+t_nopd=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+echo "in-place rollout of 4 pods to a $PD_MIB MiB image: with pre-download $t_pd s, without $t_nopd s"
+awk -v a="$t_pd" -v b="$t_nopd" 'BEGIN { exit !(a < b) }' ||
+  fail "the rollout with the image pre-downloaded ($t_pd s) was not faster than without ($t_nopd s)"
+step "predownload"
 echo "timing: total (without down) $((SECONDS - START)) s"
 echo "PASS"
