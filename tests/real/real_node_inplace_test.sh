@@ -449,7 +449,7 @@ step "inplace-env-from-metadata"
 # every pod (the job's parallelism annotation set), then rolls; 'nopd' rolls at once and pulls during the update.
 # 4 replicas each: upstream (and we) create no pull job for 3 or fewer.
 # The pre-downloaded image must be in the node's containerd before any pod is patched, and the rollout faster.
-PD_MIB=${PD_MIB:-400}
+PD_MIB=${PD_MIB:-600}
 # real_image_sized of the real node's scripts, on this run directory's registry.
 real_image_sized_cmd() { (source "$SRC/tools/run.d/real_node.sh" && real_image_sized "$RUN_DIR/real" "$1"); }
 img_pd=$(real_image_sized_cmd "$PD_MIB") || fail "making the pre-download image"
