@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A large in-place rollout (issue 4 Performance): N pods, maxUnavailable 100%, an instant simulated kubelet
+# A large in-place rollout: N pods, maxUnavailable 100%, an instant simulated kubelet
 # (start/ready/grace delays 0). Measures the rollout's wall time (image patch -> status shows N updated and Ready)
 # and the executor's writes during it; then, in the same cluster with the executor stopped, the cluster's write
 # rate for the same kind of write (pod PATCHes from 16 parallel keep-alive connections, curl --parallel). Ideal =

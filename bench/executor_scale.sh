@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Executor memory and startup at scale (issue 4 Performance): CloneSets x pods created directly in the embedded
+# Executor memory and startup at scale: CloneSets x pods created directly in the embedded
 # cluster (bench/seed_cluster.py, no kubelet: --nodes=0), then the executor starts and lists/watches everything.
 # Reports: time from process start to /readyz (caches listed and synced + a planner answering), RSS then, RSS and
 # peak RSS once the first reconcile of every CloneSet is done, and the devcluster's list cost for comparison.

@@ -1,4 +1,4 @@
-// Flag-guarded fault injection for fault tests of clients (issue 4 scope 7): 409 Conflicts and 500s on writes,
+// Flag-guarded fault injection for fault tests of clients: 409 Conflicts and 500s on writes,
 // watches cut mid-stream and delayed requests. Off unless a rate, a drop interval or a delay is set; limited to one
 // client (its user_agent label) so the test's own kubectl and the simulated nodes see a healthy cluster.
 // The one decision of which request gets which fault, for both places that inject them: the embedded cluster's

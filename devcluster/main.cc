@@ -1,4 +1,4 @@
-// cloneset-devcluster: the embedded Kubernetes-API-compatible development cluster (issue 3).
+// cloneset-devcluster: the embedded Kubernetes-API-compatible development cluster.
 #include <signal.h>
 #include <unistd.h>
 

@@ -324,7 +324,7 @@ class HttpRestClient final : public RestClient {
   // looked up in the families once each and kept: prometheus-cpp's Family::Add builds and hashes a label map per
   // call. Looked up per request, the metrics cost this client +0.1 to +1.2 us per request; kept, -0.7 to +0.4 us
   // (noise), of the 17.5-19.4 us a loopback request costs (kube_rest_client_bench, BM_LoopbackPatch/1 against /0;
-  // docs/performance.md "Requests and threads per pod (session 9)").
+  // docs/performance.md "Requests and threads per pod").
   void Record(std::string_view method, int code, std::optional<absl::Time> start) {
     if (requests_ == nullptr) return;
     std::string key(method);

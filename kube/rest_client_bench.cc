@@ -1,4 +1,4 @@
-// The client's own CPU per HTTP request on loopback (issue 16: the executor's CPU per pod during a rollout is
+// The client's own CPU per HTTP request on loopback (the executor's CPU per pod during a rollout is
 // mostly its requests and its watch). A trivial cpp-httplib server in this process answers every request with a
 // fixed body (a ~2.5 KB pod for a PATCH, as the API server returns the written pod; a ~0.8 KB event for a POST);
 // the benchmark's "CPU" column is the calling thread's CPU time only, so it is the client's cost per request

@@ -248,7 +248,7 @@ TEST(PlanTest, ProgressingStatusWrittenOnNewRollout) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Bounded plans (issue 14 defect 2): one CloneSet cannot make a plan of unbounded size or work.
+// Bounded plans: one CloneSet cannot make a plan of unbounded size or work.
 
 TEST(PlanBoundsTest, HugeReplicasCreateABoundedBatchAndRequeue) {
   for (const int32_t replicas : {3000000, 2147483647}) {

@@ -230,7 +230,7 @@ INSTANTIATE_TEST_SUITE_P(
                c.paused = true;
                c.configured_surge = 1;
              }),
-        // Paused with nothing rolling out (issue 14 defect 3): no surge pod to keep, so replicas 10 -> 7 deletes 3;
+        // Paused with nothing rolling out: no surge pod to keep, so replicas 10 -> 7 deletes 3;
         // deleteReadyLimit 1 + 10 - 7 - 0 = 4.
         With(DiffCase{"PausedNothingRollingOutScalesIn", 7, 0, 3, 1,
                       {"nr", "nr", "nr", "nr", "nr", "nr", "nr", "nr", "nr", "nr"}, Want(0, 0, 0, 3, 0, 4, 0, 0),

@@ -1,4 +1,4 @@
-// End-to-end checks of the update stage through Plan(): the write budget of issue 2 (in-place update = 3 pod
+// End-to-end checks of the update stage through Plan(): the write budget (in-place update = 3 pod
 // writes, ReCreate = DELETE pod + PVC now, the replacement by Scale).
 #include <algorithm>
 #include <string>

@@ -617,7 +617,7 @@ TEST(PlanRefreshTest, MarkPodNotReadyKeyRemovedWhenSkippingUpdated) {
                           "ann=lifecycle.apps.kruise.io/timestamp"));
 }
 
-// Issue 2's write budget: an in-place image update without lifecycle costs 3 pod writes end to end.
+// The write budget: an in-place image update without lifecycle costs 3 pod writes end to end.
 TEST(WriteBudgetTest, InPlaceUpdateIsThreeWrites) {
   pb::Pod pod = WithStatusIds(ReadyPod("cs-a", "cs-1"), "nginx:1.25", "id-25", "cid-a");
   auto s = MakeScenario(UpdatedCloneSet(), {pod}, Spec(1, PodUpdatePolicy::kInPlaceIfPossible, 1));

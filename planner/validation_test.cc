@@ -348,7 +348,7 @@ TEST(PodsToDeleteTest, NewNamesMustBeLivePodsOfThisCloneSet) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Defaulting (§1.1, §1.2, §2.1, issue 2 scope 7)
+// Defaulting (§1.1, §1.2, §2.1)
 
 TEST(DefaultsTest, V1alpha1) {
   pb::CloneSet cs;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6: a real Prometheus on loopback scrapes the planner, executor and agent of `./run up` and answers a query
+# A real Prometheus on loopback scrapes the planner, executor and agent of `./run up` and answers a query
 # for a reconcile metric. The stack runs in a private RUN_DIR so it never meets another test's `./run up`.
 # A missing binary or tool (prometheus, kubectl, curl, python3) fails the test by name.
 set -euo pipefail

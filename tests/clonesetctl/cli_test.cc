@@ -143,7 +143,7 @@ TEST_F(ClonesetctlLive, PlanShowsTheCreationsWithoutDoingThem) {
   EXPECT_THAT(r.output, HasSubstr("pods 0"));
 }
 
-// Issue 7: simulate's prediction matches a real rollout on the embedded cluster: the same batches and the same
+// simulate's prediction matches a real rollout on the embedded cluster: the same batches and the same
 // peak unavailable count.
 TEST_F(ClonesetctlLive, SimulatePredictsTheRealRollout) {
   ASSERT_EQ(stack_.StartExecutor("c1"), "");  // its shard Leases go to cloneset-system, which the stack made

@@ -1,4 +1,4 @@
-// Shared fixture of the end-to-end suites (issue 4 scope 6): one embedded cluster, planner and executor per test
+// Shared fixture of the end-to-end suites: one embedded cluster, planner and executor per test
 // binary (real processes on 127.0.0.1 port 0), real kubectl with a fresh KUBECACHEDIR, a namespace per scenario,
 // and a pod watcher (`kubectl get pods -w --output-watch-events -o json`) whose every event is checked against
 // the scenario's availability invariant.

@@ -1,4 +1,4 @@
-// Harness of the executor fault tests (issue 4 scope 7): an API server, a planner that can be stopped and
+// Harness of the executor fault tests: an API server, a planner that can be stopped and
 // restarted on the same port, and any number of executors that can be SIGKILLed and restarted, all real processes
 // on loopback; a pod watcher over all namespaces that checks the rollout invariants on every event; and the
 // end-state checks (no duplicate pods, no orphaned or lost PVCs, the rollout finished).

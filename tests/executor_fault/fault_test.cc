@@ -1,4 +1,4 @@
-// Executor fault tests (issue 4 scope 7), real processes on loopback: SIGKILL and restart during rollouts;
+// Executor fault tests, real processes on loopback: SIGKILL and restart during rollouts;
 // three sharded executors losing the one that holds a shard; the planner down mid-rollout; the API server
 // injecting 409s, 500s (before and after commit) and watch cuts. Each checks, on every pod event, that
 // maxUnavailable held, no CloneSet had more pods than replicas or two pods with one instance id, and at the end

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 defect 10 (see CMakeLists.txt): restarts with `./run up` after kill -9, and the executor's /readyz.
+# Restarts with `./run up` after kill -9, and the executor's /readyz.
 # A missing binary or tool is a failure with a message (never a skip).
 set -euo pipefail
 SRC="${CLONESET_SOURCE_DIR:?set CLONESET_SOURCE_DIR to the source tree}"

@@ -76,7 +76,7 @@ func (c *CRD) Admit(doc map[string]interface{}, partial bool) []string {
 	return append(errs, v.Validate(body)...)
 }
 
-// Lint checks the CRD has what issue 6 requires and that its schemas are structural.
+// Lint checks the CRD has what the chart tests require and that its schemas are structural.
 func (c *CRD) Lint() []string {
 	var errs []string
 	spec := getMap(c.Raw, "spec")

@@ -1,6 +1,6 @@
 package main
 
-// Invariants every rendered install must satisfy (issue 6 "Tests"): hardened workloads, a dedicated
+// Invariants every rendered install must satisfy: hardened workloads, a dedicated
 // ServiceAccount each, least-privilege RBAC (no Secret access for the agent, no wildcards), a
 // NetworkPolicy selecting every workload and a PDB for every multi-replica Deployment.
 
