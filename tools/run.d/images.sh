@@ -129,21 +129,22 @@ _images_build() {
       --build-arg "BINARIES=prebuilt" --progress=plain)
     for t in "${tags[@]}"; do args+=(-t "$IMAGES_REPOSITORY/cloneset-$c:$t"); done
     log "images: cloneset-$c (binaries $from, base $base)"
-    if ! docker buildx build "${args[@]}" "$context" >"$logs/$c.log" 2>&1; then
-      echo "images: building cloneset-$c failed; the end of $logs/$c.log:" >&2
-      tail -n 25 "$logs/$c.log" >&2
-      return 1
-    fi
+    _images_buildx "$logs/$c.log" "${args[@]}" "$context" || return 1
   done
   # docker-compose.yml's Prometheus: Debian's package on the same base (deploy/prometheus/Dockerfile; not pushed).
   local prom=(-f "$ROOT/deploy/prometheus/Dockerfile" --build-arg "DEBIAN=$base" --progress=plain)
   for t in "${tags[@]}"; do prom+=(-t "$IMAGES_REPOSITORY/cloneset-prometheus:$t"); done
   log "images: cloneset-prometheus (Debian's prometheus package, base $base)"
-  if ! docker buildx build "${prom[@]}" "$ROOT/deploy/prometheus" >"$logs/prometheus.log" 2>&1; then
-    echo "images: building cloneset-prometheus failed; the end of $logs/prometheus.log:" >&2
-    tail -n 25 "$logs/prometheus.log" >&2
-    return 1
-  fi
+  _images_buildx "$logs/prometheus.log" "${prom[@]}" "$ROOT/deploy/prometheus"
+}
+
+# _images_buildx LOG ARGS...: docker buildx build ARGS into LOG; on failure, the end of LOG on stderr.
+_images_buildx() {
+  local log_file="$1"; shift
+  docker buildx build "$@" >"$log_file" 2>&1 && return 0
+  echo "images: building cloneset-$(basename "$log_file" .log) failed; the end of $log_file:" >&2
+  tail -n 25 "$log_file" >&2
+  return 1
 }
 
 run_images() {
