@@ -90,6 +90,31 @@ EOF
   mv "$out.tmp" "$out"
 }
 
+# _real_cert_kubeconfig CA PORT CONTEXT USER CERT KEY OUT: a kubeconfig (mode 600) for the API server on
+# 127.0.0.1:PORT that authenticates with a client certificate: the real nodes' kubelets and the node services.
+_real_cert_kubeconfig() {
+  local ca="$1" port="$2" context="$3" user="$4" cert="$5" key="$6" out="$7"
+  cat >"$out" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: real
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority: $ca
+users:
+- name: "$user"
+  user:
+    client-certificate: $cert
+    client-key: $key
+contexts:
+- name: $context
+  context: {cluster: real, user: "$user"}
+current-context: $context
+EOF
+  chmod 600 "$out"
+}
+
 # _real_kubeconfig DIR PORT OUT: admin kubeconfig with the CA embedded and the admin bearer token.
 _real_kubeconfig() {
   local pki="$1/pki" port="$2" out="$3" token

@@ -338,25 +338,8 @@ _rn_kubelet_config() {
   # The kubelet's host resolv.conf: no nameserver and no search domain, so pods (dnsPolicy ClusterFirst) ask the
   # cluster DNS only and no lookup leaves the machine; a pod with dnsPolicy Default has no DNS at all.
   printf '# real node %s: no host DNS\noptions ndots:1\n' "$name" >"$nd/resolv.conf"
-  cat >"$nd/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: real
-  cluster:
-    server: https://127.0.0.1:$apiserver
-    certificate-authority: $pki/ca.crt
-users:
-- name: system:node:$name
-  user:
-    client-certificate: $nd/pki/client.crt
-    client-key: $nd/pki/client.key
-contexts:
-- name: node
-  context: {cluster: real, user: "system:node:$name"}
-current-context: node
-EOF
-  chmod 600 "$nd/kubeconfig"
+  _real_cert_kubeconfig "$pki/ca.crt" "$apiserver" node "system:node:$name" "$nd/pki/client.crt" \
+    "$nd/pki/client.key" "$nd/kubeconfig"
   cat >"$nd/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration

@@ -45,25 +45,8 @@ _rs_client_cert() {
       chmod 600 "$name.key"
     ) || { echo "up: creating the client certificate of $cn failed" >&2; return 1; }
   fi
-  cat >"$dir/$name.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: real
-  cluster:
-    server: https://127.0.0.1:$APISERVER
-    certificate-authority: $pki/ca.crt
-users:
-- name: "$cn"
-  user:
-    client-certificate: $dir/$name.crt
-    client-key: $dir/$name.key
-contexts:
-- name: $name
-  context: {cluster: real, user: "$cn"}
-current-context: $name
-EOF
-  chmod 600 "$dir/$name.kubeconfig"
+  _real_cert_kubeconfig "$pki/ca.crt" "$APISERVER" "$name" "$cn" "$dir/$name.crt" "$dir/$name.key" \
+    "$dir/$name.kubeconfig"
 }
 
 # _rs_write FILE: standard input into FILE unless FILE holds it already. kube-proxy exits when its configuration
