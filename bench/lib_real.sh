@@ -51,7 +51,8 @@ sum_counts() {
 # and the features that need the pod webhook or kruise-daemon are off (PodWebhook=false, KruiseDaemon=false; with
 # them on, the PodUnavailableBudget controller waits for a CRD that is not installed and the manager exits after
 # its 2-minute cache-sync timeout).
-# Sets KRUISE_PID; its log is $RUN_DIR/kruise-manager.log; it writes with User-Agent "kruise-manager".
+# Sets KRUISE_PID and KRUISE_METRICS (host:port of its /metrics); its log is $RUN_DIR/kruise-manager.log; it writes
+# with User-Agent "kruise-manager".
 start_kruise_manager() {
   local bin port metrics health
   bin="$("$ROOT/run" tool kruise github.com/openkruise/kruise kruise-manager)" ||
@@ -74,6 +75,7 @@ YAML
     --metrics-addr="127.0.0.1:$metrics" --health-probe-addr="127.0.0.1:$health" \
     >"$RUN_DIR/kruise-manager.log" 2>&1 &
   KRUISE_PID=$!
+  KRUISE_METRICS="127.0.0.1:$metrics"
   local i
   for i in $(seq 1 120); do
     curl -sf "http://127.0.0.1:$health/readyz" >/dev/null 2>&1 && return 0

@@ -47,7 +47,15 @@ constexpr char kMigrateUsage[] = R"(clonesetctl migrate deployment/NAME [-n NS] 
   replicas over: each step scales the Deployment down and the CloneSet up by --max-unavailable (default 1)
   pods, then waits (at most --timeout, default 5m) until the CloneSet has that many available pods and the
   Deployment no more than its new count. Run again after an interruption, it continues where it stopped.
-  --dry-run prints the steps only.)";
+  --dry-run prints the steps only.
+
+clonesetctl migrate from-kruise [-n NS | -A]
+  Checks, changing nothing, that CloneSets which OpenKruise's kruise-manager manages can be taken over without
+  a rollout: plans every CloneSet of the namespace (-A: all) as the executor would and lists each write it would
+  make to a pod, claim, revision or spec (none for a steady CloneSet that kruise-manager wrote), then what must
+  change first: kruise-manager still running (its Lease), its admission webhooks for CloneSets and pods with
+  failurePolicy Fail, a CloneSet CRD that stores another version or converts through a webhook. Exit code 0
+  when safe, 1 otherwise.)";
 
 constexpr char kCompletionUsage[] = R"(clonesetctl completion bash|zsh
   Prints a completion script for clonesetctl and kubectl-cloneset:
@@ -73,7 +81,7 @@ std::vector<std::string> FlagsOf(const std::string& command, const std::string& 
   if (command == "simulate") {
     own = {"--filename", "--set", "--ready-after", "--start-delay", "--fail-rate", "--seed", "--nodes", "--output"};
   }
-  if (command == "migrate") own = {"--dry-run", "--max-unavailable", "--timeout"};
+  if (command == "migrate") own = {"--dry-run", "--max-unavailable", "--timeout", "-A"};
   if (command == "rollout") {
     if (verb == "status") own = {"--timeout", "--watch", "--partition-ok"};
     if (verb == "history") own = {"--revision"};
@@ -129,6 +137,7 @@ usage: clonesetctl COMMAND [NAME] [flags]
   plan NAME                    what the planner would do next, and what holds the rollout
   simulate -f FILE [--set k=v] replay a rollout offline with the real planner
   migrate deployment/NAME      move a Deployment's workload to a CloneSet (--dry-run prints the steps)
+  migrate from-kruise          check that kruise-manager's CloneSets can be taken over without a rollout
   completion bash|zsh          shell completion script
   help [COMMAND]               this text, or one command's
 
@@ -206,7 +215,7 @@ std::vector<std::string> CompleteWords(const std::vector<std::string>& words, co
   if (command == "rollout" && pos.size() == 1) return WithPrefix(RolloutVerbs(), typed);
   if (command == "completion" && pos.size() == 1) return WithPrefix({"bash", "zsh"}, typed);
   if (command == "help" && pos.size() == 1) return WithPrefix(Commands(), typed);
-  if (command == "migrate" && pos.size() == 1) return WithPrefix({"deployment/"}, typed);
+  if (command == "migrate" && pos.size() == 1) return WithPrefix({"deployment/", "from-kruise"}, typed);
   if (CompletesName(words)) return WithPrefix(names, typed);
   return {};
 }

@@ -49,6 +49,7 @@ ABSL_FLAG(uint64_t, seed, 1, "simulate: seed of the failures and of new instance
 ABSL_FLAG(int32_t, nodes, 3, "simulate: simulated nodes");
 ABSL_FLAG(std::string, o, "table", "output format: table or json");
 ABSL_FLAG(std::string, n, "default", "namespace of the CloneSet");
+ABSL_FLAG(bool, A, false, "migrate from-kruise: every namespace (kubectl's -A)");
 ABSL_FLAG(bool, w, false, "status: watch, redrawing every --interval");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "status -w: refresh period");
 ABSL_FLAG(std::string, kubeconfig, "",
@@ -314,6 +315,13 @@ int main(int argc, char** argv) {
       return a == "-w" || a == "--w" || a.rfind("-w=", 0) == 0 || a.rfind("--w=", 0) == 0;
     });
     return Rollout(positional, watch_given);
+  }
+  if (command == "migrate" && name == "from-kruise") {
+    auto conn = Connect();
+    if (!conn.ok()) return Fail(conn.status());
+    const std::string ns = absl::GetFlag(FLAGS_A) ? "" : absl::GetFlag(FLAGS_n);
+    return cc::CheckKruiseTakeover(*conn->first, conn->second, ns, cloneset::planner::v1::FeatureGates(),
+                                   absl::Now(), std::cout, std::cerr);
   }
   if (command == "migrate") {
     std::string target = name;
