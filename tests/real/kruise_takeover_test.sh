@@ -19,7 +19,7 @@
 #    written nothing to any pod, claim or revision either: the revision names and pod labels our executor wrote are
 #    the ones upstream computes.
 #
-# Needs the Go-built tools (./run toolchain: kube-apiserver, kwok, kruise-manager) and jq. About 2-3 minutes.
+# Needs the Go-built tools (./run toolchain: kube-apiserver, kwok, kruise-manager) and jq. About 4 minutes.
 set -euo pipefail
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ROOT="$SRC"
@@ -29,7 +29,7 @@ export BUILD_DIR
 source "$SRC/tests/support/poll.sh"
 for t in kubectl jq curl; do command -v "$t" >/dev/null || fail "$t is not installed (./run deps installs it)"; done
 BIN="$BUILD_DIR/bin"
-for b in cloneset-planner cloneset-executor; do
+for b in cloneset-planner cloneset-executor clonesetctl; do
   [ -x "$BIN/$b" ] || fail "$BIN/$b is not built (./run build)"
 done
 
@@ -127,8 +127,9 @@ writes() {
   audit_writes | awk -v cl="$1" '$1 == cl && $3 ~ /^(pods|persistentvolumeclaims|controllerrevisions)(\/|$)/'
 }
 
-# --- 1. kruise-manager creates and rolls.
+# --- 1. kruise-manager creates and rolls (holding its Lease, as Kruise's chart runs it).
 t0=$SECONDS
+export KRUISE_LEADER_ELECTION=1
 start_kruise_manager
 echo "timing: kruise-manager ready $((SECONDS - t0)) s"
 
@@ -174,7 +175,22 @@ quiet 5
 echo "timing: kruise-manager created and rolled five CloneSets $((SECONDS - t0)) s"
 kruise_writes=$(writes kruise-manager)
 [ -n "$kruise_writes" ] || fail "the audit log shows no pod write of kruise-manager: the client name is not what lib_real.sh expects"
+
+# clonesetctl's check: not while kruise-manager holds its Lease; safe once it has stopped (the Lease, not released
+# on exit, counts as held for its 15 s duration plus a 5 s margin after the last renewal).
+check() { "$BIN/clonesetctl" migrate from-kruise -A --kubeconfig "$KUBECONFIG" >"$RUN_DIR/check.out" 2>&1; }
+if check; then cat "$RUN_DIR/check.out"; fail "clonesetctl migrate from-kruise said safe while kruise-manager runs"; fi
+grep -q "Blocker: kruise-manager is running" "$RUN_DIR/check.out" ||
+  { cat "$RUN_DIR/check.out"; fail "clonesetctl migrate from-kruise did not name the running kruise-manager"; }
 stop_pid "$KRUISE_PID"; KRUISE_PID=""
+deadline=$((SECONDS + 60))
+until check; do
+  [ "$SECONDS" -lt "$deadline" ] ||
+    { cat "$RUN_DIR/check.out"; fail "clonesetctl migrate from-kruise not safe 60 s after kruise-manager stopped"; }
+  sleep 2
+done
+grep -q "^Safe to take over: 5 CloneSets" "$RUN_DIR/check.out" || { cat "$RUN_DIR/check.out"; fail "unexpected report"; }
+sed 's/^/check: /' "$RUN_DIR/check.out"
 before=$(snapshot)
 statuses() { kubectl get clonesets.apps.kruise.io -n takeover -o json |
   jq -c '[.items[] | {n: .metadata.name, c: .status.currentRevision, u: .status.updateRevision, k: (.status.collisionCount // 0)}]'; }
@@ -192,12 +208,12 @@ start_ours() {
     --identity=takeover >>"$RUN_DIR/executor.log" 2>&1 &
   EXECUTOR_PID=$!
   poll 30 "the executor's metrics address" grep -q "metrics on" "$RUN_DIR/executor.log"
-  metrics=$(grep -o "metrics on [0-9.:]*" "$RUN_DIR/executor.log" | tail -1 | awk '{print $3}')
+  metrics=$(grep -o "metrics on http://[0-9.:]*" "$RUN_DIR/executor.log" | tail -1 | sed 's|.*http://||')
 }
 # reconciled ADDRESS N: the controller whose /metrics is at ADDRESS finished at least N CloneSet reconciles
 # without error (controller-runtime's metric, which kruise-manager and our executor both export).
 reconciled() {
-  curl -sf "http://$1/metrics" | awk -v n="$2" '/^controller_runtime_reconcile_total\{/ && /controller="cloneset"/ &&
+  curl -sf "http://$1/metrics" | awk -v n="$2" '/^controller_runtime_reconcile_total\{/ && /controller="cloneset(-controller)?"/ &&
     !/result="error"/ { s += $NF } END { exit !(s >= n) }'
 }
 start_ours
@@ -213,7 +229,8 @@ if [ "$before" != "$after" ] || [ -n "$ours" ]; then
 fi
 [ "$(statuses)" = "$status_before" ] || fail "the revisions in status changed on takeover: $status_before -> $(statuses)"
 echo "takeover: 0 writes to $(echo "$after" | wc -l) pods, claims and revisions"
-echo "executor's other writes: $(audit_writes | awk '$1 == "cloneset-executor" && $3 !~ /^(leases|events)/ { printf "%s %s %s x%s; ", $2, $3, $4, $5 }')"
+other=$(audit_writes | awk '$1 == "cloneset-executor" && $3 !~ /^(leases|events)/ { printf "%s %s %s x%s; ", $2, $3, $4, $5 }')
+echo "executor's other writes (CloneSets, status): ${other:-none}"
 
 # --- 3. A rollout after the takeover, in place as kruise-manager would make it.
 restarts() { kubectl get pods -n takeover -l "app=$1" -o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount}{"\n"}{end}' | sort | tr '\n' ' '; }
