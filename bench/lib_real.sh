@@ -68,9 +68,15 @@ kind: ValidatingWebhookConfiguration
 metadata: {name: kruise-validating-webhook-configuration}
 webhooks: []
 YAML
+  # KRUISE_LEADER_ELECTION=1: as installed by Kruise's chart, holding the Lease kruise-system/kruise-manager.
+  local election=(--enable-leader-election=false)
+  if [ "${KRUISE_LEADER_ELECTION:-0}" = 1 ]; then
+    kubectl get namespace kruise-system >/dev/null 2>&1 || kubectl create namespace kruise-system >/dev/null
+    election=(--enable-leader-election=true --leader-election-namespace=kruise-system)
+  fi
   port=$((20000 + RANDOM % 10000)); metrics=$((port + 1)); health=$((port + 2))
   WEBHOOK_HOST=127.0.0.1 WEBHOOK_PORT="$port" WEBHOOK_CERT_WRITER=fs WEBHOOK_CERT_DIR="$RUN_DIR/kruise-certs" \
-    KUBECONFIG="$KUBECONFIG" "$bin" --enable-leader-election=false --enable-pprof=false \
+    KUBECONFIG="$KUBECONFIG" "$bin" "${election[@]}" --enable-pprof=false \
     --feature-gates=PodWebhook=false,KruiseDaemon=false \
     --metrics-addr="127.0.0.1:$metrics" --health-probe-addr="127.0.0.1:$health" \
     >"$RUN_DIR/kruise-manager.log" 2>&1 &

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/time_format.h"
 #include "tools/clonesetctl/live.h"
 
 namespace cloneset::clonesetctl {
@@ -55,13 +56,12 @@ std::optional<std::string> KruiseManagerRunning(const Json& lease, absl::Time no
   const std::string holder = Str(spec, "holderIdentity");
   if (holder.empty()) return std::nullopt;
   const int64_t duration = spec.value("leaseDurationSeconds", 15);
-  absl::Time renewed;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, Str(spec, "renewTime"), &renewed, &err)) {
+  const absl::StatusOr<absl::Time> renewed = base::ParseTime(Str(spec, "renewTime"));
+  if (!renewed.ok()) {
     return absl::StrCat("kruise-manager's Lease kruise-system/kruise-manager is held by ", holder,
                         " (its renewTime cannot be read): stop kruise-manager first");
   }
-  const absl::Duration age = now - renewed;
+  const absl::Duration age = now - *renewed;
   if (age > absl::Seconds(duration + 5)) return std::nullopt;
   return absl::StrCat("kruise-manager is running: its Lease kruise-system/kruise-manager is held by ", holder,
                       ", renewed ", absl::FormatDuration(absl::Trunc(std::max(age, absl::ZeroDuration()),

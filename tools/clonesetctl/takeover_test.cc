@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -20,7 +21,7 @@ Json Lease(std::string holder, absl::Duration age, int duration = 15) {
   return Json{{"spec",
                {{"holderIdentity", holder},
                 {"leaseDurationSeconds", duration},
-                {"renewTime", absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", kNow - age, absl::UTCTimeZone())}}}};
+                {"renewTime", base::FormatMicroTime(kNow - age)}}}};
 }
 
 TEST(KruiseManagerRunning, Table) {
