@@ -39,7 +39,8 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
   const std::string& ns = cs.metadata().namespace_();
   const std::string& uid = cs.metadata().uid();
   const planapi::RequestOptions options{.pod_table = SendsPodTable(),
-                                        .in_place_batches = d_.planner_in_place_batches};
+                                        .in_place_batches = d_.planner_in_place_batches,
+                                        .feature_gates = d_.feature_gates};
   absl::Status table_error;
   PlanSnapshot snapshot = planapi::AssembleRequest(
       cs, std::move(pods), d_.cache->PvcsOwnedBy(ns, uid), d_.cache->RevisionsOwnedBy(ns, uid),

@@ -95,6 +95,9 @@ struct ReconcilerDeps {
   // expands to, building each as it is written (planapi/applier.h), so the writes are the same either way. A
   // planner that predates batches ignores it.
   bool planner_in_place_batches = true;
+  // PlanRequest.feature_gates of every request: upstream's gates and flag as the executor was started with
+  // (--feature_gates, --cloneset_scaling_exclude_preparing_delete; planapi/feature_gates.h).
+  pb::FeatureGates feature_gates;
   // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
   // the years 1678-2262): that request, and every such one after it, carries `pods` instead; and when a planner
   // answers a table without reading it (PlanResponse.pods_read, a planner older than the table): the plan is

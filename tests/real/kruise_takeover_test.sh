@@ -10,9 +10,10 @@
 #    kruise-manager counted a collision: status.collisionCount 1). The name is learnt from kruise-manager itself:
 #    the same CloneSet created in a scratch namespace first (a revision's name depends on the template and the
 #    collision count only).
-# 2. kruise-manager stops; our planner and executor start (the chart's executor identity). Once the executor has
-#    reconciled every CloneSet and gone quiet: every pod, claim and ControllerRevision has the resourceVersion
-#    kruise-manager left, and the audit log holds no write of the executor to pods, claims or revisions.
+# 2. kruise-manager stops; our planner and executor start (the chart's executor identity, kruise-manager's
+#    --feature-gates as they are). Once the executor has reconciled every CloneSet and gone quiet: every pod, claim
+#    and ControllerRevision has the resourceVersion kruise-manager left, and the audit log holds no write of the
+#    executor to pods, claims or revisions.
 # 3. A template change (`inplace`: image v3) and a partition move (`canary`: 2 -> 0) roll as kruise-manager would:
 #    in place (same UIDs, restartCount + 1), at most maxUnavailable pods updating at a time.
 # 4. Back to kruise-manager: our executor stops, kruise-manager starts again and, once it has reconciled, has
@@ -205,7 +206,7 @@ planner=$(grep -o "listening on [0-9.:]*" "$RUN_DIR/planner.log" | head -1 | awk
 start_ours() {
   "$BIN/cloneset-executor" --kubeconfig="$RUN_DIR/kubeconfig-executor" --planner_address="ipv4:$planner" \
     --lease_namespace=cloneset-system --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0 \
-    --identity=takeover >>"$RUN_DIR/executor.log" 2>&1 &
+    --identity=takeover --feature-gates="$KRUISE_FEATURE_GATES" >>"$RUN_DIR/executor.log" 2>&1 &
   EXECUTOR_PID=$!
   poll 30 "the executor's metrics address" grep -q "metrics on" "$RUN_DIR/executor.log"
   metrics=$(grep -o "metrics on http://[0-9.:]*" "$RUN_DIR/executor.log" | tail -1 | sed 's|.*http://||')

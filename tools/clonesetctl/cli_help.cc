@@ -27,19 +27,25 @@ constexpr char kRolloutUsage[] = R"(clonesetctl rollout: kubectl's rollout comma
       Stamps kubectl.kubernetes.io/restartedAt on the pod template: pods are recreated under ReCreate, patched
       in place under InPlaceIfPossible/InPlaceOnly (containers that read the annotation through env restart).
   clonesetctl rollout next NAME [--step N]
-      Lowers the partition by N pods (default: one batch, the resolved maxUnavailable).)";
+      Lowers the partition by N pods (default: one batch, the resolved maxUnavailable).
+  status and next resolve the spec as the planner does with --feature-gates Name=true,... and
+  --cloneset-scaling-exclude-preparing-delete, as the cluster's executor runs with them.)";
 
 constexpr char kStatusUsage[] = R"(clonesetctl status NAME [-n NAMESPACE] [-w] [--interval 1s]
   Rollout progress of one CloneSet, its pods and its conditions. With -w the view redraws in place on a
   terminal (plain successive views otherwise) until Ctrl-C.)";
 
 constexpr char kPlanUsage[] = R"(clonesetctl plan NAME [-n NAMESPACE] [--planner ADDRESS] [-o table|json]
+                 [--feature-gates Name=true,...] [--cloneset-scaling-exclude-preparing-delete]
   What the planner would do next for the live CloneSet, without doing it, and what holds the rollout
-  (partition, paused, maxUnavailable budget, lifecycle hooks).)";
+  (partition, paused, maxUnavailable budget, lifecycle hooks). --feature-gates and
+  --cloneset-scaling-exclude-preparing-delete: as the cluster's executor (kruise-manager) runs with them.)";
 
 constexpr char kSimulateUsage[] = R"(clonesetctl simulate -f cloneset.yaml [--set image=IMG] [--set partition=N]
                      [--set replicas=N] [--ready-after 30s] [--fail-rate 0.1] [--seed N] [-o table|json]
-  Replays the whole rollout offline with the real planner, a simulated clock and simulated pods.)";
+                     [--feature-gates Name=true,...] [--cloneset-scaling-exclude-preparing-delete]
+  Replays the whole rollout offline with the real planner, a simulated clock and simulated pods, planned with
+  upstream's feature gates as given (as kruise-manager's --feature-gates; default: upstream's defaults).)";
 
 constexpr char kMigrateUsage[] = R"(clonesetctl migrate deployment/NAME [-n NS] [--dry-run] [--max-unavailable N]
                     [--timeout 5m]
@@ -49,9 +55,10 @@ constexpr char kMigrateUsage[] = R"(clonesetctl migrate deployment/NAME [-n NS] 
   Deployment no more than its new count. Run again after an interruption, it continues where it stopped.
   --dry-run prints the steps only.
 
-clonesetctl migrate from-kruise [-n NS | -A]
+clonesetctl migrate from-kruise [-n NS | -A] [--feature-gates Name=true,...]
   Checks, changing nothing, that CloneSets which OpenKruise's kruise-manager manages can be taken over without
-  a rollout: plans every CloneSet of the namespace (-A: all) as the executor would and lists each write it would
+  a rollout: plans every CloneSet of the namespace (-A: all) as the executor would, with kruise-manager's
+  --feature-gates and --cloneset-scaling-exclude-preparing-delete when given, and lists each write it would
   make to a pod, claim, revision or spec (none for a steady CloneSet that kruise-manager wrote), then what must
   change first: kruise-manager still running (its Lease), its admission webhooks for CloneSets and pods with
   failurePolicy Fail, a CloneSet CRD that stores another version or converts through a webhook. Exit code 0
@@ -77,6 +84,7 @@ std::vector<std::string> FlagsOf(const std::string& command, const std::string& 
   std::vector<std::string> common = {"--namespace", "--kubeconfig", "--context", "--help"};
   std::vector<std::string> own;
   if (command == "status") own = {"--watch", "--interval"};
+  const std::vector<std::string> gates = {"--feature-gates", "--cloneset-scaling-exclude-preparing-delete"};
   if (command == "plan") own = {"--planner", "--output"};
   if (command == "simulate") {
     own = {"--filename", "--set", "--ready-after", "--start-delay", "--fail-rate", "--seed", "--nodes", "--output"};
@@ -87,6 +95,10 @@ std::vector<std::string> FlagsOf(const std::string& command, const std::string& 
     if (verb == "history") own = {"--revision"};
     if (verb == "undo") own = {"--to-revision"};
     if (verb == "next") own = {"--step"};
+  }
+  if (command == "plan" || command == "simulate" || (command == "rollout" && (verb == "status" || verb == "next")) ||
+      (command == "migrate" && verb == "from-kruise")) {
+    own.insert(own.end(), gates.begin(), gates.end());
   }
   own.insert(own.end(), common.begin(), common.end());
   return own;
@@ -103,7 +115,8 @@ std::vector<std::string> WithPrefix(const std::vector<std::string>& all, const s
 // The words that are not flags (and not flag values of the flags that take one), before the last word.
 std::vector<std::string> Positionals(const std::vector<std::string>& words) {
   static const std::vector<std::string> kBoolFlags = {"--watch", "-w", "--partition-ok", "--dry-run", "--help",
-                                                       "-h", "--fast"};
+                                                       "-h", "--fast",
+                                                       "--cloneset-scaling-exclude-preparing-delete"};
   std::vector<std::string> out;
   for (size_t i = 0; i + 1 < words.size(); ++i) {
     const std::string& w = words[i];

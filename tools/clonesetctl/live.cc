@@ -250,7 +250,7 @@ absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi:
   return absl::Status(s.code(), absl::StrCat("planner at ", address, ": ", s.message()));
 }
 
-planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now) {
+planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates) {
   // The executor's cache answers for the nodes it can read among those asked; here every node was listed.
   const planapi::NodeLookup nodes = [&live](const std::vector<std::string>& names) {
     std::vector<pb::Node> out;
@@ -262,7 +262,7 @@ planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now) {
     return out;
   };
   return planapi::AssembleRequest(live.clone_set, {live.pods, live.pvcs, live.revisions}, nodes, now,
-                                  planapi::RequestOptions{});
+                                  planapi::RequestOptions{.feature_gates = gates});
 }
 
 std::string DescribeAction(const pb::Action& a) {

@@ -44,7 +44,8 @@ absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi:
                                             absl::Duration deadline = absl::Seconds(5));
 // The request the executor would send for `live` at `now`: assembled by the same rules (planapi/request.h: seed of
 // the state, terminating PVCs left out, the pods' Nodes only for a topology spread, the pods as a pod table).
-planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now);
+// `gates` are the executor's (--feature-gates), as PlanRequest.feature_gates.
+planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates);
 // One line saying what an action writes, e.g. "patch pod web-x (in-place-update): image app=nginx:2".
 std::string DescribeAction(const pb::Action& action);
 // One line per action, then the summary, status change, events and requeue.

@@ -86,9 +86,9 @@ std::string Quoted(const std::string& name) { return absl::StrCat("\"", name, "\
 
 }  // namespace
 
-RolloutVerdict RolloutStatusMessage(const pb::CloneSet& cs, bool partition_ok) {
+RolloutVerdict RolloutStatusMessage(const pb::CloneSet& cs, bool partition_ok, const pb::FeatureGates& gates) {
   const std::string name = Quoted(cs.metadata().name());
-  auto resolved = planner::ResolveSpec(cs, pb::FeatureGates());
+  auto resolved = planner::ResolveSpec(cs, gates);
   if (!resolved.ok()) return Failed(absl::StrCat("CloneSet ", name, " is invalid: ", resolved.status().message()));
   const pb::CloneSetStatus& st = cs.status();
   if (const pb::Condition* c = Condition(st, kInvalidCondition); c != nullptr && c->status() == "True") {
@@ -253,9 +253,10 @@ absl::Status SetRestartedAt(Json& cs, absl::Time now) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cs, std::optional<int32_t> step) {
+absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cs, std::optional<int32_t> step,
+                                               const pb::FeatureGates& gates) {
   if (step.has_value() && *step < 1) return absl::InvalidArgumentError("--step must be at least 1");
-  auto resolved = planner::ResolveSpec(cs, pb::FeatureGates());
+  auto resolved = planner::ResolveSpec(cs, gates);
   if (!resolved.ok()) return resolved.status();
   if (!resolved->rolling_update) {
     return absl::FailedPreconditionError(absl::StrCat("CloneSet ", Quoted(cs.metadata().name()),
@@ -278,9 +279,10 @@ std::string RenderConditions(const pb::CloneSetStatus& status) {
   return out;
 }
 
-std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods, absl::Time now) {
+std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods, absl::Time now,
+                                     const pb::FeatureGates& gates) {
   std::vector<std::string> out;
-  auto resolved = planner::ResolveSpec(cs, pb::FeatureGates());
+  auto resolved = planner::ResolveSpec(cs, gates);
   if (!resolved.ok()) return {absl::StrCat("invalid spec: ", resolved.status().message())};
   const std::string& name = cs.metadata().name();
   const std::string& update_revision = cs.status().update_revision();

@@ -24,6 +24,8 @@ struct RolloutOptions {
   int64_t revision = 0;                            // history --revision N (0: the table)
   int64_t to_revision = 0;                         // undo --to-revision N (0: the previous one)
   std::optional<int32_t> step;                     // next --step N (unset: one maxUnavailable batch)
+  // --feature-gates: the spec is resolved as the planner resolves it for an executor started so.
+  ::cloneset::planner::v1::FeatureGates feature_gates;
 };
 
 // `rollout status NAME`: prints each new kubectl-style message on `out` and returns the exit code: 0 done (or

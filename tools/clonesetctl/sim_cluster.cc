@@ -112,7 +112,8 @@ planapi::PlanSnapshot SimCluster::Snapshot(absl::Time now) const {
     }
     return out;
   };
-  return planapi::AssembleRequest(clone_set_, std::move(objects), nodes, now, planapi::RequestOptions{});
+  return planapi::AssembleRequest(clone_set_, std::move(objects), nodes, now,
+                                  planapi::RequestOptions{.feature_gates = options_.feature_gates});
 }
 
 // The writer of one plan: every action changes the cluster at `now`; what happened goes to `out`.

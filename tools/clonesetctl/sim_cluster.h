@@ -36,6 +36,7 @@ struct SimOptions {
   double fail_rate = 0;
   uint64_t seed = 1;
   int nodes = 3;
+  pb::FeatureGates feature_gates;  // --feature-gates: the planner decides as for an executor started so
 };
 
 // What one applied plan did, for the timeline.
