@@ -398,12 +398,14 @@ std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& cs, const pb::C
         absl::StrCat("\"", ss.pvc_retention_policy(), "\" is not one of Delete, Retain"));
   }
 
+  // OnDelete is accepted in both versions (upstream's v1alpha1 webhook refuses it: docs/compatibility.md); it has
+  // no rolling update, so none of the rolling fields is checked (the decoder drops them, semantics §1.2).
   const std::string& type = spec.update_strategy().type();
-  const bool known = type == "ReCreate" || type == "InPlaceIfPossible" || type == "InPlaceOnly";
-  if (beta ? !(known || type == "OnDelete" || type.empty()) : !known) {
+  const bool known =
+      type == "ReCreate" || type == "InPlaceIfPossible" || type == "InPlaceOnly" || type == "OnDelete";
+  if (!known && !(beta && type.empty())) {
     Add(errors, "spec.updateStrategy.type",
-        absl::StrCat("\"", type, "\" is not one of ReCreate, InPlaceIfPossible, InPlaceOnly",
-                     beta ? ", OnDelete" : " (OnDelete needs apps.kruise.io/v1beta1)"));
+        absl::StrCat("\"", type, "\" is not one of ReCreate, InPlaceIfPossible, InPlaceOnly, OnDelete"));
   }
   if (type != "OnDelete") ValidateRollingUpdate(cs, errors);
 

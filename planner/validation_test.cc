@@ -137,8 +137,15 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"pods_to_delete_unknown_pod",
                  [](pb::CloneSet& cs) { cs.mutable_spec()->mutable_scale_strategy()->add_pods_to_delete("demo-zz"); },
                  "spec.scaleStrategy.podsToDelete", "find pod demo-zz failed"},
-        RuleCase{"type_on_delete_v1alpha1", [](pb::CloneSet& cs) { Us(cs).set_type("OnDelete"); },
-                 "spec.updateStrategy.type", "OnDelete needs apps.kruise.io/v1beta1"},
+        RuleCase{"type_on_delete_v1alpha1", [](pb::CloneSet& cs) { Us(cs).set_type("OnDelete"); }, "", ""},
+        // OnDelete has no rolling update: rolling fields the decoder did not drop are not checked.
+        RuleCase{"type_on_delete_ignores_rolling_fields",
+                 [](pb::CloneSet& cs) {
+                   Us(cs).set_type("OnDelete");
+                   Us(cs).mutable_max_unavailable()->set_int_value(0);
+                   Us(cs).mutable_max_surge()->set_str_value("5");
+                 },
+                 "", ""},
         RuleCase{"type_on_delete_v1beta1",
                  [](pb::CloneSet& cs) {
                    cs.set_api_version("apps.kruise.io/v1beta1");
