@@ -119,6 +119,20 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"deep_template",
                  [](pb::CloneSet& cs) { cs.mutable_spec()->set_template_json(std::string(100, '[') + std::string(100, ']')); },
                  "spec.template", "nested deeper than 64"},
+        RuleCase{"volume_mount_of_nothing",
+                 [](pb::CloneSet& cs) {
+                   cs.mutable_spec()->set_template_json(
+                       R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"x","volumeMounts":[{"name":"data","mountPath":"/d"},{"name":"gone","mountPath":"/g"}]}]}})");
+                   cs.mutable_spec()->add_volume_claim_templates_json(R"({"metadata":{"name":"data"}})");
+                 },
+                 "spec.template.spec.containers[0].volumeMounts[1].name", "Not found: \"gone\""},
+        RuleCase{"volume_mounts_of_template_volume_and_claim_template_ok",
+                 [](pb::CloneSet& cs) {
+                   cs.mutable_spec()->set_template_json(
+                       R"({"metadata":{"labels":{"app":"demo"}},"spec":{"volumes":[{"name":"cfg","emptyDir":{}}],"initContainers":[{"name":"i","image":"x","volumeMounts":[{"name":"cfg","mountPath":"/c"}]}],"containers":[{"name":"main","image":"x","volumeMounts":[{"name":"data","mountPath":"/d"}]}]}})");
+                   cs.mutable_spec()->add_volume_claim_templates_json(R"({"metadata":{"name":"data"}})");
+                 },
+                 "", ""},
         RuleCase{"vct_without_name",
                  [](pb::CloneSet& cs) { cs.mutable_spec()->add_volume_claim_templates_json(R"({"spec":{}})"); },
                  "spec.volumeClaimTemplates[0].metadata.name", "required"},
