@@ -41,8 +41,8 @@ void Remove(pb::CloneSetStatus& status, std::string_view type) {
 }
 
 // The generic SetCondition rule (§7.4, "set"): same status and reason -> untouched; same status, other reason
-// -> replaced keeping lastTransitionTime; otherwise replaced. Replacement keeps the condition's position so the
-// order of conditions is stable across plans.
+// -> replaced keeping lastTransitionTime; otherwise replaced. As upstream, a replaced condition moves to the end
+// of the list.
 void Set(pb::CloneSetStatus& status, std::string_view type, std::string_view cond_status, std::string_view reason,
          std::string_view message, absl::Time now) {
   pb::Condition* existing = Find(status, type);
@@ -58,11 +58,8 @@ void Set(pb::CloneSetStatus& status, std::string_view type, std::string_view con
   } else {
     SetTimestamp(now, next.mutable_last_transition_time());
   }
-  if (existing != nullptr) {
-    *existing = std::move(next);
-  } else {
-    *status.add_conditions() = std::move(next);
-  }
+  Remove(status, type);
+  *status.add_conditions() = std::move(next);
 }
 
 // FailedScale/FailedUpdate: set with the current message while the stage fails. Unlike upstream (never refreshed,
@@ -166,9 +163,11 @@ void ComputeProgressing(const PlanContext& ctx, pb::CloneSetStatus& s, PlanBuild
   }
   Set(s, kProgressing, "True", kReasonUpdated, "CloneSet is progressing", ctx.now);
   const pb::Condition* cond = Find(s, kProgressing);
-  absl::Duration d = ToTime(cond->last_update_time()) + deadline - ctx.now;
-  if (d >= absl::Seconds(1)) d += absl::Seconds(1);
-  plan.PushRequeue(d);
+  // Plan again one second after the deadline, when "deadline before now" holds. Upstream adds the second only
+  // when at least a second is left; with less it plans again at the deadline itself, where the deadline has not
+  // yet passed and nothing is left to wait for, so the condition would wait for some other event to turn False.
+  const absl::Duration d = ToTime(cond->last_update_time()) + deadline - ctx.now;
+  plan.PushRequeue(d + absl::Seconds(1));
 }
 
 // §7.5 minReadySeconds requeue. Upstream requeues after the full minReadySeconds whenever available != ready;
