@@ -55,6 +55,10 @@ ABSL_FLAG(bool, planner_pod_table, true,
 ABSL_FLAG(bool, planner_in_place_batches, true,
           "Let the planner start runs of in-place updates as one StartInPlaceUpdates action (expanded here into the "
           "same per-pod writes); false asks for per-pod actions");
+// Until the executor takes upstream's --feature_gates: the one gate the in-place resize needs, for its tests.
+ABSL_FLAG(bool, in_place_workload_vertical_scaling, false,
+          "Upstream's InPlaceWorkloadVerticalScaling gate: a template change of only cpu/memory requests and limits "
+          "that keeps the pod's QoS class is applied in place through pods/resize (docs/semantics.md 5.7)");
 ABSL_FLAG(double, qps, 0, "Client-side API request rate limit; 0 = unlimited (server-side priority and fairness)");
 ABSL_FLAG(int32_t, burst, 0, "Client-side burst with --qps");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics address (port 0 = any)");
@@ -182,6 +186,20 @@ int Run() {
   // the CloneSet's next plan. 10 000 waiting events (a few MB) before a worker waits for the writes.
   QueuedEventSink sink(recorder_sink, 10000);
   Expectations expectations(absl::GetFlag(FLAGS_expectation_timeout));
+  pb::FeatureGates feature_gates;
+  feature_gates.set_in_place_workload_vertical_scaling(absl::GetFlag(FLAGS_in_place_workload_vertical_scaling));
+  // The resize subresource (Kubernetes 1.32 and later), asked once: without it resources changes recreate pods.
+  bool serves_pod_resize = true;
+  if (feature_gates.in_place_workload_vertical_scaling()) {
+    const absl::StatusOr<bool> served = kube::ServesResource(**client, "/api/v1", "pods/resize");
+    if (served.ok()) serves_pod_resize = *served;
+    if (!served.ok() || !serves_pod_resize) {
+      Log(LogLevel::kWarn,
+          served.ok() ? "the API server does not serve pods/resize: resources changes recreate pods"
+                      : "cannot read the API server's discovery: pods/resize is assumed until a resize answers 404",
+          {{"gate", "InPlaceWorkloadVerticalScaling"}, {"error", served.ok() ? "" : served.status().ToString()}});
+    }
+  }
   Reconciler reconciler({.cache = &cache,
                          .planner = planner->get(),
                          .client = client->get(),
@@ -193,6 +211,8 @@ int Run() {
                          .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism)),
                          .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
                          .planner_in_place_batches = absl::GetFlag(FLAGS_planner_in_place_batches),
+                         .feature_gates = feature_gates,
+                         .serves_pod_resize = serves_pod_resize,
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
                            Log(LogLevel::kWarn, "pods sent as objects instead of a pod table (logged once per cause)",
                                {{"key", key}, {"error", error.ToString()}});

@@ -100,6 +100,8 @@ struct RequestOptions {
   bool pod_table = true;
   // Set PlanRequest.accept_in_place_batches (a planner that predates batches ignores it).
   bool in_place_batches = true;
+  // PlanRequest.feature_gates; the default is upstream's defaults.
+  pb::FeatureGates feature_gates;
 };
 
 // What the request is made of: the CloneSet and the objects it owns, in any order.
