@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "base/time_format.h"
 #include "common/image_ref.h"
+#include "common/resources.h"
 
 namespace cloneset::devcluster {
 std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char*> path) {
@@ -103,6 +104,8 @@ void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
     if (!spec.contains("dnsPolicy")) spec["dnsPolicy"] = "ClusterFirst";
     if (!spec.contains("enableServiceLinks")) spec["enableServiceLinks"] = true;
     if (!spec.contains("securityContext")) spec["securityContext"] = nlohmann::json::object();
+    // SetDefaults_Pod: requests default to limits (pods only, not templates).
+    common::DefaultRequestsFromLimits(spec);
     for (const char* list : {"containers", "initContainers"}) {
       if (!spec.contains(list) || !spec[list].is_array()) continue;
       for (auto& c : spec[list]) {
@@ -471,6 +474,8 @@ std::vector<FieldError> ValidatePodUpdate(const nlohmann::json& old_pod, const n
   }
   return errors;
 }
+
+nlohmann::json SemanticForm(const nlohmann::json& v) { return Normalized(v); }
 
 std::string QualifiedName(const ResourceType& type, std::string_view name) {
   return absl::StrCat(type.Id(), " \"", std::string(name), "\"");
