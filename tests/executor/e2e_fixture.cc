@@ -7,10 +7,11 @@
 #include "absl/time/clock.h"
 
 namespace cloneset::testing {
-std::string E2eCluster::Start() {
+std::string E2eCluster::Start(const std::vector<std::string>& executor_flags) {
   if (std::string err = stack_.Start(); !err.empty()) return err;
   ExecutorOptions executor;
   executor.wait_ready = true;
+  executor.flags = executor_flags;
   return stack_.StartExecutor(kExecutor, executor);
 }
 
@@ -64,11 +65,12 @@ PodWatch::Stats PodWatch::Finish() {
 }
 
 E2eCluster* E2eTest::cluster_ = nullptr;
+std::vector<std::string> E2eTest::executor_flags_;
 
 void E2eTest::SetUpTestSuite() {
   if (cluster_ != nullptr) return;
   cluster_ = new E2eCluster();
-  const std::string err = cluster_->Start();
+  const std::string err = cluster_->Start(executor_flags_);
   if (!err.empty()) {
     std::cerr << "cluster start failed: " << err << "\n";
     cluster_->Stop();

@@ -31,9 +31,9 @@ struct PodInfo {
 // The processes (tests/support/stack.h), shared by every test of the binary.
 class E2eCluster {
  public:
-  // Starts devcluster (fast simulated kubelet), planner, the CloneSet CRD and the executor "e2e", and waits until
-  // the executor is ready. Empty on success.
-  std::string Start();
+  // Starts devcluster (fast simulated kubelet), planner, the CloneSet CRD and the executor "e2e" with
+  // `executor_flags`, and waits until the executor is ready. Empty on success.
+  std::string Start(const std::vector<std::string>& executor_flags = {});
   void Stop() { stack_.Stop(); }
   const std::string& dir() const { return stack_.dir(); }
   std::string ExecutorLog() const { return stack_.ExecutorLog(kExecutor); }
@@ -96,6 +96,8 @@ class E2eTest : public ::testing::Test {
   std::unique_ptr<PodWatch> Watch(const std::string& app, size_t initial);
 
   static E2eCluster* cluster_;
+  // Flags of the binary's executor: a suite sets them in its own SetUpTestSuite before calling E2eTest's.
+  static std::vector<std::string> executor_flags_;
   std::string ns_;
 };
 
