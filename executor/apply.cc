@@ -293,7 +293,9 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
   }
   if (kube::IsConflict(resp.status())) {
     std::string object_path = req->path;
-    if (object_path.ends_with("/status")) object_path.resize(object_path.size() - 7);
+    for (std::string_view sub : {"/status", "/resize"}) {
+      if (object_path.ends_with(sub)) object_path.resize(object_path.size() - sub.size());
+    }
     ReReadAfterConflict(st.key, kind, object_path, name);
   }
   if (!resp.ok()) return resp.status();

@@ -142,9 +142,6 @@ TEST_F(ResizeApplyTest, WithoutTheSubresourceResizesTurnIntoRecreation) {
   ::testing::Mock::VerifyAndClearExpectations(&events_);
 
   // From now on the planner is asked without the gate (it recreates such pods).
-  Expectations fresh(absl::Minutes(5));
-  ReconcilerDeps deps = GateDeps();
-  deps.expectations = &fresh;
   EXPECT_CALL(planner_, Validate(_)).WillRepeatedly(Return(pb::ValidateResponse()));
   EXPECT_CALL(planner_, Plan(Truly([](const pb::PlanRequest& r) { return !GateOn(r); })))
       .WillOnce(testing::AnswerLikeAPlanner(pb::PlanResponse()));

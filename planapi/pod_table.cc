@@ -1,3 +1,5 @@
+// Size: one format's encoder (rows, the builder), its checked view and its materializer: each walks the same column
+// layout, which they must change in step.
 #include "planapi/pod_table.h"
 
 #include <algorithm>
@@ -235,9 +237,8 @@ void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row, const PodRo
   const auto resources = [&](const google::protobuf::Map<std::string, std::string>& requests,
                              const google::protobuf::Map<std::string, std::string>& limits) {
     row->values.push_back(static_cast<int64_t>(requests.size() + limits.size()));
-    for (const auto& [kind, list] : {std::pair<std::string_view, const google::protobuf::Map<std::string, std::string>*>{
-                                         "requests", &requests},
-                                     {"limits", &limits}}) {
+    using Named = std::pair<std::string_view, const google::protobuf::Map<std::string, std::string>*>;
+    for (const auto& [kind, list] : {Named{"requests", &requests}, Named{"limits", &limits}}) {
       for (const auto* entry : SortedEntries(*list, entries)) {
         shared(kind);
         shared(entry->first);
