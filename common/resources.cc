@@ -97,7 +97,9 @@ absl::StatusOr<__int128> QuantityNanos(std::string_view text) {
   }
   if (digits == 0) return NotAQuantity(text, "no digits");
   Suffix suffix;
-  if (!ReadSuffix(text.substr(i), &suffix)) return NotAQuantity(text, absl::StrCat("unknown suffix \"", text.substr(i), "\""));
+  if (!ReadSuffix(text.substr(i), &suffix)) {
+    return NotAQuantity(text, absl::StrCat("unknown suffix \"", text.substr(i), "\""));
+  }
   Int128 value = mantissa;
   for (int b = 0; b < suffix.binary; ++b) {
     if (!Scale(value, 1024)) return NotAQuantity(text, "too large");

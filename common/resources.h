@@ -34,9 +34,10 @@ std::string_view QosClassName(QosClass qos);
 
 // Kubernetes' ComputePodQOS over a pod spec (a PodSpec as JSON; a template's `spec`): the cpu and memory requests
 // and limits of its containers and init containers, values of zero ignored. BestEffort when none is set;
-// Guaranteed when every container limits both cpu and memory and the summed requests equal the summed limits
-// Burstable otherwise. On a template, apply DefaultRequestsFromLimits first to get the class of its pods. A quantity that does not parse counts as not set. Pod-level resources
-// (spec.resources) are not read: a pod with them cannot be resized (the API server refuses it).
+// Guaranteed when every container limits both cpu and memory and the summed requests equal the summed limits;
+// Burstable otherwise. On a template, apply DefaultRequestsFromLimits first to get the class of its pods. A
+// quantity that does not parse counts as not set. Pod-level resources (spec.resources) are not read: a pod with
+// them cannot be resized (the API server refuses it).
 QosClass PodQosClass(const nlohmann::json& pod_spec);
 
 // The API server's defaulting of a pod (SetDefaults_Pod, not applied to templates): a container (or init

@@ -221,7 +221,14 @@ bool PodUsesClaim(const nlohmann::json& pod, const std::string& claim) {
 
 void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object) {
   const std::string id = type.Id();
-  if (id == "pods" || id == "persistentvolumeclaims" || id == "persistentvolumes") {
+  if (id == "pods") {
+    // The class kube-apiserver computes when it creates the pod (requests defaulted from limits first); it never
+    // changes afterwards, and a resize may not change it.
+    nlohmann::json spec = object.contains("spec") ? object["spec"] : nlohmann::json::object();
+    common::DefaultRequestsFromLimits(spec);
+    object["status"] = {{"phase", "Pending"},
+                        {"qosClass", std::string(common::QosClassName(common::PodQosClass(spec)))}};
+  } else if (id == "persistentvolumeclaims" || id == "persistentvolumes") {
     object["status"] = {{"phase", "Pending"}};
   } else if (id == "namespaces") {
     object["status"] = {{"phase", "Active"}};
