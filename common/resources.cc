@@ -22,8 +22,8 @@ Int128 Pow10(int n) {
   return v;
 }
 
-absl::Status NotAQuantity(std::string_view text, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("quantity \"", text, "\": ", why));
+absl::Status NotAQuantity(std::string_view text, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("quantity \"", std::string(text), "\": ", why));
 }
 
 // Multiplies `v` by `factor` (positive), failing past kLimit.
@@ -61,7 +61,8 @@ bool ReadSuffix(std::string_view s, Suffix* out) {
   }
   if (s.size() >= 2 && (s[0] == 'e' || s[0] == 'E')) {
     int exponent = 0;
-    if (!absl::SimpleAtoi(s.substr(1), &exponent) || s[1] == ' ') return false;
+    const std::string_view digits = s.substr(1);
+    if (!absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()), &exponent) || s[1] == ' ') return false;
     if (exponent > 100 || exponent < -100) return false;
     out->decimal = exponent;
     return true;
@@ -98,7 +99,7 @@ absl::StatusOr<__int128> QuantityNanos(std::string_view text) {
   if (digits == 0) return NotAQuantity(text, "no digits");
   Suffix suffix;
   if (!ReadSuffix(text.substr(i), &suffix)) {
-    return NotAQuantity(text, absl::StrCat("unknown suffix \"", text.substr(i), "\""));
+    return NotAQuantity(text, absl::StrCat("unknown suffix \"", std::string(text.substr(i)), "\""));
   }
   Int128 value = mantissa;
   for (int b = 0; b < suffix.binary; ++b) {
@@ -115,9 +116,9 @@ absl::StatusOr<__int128> QuantityNanos(std::string_view text) {
   return negative ? -value : value;
 }
 
-absl::StatusOr<__int128> QuantityNanos(const Json& value) {
-  if (value.is_string()) return QuantityNanos(value.get_ref<const std::string&>());
-  if (value.is_number()) return QuantityNanos(value.dump());
+absl::StatusOr<__int128> JsonQuantityNanos(const Json& value) {
+  if (value.is_string()) return QuantityNanos(std::string_view(value.get_ref<const std::string&>()));
+  if (value.is_number()) return QuantityNanos(std::string_view(value.dump()));
   return absl::InvalidArgumentError(absl::StrCat("quantity ", value.dump(), ": not a string or a number"));
 }
 
@@ -128,7 +129,7 @@ bool SameQuantity(std::string_view a, std::string_view b) {
   return x.ok() && y.ok() && *x == *y;
 }
 
-std::string_view QosClassName(QosClass qos) {
+const char* QosClassName(QosClass qos) {
   switch (qos) {
     case QosClass::kBestEffort: return "BestEffort";
     case QosClass::kBurstable: return "Burstable";
@@ -146,7 +147,7 @@ QosClass PodQosClass(const Json& pod_spec) {
     if (!list.is_object()) return;
     for (const auto& [name, quantity] : list.items()) {
       if (!ResizableResource(name)) continue;
-      const absl::StatusOr<Int128> v = QuantityNanos(quantity);
+      const absl::StatusOr<Int128> v = JsonQuantityNanos(quantity);
       if (!v.ok() || *v <= 0) continue;
       auto& sum = sums[name == "cpu" ? 0 : 1];
       sum.first = true;

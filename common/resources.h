@@ -21,7 +21,7 @@ namespace cloneset::common {
 // past 10^27 (1000 Ei is about 1.2 * 10^21).
 absl::StatusOr<__int128> QuantityNanos(std::string_view text);
 // The same for a JSON value: a string, or a number (its literal, as resource.Quantity's UnmarshalJSON reads it).
-absl::StatusOr<__int128> QuantityNanos(const nlohmann::json& value);
+absl::StatusOr<__int128> JsonQuantityNanos(const nlohmann::json& value);
 // Whether two quantities have the same value ("1" and "1000m", "1Gi" and "1073741824"); texts that are not
 // quantities are equal only when they are the same text.
 bool SameQuantity(std::string_view a, std::string_view b);
@@ -30,7 +30,7 @@ bool SameQuantity(std::string_view a, std::string_view b);
 inline bool ResizableResource(std::string_view name) { return name == "cpu" || name == "memory"; }
 
 enum class QosClass { kBestEffort, kBurstable, kGuaranteed };
-std::string_view QosClassName(QosClass qos);
+const char* QosClassName(QosClass qos);
 
 // Kubernetes' ComputePodQOS over a pod spec (a PodSpec as JSON; a template's `spec`): the cpu and memory requests
 // and limits of its containers and init containers, values of zero ignored. BestEffort when none is set;

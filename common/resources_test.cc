@@ -50,8 +50,8 @@ TEST(QuantityNanosTest, RefusesWhatIsNoQuantity) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(QuantityNanos(std::string_view(bad)).ok());
   }
-  EXPECT_FALSE(QuantityNanos(Json(true)).ok());
-  EXPECT_TRUE(QuantityNanos(Json(2)).ok());
+  EXPECT_FALSE(JsonQuantityNanos(Json(true)).ok());
+  EXPECT_TRUE(JsonQuantityNanos(Json(2)).ok());
 }
 
 TEST(SameQuantityTest, ComparesValues) {
@@ -109,7 +109,7 @@ TEST(PodQosClassTest, Table) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(PodQosClass(c.spec), c.want);
   }
-  EXPECT_EQ(QosClassName(QosClass::kGuaranteed), "Guaranteed");
+  EXPECT_STREQ(QosClassName(QosClass::kGuaranteed), "Guaranteed");
   EXPECT_EQ(PodQosClass(Json()), QosClass::kBestEffort);
 }
 

@@ -79,7 +79,7 @@ void ValidateRequirements(const Json& container, const std::string& path, std::v
   for (const auto& [list, values] : {std::pair{"limits", &limits}, std::pair{"requests", &requests}}) {
     if (!values->is_object()) continue;
     for (const auto& [name, quantity] : values->items()) {
-      const absl::StatusOr<__int128> v = common::QuantityNanos(quantity);
+      const absl::StatusOr<__int128> v = common::JsonQuantityNanos(quantity);
       if (v.ok() && *v < 0) {
         errors.push_back({"FieldValueInvalid", absl::StrCat(path, ".", list, "[", name, "]"),
                           absl::StrCat("Invalid value: \"", Text(quantity), "\": must be greater than or equal to 0")});
@@ -89,8 +89,8 @@ void ValidateRequirements(const Json& container, const std::string& path, std::v
   if (!requests.is_object() || !limits.is_object()) return;
   for (const auto& [name, quantity] : requests.items()) {
     if (!limits.contains(name)) continue;
-    const absl::StatusOr<__int128> request = common::QuantityNanos(quantity);
-    const absl::StatusOr<__int128> limit = common::QuantityNanos(limits[name]);
+    const absl::StatusOr<__int128> request = common::JsonQuantityNanos(quantity);
+    const absl::StatusOr<__int128> limit = common::JsonQuantityNanos(limits[name]);
     if (request.ok() && limit.ok() && *request > *limit) {
       errors.push_back({"FieldValueInvalid", path + ".requests",
                         absl::StrCat("Invalid value: \"", Text(quantity), "\": must be less than or equal to ", name,

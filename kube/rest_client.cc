@@ -131,7 +131,7 @@ absl::StatusOr<bool> ServesResource(RestClient& client, std::string_view group_v
   if (!body.ok()) return body.status();
   const nlohmann::json list = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
   if (!list.is_object() || !list.contains("resources") || !list["resources"].is_array()) {
-    return absl::InternalError(absl::StrCat("GET ", group_version_path, ": not an APIResourceList"));
+    return absl::InternalError(absl::StrCat("GET ", std::string(group_version_path), ": not an APIResourceList"));
   }
   for (const nlohmann::json& r : list["resources"]) {
     if (r.is_object() && r.value("name", "") == resource) return true;

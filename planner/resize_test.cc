@@ -42,12 +42,6 @@ Json Template(const Json& requests, const Json& limits, const std::string& image
 const Json kBurstableRequests = {{"cpu", "100m"}, {"memory", "128Mi"}};
 const Json kBurstableLimits = {{"cpu", "200m"}, {"memory", "256Mi"}};
 
-PlanContext GateOn() {
-  PlanContext ctx;
-  ctx.gates.set_in_place_workload_vertical_scaling(true);
-  return ctx;
-}
-
 struct SpecCase {
   std::string name;
   Json old_template;
@@ -311,7 +305,7 @@ TEST(ResizePlanTest, ResizeOnlyKeepsThePodReadyAndMarksItUpdating) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const std::string labels = absl::StrCat("controller-revision-hash=", r.new_revision,
                                           ",lifecycle.apps.kruise.io/state=Updating,pod-template-hash=",
-                                          ShortHash(r.new_revision));
+                                          std::string(ShortHash(r.new_revision)));
   // One pod (maxUnavailable 1): the resize of only the changed value, then the patch; no InPlaceUpdateReady=False.
   EXPECT_THAT(Actions(*plan),
               ElementsAre("resize cs-p0 in-place-update main:requests=:limits=cpu=300m",

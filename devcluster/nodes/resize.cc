@@ -59,7 +59,7 @@ int64_t Total(const std::vector<Json>& requests, const char* name, bool milli) {
   __int128 nanos = 0;
   for (const Json& r : requests) {
     if (!r.contains(name)) continue;
-    const absl::StatusOr<__int128> v = common::QuantityNanos(r[name]);
+    const absl::StatusOr<__int128> v = common::JsonQuantityNanos(r[name]);
     if (v.ok() && *v > 0) nanos += *v;
   }
   const __int128 unit = milli ? 1000000 : 1000000000;
