@@ -62,7 +62,7 @@ class PodResizeTest : public ::testing::Test {
 
   base::testing::FakeClock clock_{base::testing::FakeClock::k2026};
   Store store_{&clock_};
-  ApiServer api_{&store_, ApiServerOptions{.server_address = "127.0.0.1:1"}};
+  ApiServer api_{&store_, ApiServerOptions{.token = "", .server_address = "127.0.0.1:1"}};
 };
 
 TEST_F(PodResizeTest, ResizeChangesOnlyCpuAndMemory) {

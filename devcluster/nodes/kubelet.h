@@ -33,7 +33,7 @@ struct KubeletTiming {
   Duration crash_run = std::chrono::seconds(1);           // crash-loop: how long each attempt runs
   Duration crash_backoff = std::chrono::seconds(10);      // crash-loop / pull retry backoff base (doubles)
   Duration crash_backoff_max = std::chrono::seconds(300);
-  ResizeTiming resize;  // in-place resize (resize.h)
+  ResizeTiming resize{};  // in-place resize (resize.h)
 };
 
 // Faults from the pod annotation `devcluster.cloneset.io/fault`: comma-separated
@@ -42,7 +42,7 @@ struct PodFaults {
   bool image_pull_failure = false;
   bool crash_loop = false;
   Duration slow_start{};
-  ResizeFault resize;  // an in-place resize is held back: "Deferred" or "Infeasible"
+  ResizeFault resize{};  // an in-place resize is held back: "Deferred" or "Infeasible"
   std::string error;  // unparseable annotation entries (reported as a pod event-like message, ignored)
 };
 PodFaults ParsePodFaults(const nlohmann::json& pod);
@@ -76,7 +76,7 @@ struct NodeContext {
   std::string name;
   std::string host_ip;
   bool ready = true;
-  ResizeNode resize;  // the node's allocatable and what its other pods request, for in-place resizes
+  ResizeNode resize{};  // the node's allocatable and what its other pods request, for in-place resizes
 };
 
 using ImagePuller = std::function<ImageView(const std::string& image)>;
