@@ -86,6 +86,9 @@ struct WriteOptions {
   // `warnings`, "Strict" refuses the write (FailedPrecondition naming the fields).
   std::string field_validation = "Warn";
   std::vector<std::string>* warnings = nullptr;
+  // Pods only, with status = false: the write is one of the pods/resize subresource (pod_resize.h): only the
+  // containers' resources and resize policies are taken from it, validated as kube-apiserver's ValidatePodResize.
+  bool pod_resize = false;
 };
 
 struct DeleteOptions {

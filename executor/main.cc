@@ -206,6 +206,19 @@ int Run() {
   // the CloneSet's next plan. 10 000 waiting events (a few MB) before a worker waits for the writes.
   QueuedEventSink sink(recorder_sink, 10000);
   Expectations expectations(absl::GetFlag(FLAGS_expectation_timeout));
+  const pb::FeatureGates& feature_gates = gates->gates;
+  // The resize subresource (Kubernetes 1.32 and later), asked once: without it resources changes recreate pods.
+  bool serves_pod_resize = true;
+  if (feature_gates.in_place_workload_vertical_scaling()) {
+    const absl::StatusOr<bool> served = kube::ServesResource(**client, "/api/v1", "pods/resize");
+    if (served.ok()) serves_pod_resize = *served;
+    if (!served.ok() || !serves_pod_resize) {
+      Log(LogLevel::kWarn,
+          served.ok() ? "the API server does not serve pods/resize: resources changes recreate pods"
+                      : "cannot read the API server's discovery: pods/resize is assumed until a resize answers 404",
+          {{"gate", "InPlaceWorkloadVerticalScaling"}, {"error", served.ok() ? "" : served.status().ToString()}});
+    }
+  }
   Reconciler reconciler({.cache = &cache,
                          .planner = planner->get(),
                          .client = client->get(),
@@ -217,7 +230,8 @@ int Run() {
                          .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism)),
                          .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
                          .planner_in_place_batches = absl::GetFlag(FLAGS_planner_in_place_batches),
-                         .feature_gates = gates->gates,
+                         .feature_gates = feature_gates,
+                         .serves_pod_resize = serves_pod_resize,
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
                            Log(LogLevel::kWarn, "pods sent as objects instead of a pod table (logged once per cause)",
                                {{"key", key}, {"error", error.ToString()}});

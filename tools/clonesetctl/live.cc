@@ -306,6 +306,19 @@ std::string DescribeAction(const pb::Action& a) {
                           "): ", absl::StrJoin(conds, ", "));
       break;
     }
+    case pb::Action::kResizePod: {
+      std::vector<std::string> what;
+      for (const auto& c : a.resize_pod().containers()) {
+        for (const auto& [list, values] : {std::pair{"requests", &c.requests()}, std::pair{"limits", &c.limits()}}) {
+          std::vector<std::pair<std::string, std::string>> sorted(values->begin(), values->end());
+          std::sort(sorted.begin(), sorted.end());
+          for (const auto& [k, v] : sorted) what.push_back(absl::StrCat(c.name(), " ", list, ".", k, "=", v));
+        }
+      }
+      line = absl::StrCat("resize pod ", a.resize_pod().name(), " (", a.resize_pod().purpose(), "): ",
+                          absl::StrJoin(what, ", "));
+      break;
+    }
     case pb::Action::kDeletePvc: line = "delete PVC " + a.delete_pvc().name(); break;
     case pb::Action::kCreatePvc: {
       Json pvc = Json::parse(a.create_pvc().pvc_json(), nullptr, false);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/resources.h"
 #include "planner/context.h"
 #include "planner/context_builder.h"
 #include "planner/predicates.h"
@@ -288,9 +289,14 @@ std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<p
   const std::string& update_revision = cs.status().update_revision();
   int updated = 0, unavailable = 0, active = 0;
   std::vector<std::string> hooked;
+  std::vector<std::string> resizes;  // in-place resizes the kubelet holds back
   for (const pb::Pod& pod : pods) {
     if (!planner::IsActive(pod)) continue;
     ++active;
+    if (const common::ResizeProgress p = common::PodResizeProgress(pod); p.state == common::ResizeState::kPending) {
+      resizes.push_back(absl::StrCat(pod.metadata().name(), " (", p.reason, p.message.empty() ? "" : ": ", p.message,
+                                     ")"));
+    }
     if (!update_revision.empty() && planner::RevisionMatches(pod, update_revision)) ++updated;
     if (!planner::IsAvailable(pod, resolved->min_ready_seconds, now)) ++unavailable;
     const std::string_view state = planner::LifecycleState(pod);
@@ -314,6 +320,10 @@ std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<p
   if (!hooked.empty()) {
     out.push_back(absl::StrCat("lifecycle hook: ", absl::StrJoin(hooked, ", "),
                                " waiting for the hook's label to be cleared"));
+  }
+  if (!resizes.empty()) {
+    out.push_back(absl::StrCat("in-place resize held back by the kubelet: ", absl::StrJoin(resizes, ", "),
+                               " (Deferred: retried when the node has room; Infeasible: change the template)"));
   }
   return out;
 }

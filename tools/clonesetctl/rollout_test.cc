@@ -295,6 +295,18 @@ TEST(HoldReasons, NamesWhatHoldsTheRollout) {
                           "lifecycle hook: web-c (PreparingUpdate) waiting for the hook's label to be cleared"));
   pods[2] = Pod("web-c", "web-old", true);
   EXPECT_THAT(HoldReasons(cs, pods, now, {}), ElementsAre());
+  // An in-place resize the kubelet holds back (the pod is Updating, so unavailable too).
+  pods[0] = Pod("web-a", "web-abc", true, planner::kStateUpdating);
+  auto* pending = pods[0].add_conditions();
+  pending->set_type("PodResizePending");
+  pending->set_status("True");
+  pending->set_reason("Infeasible");
+  pending->set_message("Node didn't have enough capacity: cpu, requested: 64000, capacity: 8000");
+  EXPECT_THAT(HoldReasons(cs, pods, now, {}),
+              ElementsAre("maxUnavailable budget spent: 1 of 5 pods unavailable, maxUnavailable 1",
+                          "in-place resize held back by the kubelet: web-a (Infeasible: Node didn't have enough "
+                          "capacity: cpu, requested: 64000, capacity: 8000) (Deferred: retried when the node has room; "
+                          "Infeasible: change the template)"));
 }
 
 TEST(RenderConditions, EveryConditionWithItsStatus) {
