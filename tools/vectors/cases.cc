@@ -499,6 +499,41 @@ Case ComputeRevisionError() {
 }
 
 
+// A template whose container "main" asks for `cpu_limit` (requests 100m cpu / 128Mi, memory limit 256Mi): burstable.
+std::string ResourcesTemplate(const std::string& cpu_limit) {
+  return absl::StrCat(
+      R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"nginx:1.25",)",
+      R"("resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":")", cpu_limit,
+      R"(","memory":"256Mi"}}}]}})");
+}
+
+Case InPlaceResize() {
+  CloneSetBuilder old_cs = CloneSetBuilder().Replicas(2).UpdateType("InPlaceIfPossible").Template(
+      ResourcesTemplate("200m"));
+  CloneSetBuilder new_cs = CloneSetBuilder()
+                               .Replicas(2)
+                               .UpdateType("InPlaceIfPossible")
+                               .MaxUnavailable(t::Int(1))
+                               .Template(ResourcesTemplate("300m"));
+  const pb::ControllerRevision r1 = StoredRevision(old_cs, 1);
+  const pb::ControllerRevision r2 = StoredRevision(new_cs, 2);
+  std::vector<pb::Pod> pods;
+  for (int i = 0; i < 2; ++i) {
+    pods.push_back(RunningPod(absl::StrCat("p", i), r1.metadata().name())
+                       .Resources("main", {{"cpu", "100m"}, {"memory", "128Mi"}},
+                                  {{"cpu", "200m"}, {"memory", "256Mi"}}));
+  }
+  pb::CloneSet cs = new_cs.Status(r1.metadata().name(), r1.metadata().name());
+  cs.mutable_metadata()->set_generation(2);
+  pb::PlanRequest request = t::Request(cs, pods, {}, {r1, r2});
+  request.mutable_feature_gates()->set_in_place_workload_vertical_scaling(true);
+  return PlanCase("plan_in_place_resize",
+                  "A cpu limit change (200m -> 300m) with InPlaceIfPossible and the InPlaceWorkloadVerticalScaling "
+                  "gate on: one pod is resized in place through pods/resize (ResizePod, only the changed value) "
+                  "then patched to the new revision; it stays ready.",
+                  std::move(request));
+}
+
 Case Idle() {
   Steady s = MakeSteady(CloneSetBuilder().Replicas(3), 3);
   return PlanCase("plan_idle",
@@ -550,6 +585,7 @@ std::vector<Case> AllCases() {
       OnDelete(),
       ProgressDeadlineExceeded(),
       ClaimTemplateRemoved(),
+      InPlaceResize(),
       InvalidPartition(),
       NumericStringMaxSurge(),
       UnknownUpdateType(),
