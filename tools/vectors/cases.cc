@@ -1,3 +1,4 @@
+// Size: one function per shared vector and the list of them all; the cases share the rollout fixtures above them.
 #include "tools/vectors/cases.h"
 
 #include <utility>
