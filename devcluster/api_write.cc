@@ -181,6 +181,12 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
     return JsonResponse(200, ScaleOf(route.type, *r));
   }
   if (auto e = FillNamespace(*obj, route.type, route.ns)) return std::move(*e);
+  // A body of another version than the URL's is refused as kube-apiserver's decoder refuses it (a type served in
+  // several versions would otherwise take one version's object for another's).
+  if (auto v = obj->find("apiVersion"); v != obj->end() && *v != route.type.ApiVersion())
+    return StatusError(400, "BadRequest",
+                       absl::StrCat("the API version in the data (", v->dump(), ") does not match the expected API "
+                                    "version (", route.type.ApiVersion(), ")"));
   std::string name = NameOf(*obj);
   if (name.empty()) (*obj)["metadata"]["name"] = name = route.name;
   if (name != route.name)

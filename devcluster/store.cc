@@ -414,9 +414,15 @@ class StoreOwnerLookup final : public OwnerLookup {
   }
 
  private:
+  // An owner reference may name any version the owner's type is served in (the executor's pods name v1alpha1 of
+  // CloneSets stored as v1beta1).
   const TypeState* Resolve(std::string_view api_version, std::string_view kind) const {
-    for (const auto& [id, ts] : types_)
-      if (ts->type.kind == kind && ts->type.ApiVersion() == api_version) return ts.get();
+    for (const auto& [id, ts] : types_) {
+      if (ts->type.kind != kind) continue;
+      if (ts->type.ApiVersion() == api_version) return ts.get();
+      for (const ServedVersion& v : ts->type.served)
+        if (absl::StrCat(ts->type.group, "/", v.name) == api_version) return ts.get();
+    }
     return nullptr;
   }
   const std::map<std::string, std::shared_ptr<TypeState>, std::less<>>& types_;

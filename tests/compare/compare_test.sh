@@ -247,17 +247,18 @@ case_subresources() {
   poll 120 "4 ready pods" ready $ns web 4
   expect_eq "scale status follows" 4 "$(api GET $base/scale | cut -d' ' -f2- | json 'd["status"]["replicas"]')"
   # Status write: spec changes in the body are ignored. Main write: status changes are ignored. (The executor writes
-  # the status too, so a 409 is retried with a fresh read.)
+  # the status too, so a 409 is retried with a fresh read; read in v1alpha1, the version of $base, not kubectl's
+  # default v1beta1.)
   local i out
   for i in 1 2 3 4 5; do
-    out=$(kc -n $ns get cloneset web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], replicas=9), status=dict(d["status"], labelSelector="written-by-test")))')
+    out=$(kc -n $ns get clonesets.v1alpha1.apps.kruise.io web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], replicas=9), status=dict(d["status"], labelSelector="written-by-test")))')
     r=$(api PUT $base/status -H 'Content-Type: application/json' -d "$out")
     [ "$(code_of "$r")" = 409 ] || break
   done
   expect_eq "PUT status: spec ignored, status stored" "200 4 written-by-test" \
     "$(code_of "$r") $(echo "${r#* }" | json '"%s %s" % (d["spec"]["replicas"], d["status"].get("labelSelector"))')"
   for i in 1 2 3 4 5; do
-    out=$(kc -n $ns get cloneset web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], minReadySeconds=1), status=dict(d["status"], replicas=77)))')
+    out=$(kc -n $ns get clonesets.v1alpha1.apps.kruise.io web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], minReadySeconds=1), status=dict(d["status"], replicas=77)))')
     r=$(api PUT $base -H 'Content-Type: application/json' -d "$out")
     [ "$(code_of "$r")" = 409 ] || break
   done
