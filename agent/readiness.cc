@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/inplace_completion.h"
+#include "common/resources.h"
 #include "imagepull/types.h"
 #include "nlohmann/json.hpp"
 
@@ -82,7 +83,9 @@ ReadinessDecision DecideReadiness(const pb::Pod& pod, absl::Time now) {
     return no("env-from-metadata update: left to the executor");
   }
   if (Get(state, "updateResources").is_boolean() && Get(state, "updateResources").get<bool>()) {
-    return no("resource update: left to the executor");
+    // The planner's rule (common/resources.h): the kubelet reports the spec's resources, no resize condition.
+    const common::ResizeProgress resize = common::PodResizeProgress(pod);
+    if (resize.state != common::ResizeState::kDone) return no(common::DescribeResize(resize));
   }
   const Json& last = Get(state, "lastContainerStatuses");
   if (last.is_object()) {

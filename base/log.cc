@@ -31,8 +31,10 @@ void JsonLogger::Log(LogLevel level, std::string_view msg, const LogFields& fiel
   if (!options_.component.empty()) line["component"] = options_.component;
   nlohmann::ordered_json nested = nlohmann::ordered_json::object();
   nlohmann::ordered_json& target = options_.nested_fields ? nested : line;
-  for (const auto& [key, value] : fields) {
-    std::visit([&](const auto& v) { target[key] = v; }, value);
+  // Not a structured binding: clang (the fuzz builds) does not let a lambda capture one before C++20's P1091.
+  for (const auto& field : fields) {
+    const auto& key = field.first;
+    std::visit([&](const auto& v) { target[key] = v; }, field.second);
   }
   if (options_.nested_fields) line["fields"] = std::move(nested);
   // Invalid UTF-8 in a field (e.g. from a request) must not throw: replace it.

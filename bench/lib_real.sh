@@ -50,8 +50,10 @@ sum_counts() {
 # configurations it insists on finding exist but hold no webhook, its certificates go to a directory (no Secret),
 # and the features that need the pod webhook or kruise-daemon are off (PodWebhook=false, KruiseDaemon=false; with
 # them on, the PodUnavailableBudget controller waits for a CRD that is not installed and the manager exits after
-# its 2-minute cache-sync timeout).
-# Sets KRUISE_PID; its log is $RUN_DIR/kruise-manager.log; it writes with User-Agent "kruise-manager".
+# its 2-minute cache-sync timeout). Those gates are $KRUISE_FEATURE_GATES, for an executor that stands in for it.
+# Sets KRUISE_PID and KRUISE_METRICS (host:port of its /metrics); its log is $RUN_DIR/kruise-manager.log; it writes
+# with User-Agent "kruise-manager".
+KRUISE_FEATURE_GATES="PodWebhook=false,KruiseDaemon=false"
 start_kruise_manager() {
   local bin port metrics health
   bin="$("$ROOT/run" tool kruise github.com/openkruise/kruise kruise-manager)" ||
@@ -67,13 +69,20 @@ kind: ValidatingWebhookConfiguration
 metadata: {name: kruise-validating-webhook-configuration}
 webhooks: []
 YAML
+  # KRUISE_LEADER_ELECTION=1: as installed by Kruise's chart, holding the Lease kruise-system/kruise-manager.
+  local election=(--enable-leader-election=false)
+  if [ "${KRUISE_LEADER_ELECTION:-0}" = 1 ]; then
+    kubectl get namespace kruise-system >/dev/null 2>&1 || kubectl create namespace kruise-system >/dev/null
+    election=(--enable-leader-election=true --leader-election-namespace=kruise-system)
+  fi
   port=$((20000 + RANDOM % 10000)); metrics=$((port + 1)); health=$((port + 2))
   WEBHOOK_HOST=127.0.0.1 WEBHOOK_PORT="$port" WEBHOOK_CERT_WRITER=fs WEBHOOK_CERT_DIR="$RUN_DIR/kruise-certs" \
-    KUBECONFIG="$KUBECONFIG" "$bin" --enable-leader-election=false --enable-pprof=false \
-    --feature-gates=PodWebhook=false,KruiseDaemon=false \
+    KUBECONFIG="$KUBECONFIG" "$bin" "${election[@]}" --enable-pprof=false \
+    --feature-gates="$KRUISE_FEATURE_GATES" \
     --metrics-addr="127.0.0.1:$metrics" --health-probe-addr="127.0.0.1:$health" \
     >"$RUN_DIR/kruise-manager.log" 2>&1 &
   KRUISE_PID=$!
+  KRUISE_METRICS="127.0.0.1:$metrics"
   local i
   for i in $(seq 1 120); do
     curl -sf "http://127.0.0.1:$health/readyz" >/dev/null 2>&1 && return 0

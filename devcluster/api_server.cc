@@ -353,10 +353,10 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
 ApiResponse ApiServer::HandleResource(const ApiRequest& req, Route& route) {
   const std::string& m = req.method;
   const std::string& sub = route.subresource;
-  if (!sub.empty() && sub != "status" && sub != "scale" && sub != "binding")
+  if (!sub.empty() && sub != "status" && sub != "scale" && sub != "binding" && sub != "resize")
     return StatusError(404, "NotFound", "the server could not find the requested resource");
   if ((sub == "status" && !route.type.has_status) || (sub == "scale" && !route.type.has_scale) ||
-      (sub == "binding" && route.type.Id() != kPods))
+      ((sub == "binding" || sub == "resize") && route.type.Id() != kPods))
     return StatusError(404, "NotFound", "the server could not find the requested resource");
   if (route.type.namespaced && !route.name.empty() && route.ns.empty())
     return StatusError(404, "NotFound", "the server could not find the requested resource");

@@ -195,6 +195,7 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
                                     route.name, ")"));
   ObjectPtr stored;
   if (!route.type.MultiVersion()) wo.stored = &stored;
+  wo.pod_resize = route.subresource == "resize";
   auto r = route.subresource == "status" ? store_->UpdateStatus(route.type.Id(), std::move(*obj), wo)
                                          : store_->Update(route.type.Id(), std::move(*obj), wo);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
@@ -243,6 +244,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
     return WithWarnings(JsonResponse(201, *created), collect.warnings);
   }
   bool status_only = route.subresource == "status";
+  wo.pod_resize = route.subresource == "resize";
   ObjectPtr stored;
   if (route.subresource != "scale" && !route.type.MultiVersion()) wo.stored = &stored;
   auto r = store_->Mutate(

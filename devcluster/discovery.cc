@@ -94,9 +94,13 @@ std::optional<json> ApiResourceList(const std::vector<ResourceType>& types, cons
       resources.push_back({{"name", t.resource + "/scale"}, {"singularName", ""}, {"namespaced", t.namespaced},
                            {"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"},
                            {"verbs", {"get", "patch", "update"}}});
-    if (t.Id() == "pods")
+    if (t.Id() == "pods") {
       resources.push_back({{"name", "pods/binding"}, {"singularName", ""}, {"namespaced", true},
                            {"kind", "Binding"}, {"verbs", {"create"}}});
+      // In-place resize of cpu/memory (Kubernetes 1.32 and later; object_meta.h ValidatePodResize).
+      resources.push_back({{"name", "pods/resize"}, {"singularName", ""}, {"namespaced", true},
+                           {"kind", "Pod"}, {"verbs", {"get", "patch", "update"}}});
+    }
   }
   if (resources.empty()) return std::nullopt;
   return json{{"kind", "APIResourceList"}, {"apiVersion", "v1"},

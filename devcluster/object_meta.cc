@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "base/time_format.h"
 #include "common/image_ref.h"
+#include "common/resources.h"
 
 namespace cloneset::devcluster {
 std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char*> path) {
@@ -103,6 +104,8 @@ void ApplyDefaults(std::string_view resource, nlohmann::json& object) {
     if (!spec.contains("dnsPolicy")) spec["dnsPolicy"] = "ClusterFirst";
     if (!spec.contains("enableServiceLinks")) spec["enableServiceLinks"] = true;
     if (!spec.contains("securityContext")) spec["securityContext"] = nlohmann::json::object();
+    // SetDefaults_Pod: requests default to limits (pods only, not templates).
+    common::DefaultRequestsFromLimits(spec);
     for (const char* list : {"containers", "initContainers"}) {
       if (!spec.contains(list) || !spec[list].is_array()) continue;
       for (auto& c : spec[list]) {
@@ -218,7 +221,14 @@ bool PodUsesClaim(const nlohmann::json& pod, const std::string& claim) {
 
 void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object) {
   const std::string id = type.Id();
-  if (id == "pods" || id == "persistentvolumeclaims" || id == "persistentvolumes") {
+  if (id == "pods") {
+    // The class kube-apiserver computes when it creates the pod (requests defaulted from limits first); it never
+    // changes afterwards, and a resize may not change it.
+    nlohmann::json spec = object.contains("spec") ? object["spec"] : nlohmann::json::object();
+    common::DefaultRequestsFromLimits(spec);
+    object["status"] = {{"phase", "Pending"},
+                        {"qosClass", std::string(common::QosClassName(common::PodQosClass(spec)))}};
+  } else if (id == "persistentvolumeclaims" || id == "persistentvolumes") {
     object["status"] = {{"phase", "Pending"}};
   } else if (id == "namespaces") {
     object["status"] = {{"phase", "Active"}};
@@ -471,6 +481,8 @@ std::vector<FieldError> ValidatePodUpdate(const nlohmann::json& old_pod, const n
   }
   return errors;
 }
+
+nlohmann::json SemanticForm(const nlohmann::json& v) { return Normalized(v); }
 
 std::string QualifiedName(const ResourceType& type, std::string_view name) {
   return absl::StrCat(type.Id(), " \"", std::string(name), "\"");

@@ -90,6 +90,10 @@ void SetPath(nlohmann::json& object, std::string_view path, nlohmann::json value
 // server's semantic comparison has it for lists and maps.
 std::vector<FieldError> ValidatePodUpdate(const nlohmann::json& old_pod, const nlohmann::json& new_pod);
 
+// The API server's semantic equality over JSON as a form to compare: null, [] and {} removed where they stand for
+// an absent field (recursively).
+nlohmann::json SemanticForm(const nlohmann::json& v);
+
 // "pods \"x\"" style qualified name used in error messages: <resource id> "<name>".
 std::string QualifiedName(const ResourceType& type, std::string_view name);
 

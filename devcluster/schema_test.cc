@@ -88,7 +88,7 @@ TEST(SchemaTest, RejectsWhatTheCrdForbids) {
        R"(Invalid value: "abc": spec.updateStrategy.partition in body should match '^[0-9]+(\.[0-9]+)?%$')", 2},
       {"unknown strategy type", [](json& o) { o["spec"]["updateStrategy"]["type"] = "Rolling"; },
        "spec.updateStrategy.type", "FieldValueNotSupported",
-       R"(Unsupported value: "Rolling": supported values: "ReCreate", "InPlaceIfPossible", "InPlaceOnly")", 2},
+       R"(Unsupported value: "Rolling": supported values: "ReCreate", "InPlaceIfPossible", "InPlaceOnly", "OnDelete")", 2},
       {"template required", [](json& o) { o["spec"].erase("template"); }, "spec.template", "FieldValueRequired",
        "Required value", 2},
       {"container name pattern", [](json& o) { o["spec"]["template"]["spec"]["containers"][0]["name"] = "Main_1"; },

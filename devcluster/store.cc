@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "devcluster/garbage_collector.h"
 #include "devcluster/object_meta.h"
+#include "devcluster/pod_resize.h"
 #include "devcluster/stored_object.h"
 #include "devcluster/versions.h"
 
@@ -645,7 +646,13 @@ absl::StatusOr<PreparedWrite> PrepareWrite(const ResourceType& stored_type, cons
   if (absl::Status s = ValidateMeta(meta); !s.ok()) return s;
   PreparedWrite out;
   nlohmann::json& next = out.next;
-  if (status) {
+  if (options.pod_resize && type.Id() == kPods && !status) {
+    next = MergePodResize(prev, incoming);
+    ApplyDefaults(type.Id(), next);
+    if (absl::Status s = FieldErrorsStatus(ValidatePodResize(prev, next)); !s.ok()) return s;
+    next["metadata"]["generation"] =
+        prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(type.Id(), prev, next) ? 1 : 0);
+  } else if (status) {
     next = prev;
     if (incoming.contains("status")) next["status"] = std::move(incoming["status"]);
     else next.erase("status");

@@ -90,6 +90,9 @@ struct WriteOptions {
   // object is admitted against that version's schema, given to Mutate callbacks and answered in it, and stored
   // converted to the storage version (versions.h), as kube-apiserver does.
   std::string version = "";
+  // Pods only, with status = false: the write is one of the pods/resize subresource (pod_resize.h): only the
+  // containers' resources and resize policies are taken from it, validated as kube-apiserver's ValidatePodResize.
+  bool pod_resize = false;
 };
 
 struct DeleteOptions {

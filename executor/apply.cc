@@ -2,6 +2,7 @@
 // API server, and that writer's translation of each action into API requests (see reconciler.h for the rules).
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -70,6 +71,17 @@ struct Reconciler::ApplyState {
   std::map<std::string, std::string> written_rv ABSL_GUARDED_BY(mu);
   // Pods whose status write showed metadata or spec changed since the snapshot: no spec patch from this plan.
   std::set<std::string> changed_pods ABSL_GUARDED_BY(mu);
+  // Pods this plan resized -> the pod (metadata and spec) the resize returned: what a later write of the same pod
+  // in this plan compares a fresh read with, in place of the snapshot's pod (whose resources are the old ones).
+  std::map<std::string, std::unique_ptr<pb::Pod>> resized ABSL_GUARDED_BY(mu);
+  // The pod a fresh read of `name` must still match (metadata and spec) for a write to be retried at its version.
+  const pb::Pod* ReferencePod(const std::string& name) {
+    {
+      absl::MutexLock l(&mu);
+      if (auto it = resized.find(name); it != resized.end()) return it->second.get();
+    }
+    return SnapshotPod(name);
+  }
 };
 
 // The plan applier's writer for one plan: the API server, through the Reconciler's clients, caches and
@@ -226,8 +238,17 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
   pb::Action action = original;
   ObjectKind kind = ObjectKind::kPod;
   std::string name;
-  if (action.has_patch_pod()) {
-    name = action.patch_pod().name();
+  // A pod's metadata/spec writes: PatchPod, and ResizePod (its pods/resize subresource).
+  const bool spec_write = action.has_patch_pod() || action.has_resize_pod();
+  const auto set_version = [&action](const std::string& rv) {
+    if (action.has_patch_pod()) {
+      action.mutable_patch_pod()->set_resource_version(rv);
+    } else {
+      action.mutable_resize_pod()->set_resource_version(rv);
+    }
+  };
+  if (spec_write) {
+    name = action.has_patch_pod() ? action.patch_pod().name() : action.resize_pod().name();
     absl::MutexLock l(&st.mu);
     if (st.changed_pods.count(name)) {
       // Our status write returned a pod whose metadata or spec is not what the planner saw: re-plan (the
@@ -236,10 +257,8 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
                                                     R"("code":409,"message":"pod )", name,
                                                     R"( changed since the snapshot"})"));
     }
-    // After our own status write in this plan, the precondition is the version that write returned.
-    if (auto it = st.written_rv.find(name); it != st.written_rv.end()) {
-      action.mutable_patch_pod()->set_resource_version(it->second);
-    }
+    // After our own write in this plan, the precondition is the version that write returned.
+    if (auto it = st.written_rv.find(name); it != st.written_rv.end()) set_version(it->second);
   } else if (action.has_patch_pod_status()) {
     name = action.patch_pod_status().name();
     absl::MutexLock l(&st.mu);
@@ -258,22 +277,25 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
   const kube::PatchType type =
       req->content_type == snapshot::kStrategicMergePatch ? kube::PatchType::kStrategicMerge : kube::PatchType::kMerge;
   auto resp = d_.client->Patch(req->path, type, req->body);
-  for (int attempt = 0; attempt < 3 && action.has_patch_pod() && kube::IsConflict(resp.status()); ++attempt) {
+  for (int attempt = 0; attempt < 3 && spec_write && kube::IsConflict(resp.status()); ++attempt) {
     // Fresh read and retry (semantics §0.6): a pod whose metadata and spec are still what the
-    // planner saw (only status moved on, e.g. the kubelet reacting to our InPlaceUpdateReady write) gets the same
-    // patch at its fresh version. Any metadata/spec change is a real conflict: re-plan.
+    // planner saw (only status moved on, e.g. the kubelet reacting to our InPlaceUpdateReady write or to our
+    // resize) gets the same patch at its fresh version; after our own resize, "what the planner saw" is the pod
+    // the resize returned. Any other metadata/spec change is a real conflict: re-plan.
     auto fresh = d_.client->Get(PodsPath(st.ns) + "/" + name);
     if (!fresh.ok()) break;
     const pb::Pod* pod = DecodeMetadataAndSpec(*fresh);
-    if (pod == nullptr || !SameMetadataAndSpec(*pod, st.SnapshotPod(name))) break;
-    action.mutable_patch_pod()->set_resource_version(pod->metadata().resource_version());
+    if (pod == nullptr || !SameMetadataAndSpec(*pod, st.ReferencePod(name))) break;
+    set_version(pod->metadata().resource_version());
     req = snapshot::ActionToPatch(action, st.ns, st.cs.metadata().name(), st.cs.api_version());
     if (!req.ok()) return req.status();
     resp = d_.client->Patch(req->path, type, req->body);
   }
   if (kube::IsConflict(resp.status())) {
     std::string object_path = req->path;
-    if (object_path.ends_with("/status")) object_path.resize(object_path.size() - 7);
+    for (std::string_view sub : {"/status", "/resize"}) {
+      if (object_path.ends_with(sub)) object_path.resize(object_path.size() - sub.size());
+    }
     ReReadAfterConflict(st.key, kind, object_path, name);
   }
   if (!resp.ok()) return resp.status();
@@ -291,12 +313,33 @@ absl::Status Reconciler::PatchFromAction(ApplyState& st, const pb::Action& origi
       st.written_rv.erase(name);
       st.changed_pods.insert(name);
     }
+  } else if (action.has_resize_pod()) {
+    const pb::Pod* pod = DecodeMetadataAndSpec(*resp);
+    absl::MutexLock l(&st.mu);
+    st.written_rv[name] = rv;
+    if (pod != nullptr) {
+      st.resized[name] = std::make_unique<pb::Pod>(*pod);
+    } else {
+      st.changed_pods.insert(name);  // nothing to check the pod's next write against: re-plan instead
+    }
   } else if (kind == ObjectKind::kPod) {
     absl::MutexLock l(&st.mu);
     st.written_rv[name] = rv;
   }
   Expect(st.key, kind, name, Want::kAtLeastVersion, rv);
   return absl::OkStatus();
+}
+
+absl::Status Reconciler::ResizeNotServed(ApplyState& st, const pb::ResizePod& resize, const absl::Status& error) {
+  // A 404 names either the pod (gone: the plan stops and the next snapshot shows it) or the subresource.
+  auto pod = d_.client->Get(PodsPath(st.ns) + "/" + resize.name());
+  if (!pod.ok()) return error;
+  const bool first = !resize_unsupported_.exchange(true);
+  const std::string message = absl::StrCat(
+      "the API server does not serve pods/resize (Kubernetes 1.32 and later do): pod ", resize.name(),
+      " is not resized in place; resources changes recreate pods from now on");
+  if (first) d_.events->Event(st.cs, "Warning", "PodResizeUnsupported", message);
+  return absl::FailedPreconditionError(message);
 }
 
 absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
@@ -353,6 +396,11 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
       auto resp = d_.client->Delete(
           absl::StrCat(snapshot::ImagePullJobsPath(st.ns), "/", action.delete_image_pull_job().name()), DeleteBody(""));
       return resp.ok() || absl::IsNotFound(resp.status()) ? absl::OkStatus() : resp.status();
+    }
+    case pb::Action::kResizePod: {
+      absl::Status s = PatchFromAction(st, action);
+      if (kube::HttpCode(s) == 404) return ResizeNotServed(st, action.resize_pod(), s);
+      return s;
     }
     case pb::Action::kPatchPod:
     case pb::Action::kPatchPodStatus:

@@ -32,8 +32,10 @@
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
 #include "kube/workqueue.h"
+#include "planapi/feature_gates.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "tools/cli/flag_aliases.h"
 #include "tools/cli/help.h"
 #include "imagepull/coordinator_loop.h"  // image pre-download coordinator
 
@@ -69,6 +71,13 @@ ABSL_FLAG(absl::Duration, readyz_failure_bound, absl::Seconds(10),
 ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(15), "Shard Lease duration");
 ABSL_FLAG(absl::Duration, renew_deadline, absl::Seconds(10), "Stop writing for a shard not renewed for this long");
 ABSL_FLAG(absl::Duration, retry_period, absl::Seconds(2), "Lease acquire/renew period");
+ABSL_FLAG(std::string, feature_gates, "",
+          "Upstream OpenKruise's feature gates as kruise-manager takes them (also spelled --feature-gates): "
+          "Name=true,Other=false; the CloneSet gates go to the planner with every plan request, the others are "
+          "accepted with a warning; an unknown gate or a bad value stops the executor (docs/semantics.md 0.2)");
+ABSL_FLAG(bool, cloneset_scaling_exclude_preparing_delete, false,
+          "Upstream's --cloneset-scaling-exclude-preparing-delete (also spelled so): pods in PreparingDelete do "
+          "not count as replicas when scaling, for every CloneSet");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long stopping (the reconciles in flight, releasing the Leases) may take before the "
           "executor exits anyway (the Deployment's terminationGracePeriodSeconds)");
@@ -115,6 +124,20 @@ int Run() {
   // Before any thread starts (they inherit the mask): the stop signals wait for Wait below.
   const base::StopSignals signals = base::StopSignals::Block();
 
+  // Upstream's gates, refused before anything starts: an executor that would plan differently from what it was
+  // told must not run.
+  const absl::StatusOr<planapi::FeatureGateSettings> gates = planapi::ParseFeatureGates(
+      absl::GetFlag(FLAGS_feature_gates), absl::GetFlag(FLAGS_cloneset_scaling_exclude_preparing_delete));
+  if (!gates.ok()) {
+    Log(LogLevel::kError, "invalid feature gates: the executor does not start",
+        {{"flag", "feature_gates"}, {"error", std::string(gates.status().message())}});
+    return 2;
+  }
+  for (const std::string& warning : gates->warnings) {
+    Log(LogLevel::kWarn, "feature gate accepted without effect", {{"flag", "feature_gates"}, {"detail", warning}});
+  }
+  Log(LogLevel::kInfo, "feature gates", {{"gates", planapi::DescribeGates(*gates)}});
+
   auto config = kube::LoadClientConfig(kube::ConfigSources::FromEnvironment(absl::GetFlag(FLAGS_kubeconfig)));
   if (!config.ok()) {
     Log(LogLevel::kError, "no cluster configuration",
@@ -159,6 +182,7 @@ int Run() {
   }
 
   ExecutorMetrics metrics(*registry);
+  metrics.FeatureGates(gates->honoured);
   kube::WorkQueue queue({.name = "cloneset", .registry = registry.get()});
   const std::string cloneset_api_version = absl::GetFlag(FLAGS_cloneset_api_version);
   if (cloneset_api_version != "apps.kruise.io/v1beta1" && cloneset_api_version != "apps.kruise.io/v1alpha1") {
@@ -192,6 +216,19 @@ int Run() {
   // the CloneSet's next plan. 10 000 waiting events (a few MB) before a worker waits for the writes.
   QueuedEventSink sink(recorder_sink, 10000);
   Expectations expectations(absl::GetFlag(FLAGS_expectation_timeout));
+  const pb::FeatureGates& feature_gates = gates->gates;
+  // The resize subresource (Kubernetes 1.32 and later), asked once: without it resources changes recreate pods.
+  bool serves_pod_resize = true;
+  if (feature_gates.in_place_workload_vertical_scaling()) {
+    const absl::StatusOr<bool> served = kube::ServesResource(**client, "/api/v1", "pods/resize");
+    if (served.ok()) serves_pod_resize = *served;
+    if (!served.ok() || !serves_pod_resize) {
+      Log(LogLevel::kWarn,
+          served.ok() ? "the API server does not serve pods/resize: resources changes recreate pods"
+                      : "cannot read the API server's discovery: pods/resize is assumed until a resize answers 404",
+          {{"gate", "InPlaceWorkloadVerticalScaling"}, {"error", served.ok() ? "" : served.status().ToString()}});
+    }
+  }
   Reconciler reconciler({.cache = &cache,
                          .planner = planner->get(),
                          .client = client->get(),
@@ -203,6 +240,8 @@ int Run() {
                          .apply_parallelism = std::max(1, absl::GetFlag(FLAGS_apply_parallelism)),
                          .planner_pod_table = absl::GetFlag(FLAGS_planner_pod_table),
                          .planner_in_place_batches = absl::GetFlag(FLAGS_planner_in_place_batches),
+                         .feature_gates = feature_gates,
+                         .serves_pod_resize = serves_pod_resize,
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
                            Log(LogLevel::kWarn, "pods sent as objects instead of a pod table (logged once per cause)",
                                {{"key", key}, {"error", error.ToString()}});
@@ -297,6 +336,13 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage("cloneset-executor: applies CloneSet plans from the planner to the API server.");
   if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
-  absl::ParseCommandLine(argc, argv);
+  // kruise-manager's spellings, so that its flags carry over as they are.
+  std::vector<std::string> args = cloneset::cli::RewriteFlagAliases(
+      argc, argv,
+      {{"feature-gates", "feature_gates"},
+       {"cloneset-scaling-exclude-preparing-delete", "cloneset_scaling_exclude_preparing_delete"}});
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
   return cloneset::executor::Run();
 }

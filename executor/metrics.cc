@@ -60,7 +60,12 @@ ExecutorMetrics::ExecutorMetrics(prometheus::Registry& r)
                         .Name("cloneset_executor_shards_configured")
                         .Help("Number of shards (--shards)")
                         .Register(r)
-                        .Add({})) {
+                        .Add({})),
+      feature_gates_(prometheus::BuildGauge()
+                         .Name("cloneset_executor_feature_gate")
+                         .Help("1 when the upstream feature gate is on for this executor's plans (--feature_gates), "
+                               "else 0; stage: ALPHA, BETA")
+                         .Register(r)) {
   for (const char* name : kPerCloneSet) {
     per_cloneset_[name] = &prometheus::BuildGauge().Name(name).Help("Per-CloneSet rollout state").Register(r);
   }
@@ -97,6 +102,12 @@ double ExecutorMetrics::leaked_total() const { return expectations_leaked_.Value
 void ExecutorMetrics::Shards(int owned, int total) {
   shards_owned_.Set(owned);
   shards_total_.Set(total);
+}
+
+void ExecutorMetrics::FeatureGates(const std::vector<planapi::GateState>& gates) {
+  for (const planapi::GateState& g : gates) {
+    feature_gates_.Add({{"name", g.name}, {"stage", g.stage}}).Set(g.enabled ? 1 : 0);
+  }
 }
 
 void ExecutorMetrics::ObserveCloneSet(const planner::v1::CloneSet& cs, bool deadline_exceeded) {

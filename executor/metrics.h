@@ -6,10 +6,12 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "kube/kept_series.h"
+#include "planapi/feature_gates.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -29,6 +31,9 @@ class ExecutorMetrics {
   void ExpectationsPending(size_t n);
   void ExpectationLeaked();
   void Shards(int owned, int total);
+  // cloneset_executor_feature_gate{name,stage}: 1 or 0 for each gate the planner honours, as Kubernetes components
+  // export kubernetes_feature_enabled{name,stage}. Set once at start.
+  void FeatureGates(const std::vector<planapi::GateState>& gates);
   // Per-CloneSet gauges from the cached object; Forget removes them when the CloneSet is gone.
   void ObserveCloneSet(const planner::v1::CloneSet& cs, bool progress_deadline_exceeded);
   void ForgetCloneSet(const std::string& ns, const std::string& name);
@@ -47,6 +52,7 @@ class ExecutorMetrics {
   prometheus::Counter& expectations_leaked_;
   prometheus::Gauge& shards_owned_;
   prometheus::Gauge& shards_total_;
+  prometheus::Family<prometheus::Gauge>& feature_gates_;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> per_cloneset_;
 
   // Series looked up in their families once and kept (a family's Add builds and hashes a label map per call, and

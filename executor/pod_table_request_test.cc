@@ -1,7 +1,7 @@
 // How the executor sends a CloneSet's pods to the planner: as PlanRequest.pod_table by default, as
 // PlanRequest.pods with --planner_pod_table=false or when the table cannot carry a pod (a timestamp outside the
 // years 1678-2262, reported once). Whichever encoding goes out, the planner sees the same name-sorted pods, the
-// same random seed, and Apply checks its writes against the same snapshot pods.
+// same random seed and the executor's feature gates, and Apply checks its writes against the same snapshot pods.
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +15,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "kube/testing/mock_rest_client.h"
+#include "planapi/feature_gates.h"
 #include "planapi/pod_table.h"
 
 namespace cloneset::executor {
@@ -171,6 +172,48 @@ TEST_F(PodTableRequestTest, SeedDoesNotDependOnTheEncoding) {
   std::vector<pb::Pod> changed = pods;
   changed[0].mutable_metadata()->set_resource_version("9");
   EXPECT_NE(Make(true).BuildRequest(kKey, *cs_, changed).request.random_seed(), table_seed);
+}
+
+// The gates the executor was started with (--feature_gates, --cloneset_scaling_exclude_preparing_delete) are in
+// every request, in both encodings, and in the bytes the gRPC client sends (PlanSnapshot::Serialize).
+TEST_F(PodTableRequestTest, EveryRequestCarriesTheFeatureGates) {
+  const absl::StatusOr<planapi::FeatureGateSettings> settings = planapi::ParseFeatureGates(
+      "CloneSetShortHash=true,InPlaceUpdateEnvFromMetadata=false,PreparingUpdateAsUpdate=true", true);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  const std::vector<pb::Pod> pods = {FullPod("cs-b", 2), FullPod("cs-a", 1)};
+  EXPECT_CALL(cache_, PodsOwnedBy("ns", "uid-1")).WillRepeatedly(Return(pods));
+  for (bool table : {true, false}) {
+    SCOPED_TRACE(table ? "table" : "objects");
+    EXPECT_CALL(planner_, Validate(_)).WillOnce(Return(pb::ValidateResponse()));
+    ReconcilerDeps deps = Deps();
+    deps.planner_pod_table = table;
+    deps.feature_gates = settings->gates;
+    Reconciler r(std::move(deps));
+    std::vector<pb::PlanRequest> sent;
+    EXPECT_CALL(planner_, Plan(_)).Times(2).WillRepeatedly([&sent](const pb::PlanRequest& req) {
+      sent.push_back(req);
+      return testing::AnswerLikeAPlanner(pb::PlanResponse())(req);
+    });
+    for (int i = 0; i < 2; ++i) EXPECT_TRUE(r.Reconcile(kKey).error.ok());
+    ASSERT_EQ(sent.size(), 2u);
+    for (const pb::PlanRequest& req : sent) {
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(req.feature_gates(), settings->gates))
+          << req.feature_gates().ShortDebugString();
+    }
+    PlanSnapshot snapshot = r.BuildRequest(kKey, *cs_, pods);
+    const planapi::RequestBytes bytes = snapshot.Serialize();
+    pb::PlanRequest wire;
+    ASSERT_TRUE(wire.ParseFromString(bytes.head + (bytes.table ? bytes.table->bytes() : "") + bytes.tail));
+    EXPECT_EQ(wire.has_pod_table(), table);
+    EXPECT_TRUE(wire.feature_gates().clone_set_short_hash());
+    EXPECT_TRUE(wire.feature_gates().disable_in_place_update_env_from_metadata());
+    EXPECT_TRUE(wire.feature_gates().preparing_update_as_update());
+    EXPECT_TRUE(wire.feature_gates().scaling_exclude_preparing_delete());
+    ::testing::Mock::VerifyAndClearExpectations(&planner_);
+  }
+  // Without the flag, upstream's defaults: the proto's zero values.
+  const PlanSnapshot plain = Make(true).BuildRequest(kKey, *cs_, pods);
+  EXPECT_EQ(plain.request.feature_gates().ByteSizeLong(), 0u);
 }
 
 // The snapshot keeps the pod objects next to the request in both encodings, sorted by name.

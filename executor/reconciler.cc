@@ -28,6 +28,12 @@ std::string ValidationVersion(const pb::CloneSet& cs) {
 
 }  // namespace
 
+pb::FeatureGates Reconciler::RequestGates() const {
+  pb::FeatureGates gates = d_.feature_gates;
+  if (!d_.serves_pod_resize || resize_unsupported_.load()) gates.set_in_place_workload_vertical_scaling(false);
+  return gates;
+}
+
 PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
   planapi::SnapshotPods shared;
   shared.pods.reserve(pods.size());
@@ -39,7 +45,8 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
   const std::string& ns = cs.metadata().namespace_();
   const std::string& uid = cs.metadata().uid();
   const planapi::RequestOptions options{.pod_table = SendsPodTable(),
-                                        .in_place_batches = d_.planner_in_place_batches};
+                                        .in_place_batches = d_.planner_in_place_batches,
+                                        .feature_gates = RequestGates()};
   absl::Status table_error;
   PlanSnapshot snapshot = planapi::AssembleRequest(
       cs, std::move(pods), d_.cache->PvcsOwnedBy(ns, uid), d_.cache->RevisionsOwnedBy(ns, uid),

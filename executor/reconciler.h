@@ -28,6 +28,12 @@
 //  * an invalid CloneSet gets a Warning event `InvalidSpec` and a status condition type `Invalid`
 //    (status True, reason `InvalidSpec`, message "<field>: <message>; ...") and no pod is touched; the
 //    condition is removed again once the spec is valid;
+//  * an in-place resize (ResizePod) is a strategic merge patch of pods/<name>/resize under the snapshot's
+//    resourceVersion, retried at a fresh version when only the pod's status moved on; the PatchPod that follows it
+//    in the plan is applied to the version the resize returned, and checked against the pod the resize returned.
+//    An API server without the subresource (404 for a pod that exists, or not listed by discovery at startup)
+//    turns the InPlaceWorkloadVerticalScaling gate off for every later request (resources changes then recreate
+//    the pods) and says so once with a Warning event PodResizeUnsupported;
 //  * a write the API server refuses (an HTTP 4xx a retry of the same write cannot change: 403, 413, 422, ...;
 //    not 404, 409 or 429, which the reconcile handles) is reported on the CloneSet: a status condition type
 //    `ApplyFailed` (status True, reason the API server's reason, e.g. `Forbidden`, `RequestEntityTooLarge`,
@@ -95,6 +101,13 @@ struct ReconcilerDeps {
   // expands to, building each as it is written (planapi/applier.h), so the writes are the same either way. A
   // planner that predates batches ignores it.
   bool planner_in_place_batches = true;
+  // PlanRequest.feature_gates of every request (upstream's gates the executor runs with). With
+  // in_place_workload_vertical_scaling the planner resizes pods in place through pods/resize; the reconciler turns
+  // it off for every later request once the API server is known not to serve that subresource (`serves_pod_resize`
+  // false, or a resize answered 404 for a pod that exists), and resources changes then recreate.
+  pb::FeatureGates feature_gates;
+  // Whether the API server serves pods/resize (Kubernetes 1.32 and later), as discovery said at startup.
+  bool serves_pod_resize = true;
   // Called once per Reconciler, the first time a snapshot's pods cannot be encoded as a table (a timestamp outside
   // the years 1678-2262): that request, and every such one after it, carries `pods` instead; and when a planner
   // answers a table without reading it (PlanResponse.pods_read, a planner older than the table): the plan is
@@ -165,6 +178,14 @@ class Reconciler {
   // Set once a planner answered a pod-table request without reading its pods (a planner older than the table):
   // every request after that carries `pods`.
   std::atomic<bool> planner_lacks_pod_table_{false};
+  // Set when the API server does not serve pods/resize (ReconcilerDeps::serves_pod_resize, or a resize answered
+  // 404 while its pod exists): requests then carry in_place_workload_vertical_scaling off.
+  std::atomic<bool> resize_unsupported_{false};
+  // The feature gates of the next request.
+  pb::FeatureGates RequestGates() const;
+  // A ResizePod answered 404: when its pod exists, the API server lacks the subresource; says so (a Warning event
+  // PodResizeUnsupported on the CloneSet, once per executor) and turns resizes off. Returns the action's error.
+  absl::Status ResizeNotServed(ApplyState& st, const pb::ResizePod& resize, const absl::Status& error);
 };
 
 // Whether the snapshot carries the Nodes of the pods (planapi/request.h).

@@ -1,5 +1,7 @@
 #include "executor/same_pod.h"
 
+#include <algorithm>
+
 namespace cloneset::executor {
 namespace {
 
@@ -24,7 +26,10 @@ bool SameOwner(const pb::OwnerReference& a, const pb::OwnerReference& b) {
 
 bool SameContainer(const pb::Container& a, const pb::Container& b) {
   return a.name() == b.name() && a.image() == b.image() && a.has_launch_priority() == b.has_launch_priority() &&
-         a.launch_priority() == b.launch_priority();
+         a.launch_priority() == b.launch_priority() && SameMap(a.resource_requests(), b.resource_requests()) &&
+         SameMap(a.resource_limits(), b.resource_limits()) &&
+         std::equal(a.restart_on_resize().begin(), a.restart_on_resize().end(), b.restart_on_resize().begin(),
+                    b.restart_on_resize().end());
 }
 
 template <class Repeated, class Eq>

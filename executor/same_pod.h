@@ -3,7 +3,8 @@
 // spec patch of the same plan (reconciler.h).
 //
 // Compared: every ObjectMeta field except resourceVersion, generation and creationTimestamp (labels, annotations,
-// finalizers, owner references, deletion timestamp, name, namespace, uid), the containers and the node name. Status
+// finalizers, owner references, deletion timestamp, name, namespace, uid), the containers (with their cpu and
+// memory resources and resize policy) and the node name. Status
 // (phase, conditions, container statuses) and readiness gates are not compared.
 #pragma once
 

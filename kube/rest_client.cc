@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "kube/api_status.h"
+#include "nlohmann/json.hpp"
 
 namespace cloneset::kube {
 namespace {
@@ -122,6 +123,20 @@ absl::StatusOr<std::string> RestClient::Patch(std::string_view path, PatchType t
 }
 absl::StatusOr<std::string> RestClient::Delete(std::string_view path, std::string_view body) {
   return Call("DELETE", path, body, body.empty() ? "" : "application/json");
+}
+
+absl::StatusOr<bool> ServesResource(RestClient& client, std::string_view group_version_path,
+                                    std::string_view resource) {
+  absl::StatusOr<std::string> body = client.Get(group_version_path);
+  if (!body.ok()) return body.status();
+  const nlohmann::json list = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
+  if (!list.is_object() || !list.contains("resources") || !list["resources"].is_array()) {
+    return absl::InternalError(absl::StrCat("GET ", std::string(group_version_path), ": not an APIResourceList"));
+  }
+  for (const nlohmann::json& r : list["resources"]) {
+    if (r.is_object() && r.value("name", "") == resource) return true;
+  }
+  return false;
 }
 
 }  // namespace cloneset::kube

@@ -90,6 +90,12 @@ class RestClient {
                                    std::string_view body, std::string_view content_type);
 };
 
+// Whether the API server lists `resource` ("pods/resize") in its discovery document of `group_version_path`
+// ("/api/v1", "/apis/apps/v1"): one GET of that APIResourceList. An answer without the resource is false; a
+// failed GET or an unreadable document is the error.
+absl::StatusOr<bool> ServesResource(RestClient& client, std::string_view group_version_path,
+                                    std::string_view resource);
+
 struct RestClientOptions {
   // Client-side rate limit; qps <= 0 disables it (the default, relying on
   // the server's priority and fairness like controller-runtime >= 0.21).

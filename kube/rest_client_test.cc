@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "kube/api_status.h"
 #include "kube/testing/fake_apiserver.h"
+#include "kube/testing/mock_rest_client.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_certs.h"
 #include "nlohmann/json.hpp"
@@ -44,6 +45,21 @@ struct Harness {
   FakeApiServer server;
   std::vector<absl::Duration> sleeps;
 };
+
+// Discovery of a subresource (the executor asks whether pods/resize is served, Kubernetes 1.32 and later).
+TEST(ServesResourceTest, ReadsTheGroupVersionsResourceList) {
+  ::testing::StrictMock<testing::MockRestClient> client;
+  EXPECT_CALL(client, Get(std::string_view("/api/v1")))
+      .WillOnce(::testing::Return(std::string(
+          R"({"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"pods"},{"name":"pods/resize"}]})")))
+      .WillOnce(::testing::Return(std::string(R"({"kind":"APIResourceList","resources":[{"name":"pods"}]})")))
+      .WillOnce(::testing::Return(std::string("[]")))
+      .WillOnce(::testing::Return(absl::UnavailableError("connection refused")));
+  EXPECT_EQ(*ServesResource(client, "/api/v1", "pods/resize"), true);
+  EXPECT_EQ(*ServesResource(client, "/api/v1", "pods/resize"), false);
+  EXPECT_FALSE(ServesResource(client, "/api/v1", "pods/resize").ok());
+  EXPECT_TRUE(absl::IsUnavailable(ServesResource(client, "/api/v1", "pods/resize").status()));
+}
 
 TEST(HttpRestClientTest, CrudAndStatusMapping) {
   Harness h;

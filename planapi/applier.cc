@@ -22,6 +22,7 @@ std::string_view ActionType(const pb::Action& a) {
     case pb::Action::kDeletePod: return "DeletePod";
     case pb::Action::kPatchPod: return "PatchPod";
     case pb::Action::kPatchPodStatus: return "PatchPodStatus";
+    case pb::Action::kResizePod: return "ResizePod";
     case pb::Action::kDeletePvc: return "DeletePvc";
     case pb::Action::kCreatePvc: return "CreatePvc";
     case pb::Action::kUpdatePvcOwner: return "UpdatePvcOwner";

@@ -1,3 +1,5 @@
+// Size: one format's encoder (rows, the builder), its checked view and its materializer: each walks the same column
+// layout, which they must change in step.
 #include "planapi/pod_table.h"
 
 #include <algorithm>
@@ -230,12 +232,29 @@ void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row, const PodRo
   }
   row->counts[kGates] = static_cast<uint32_t>(pod.readiness_gates_size());
   for (const std::string& gate : pod.readiness_gates()) shared(gate);
+  // A container's or status's resources: "requests"/"limits", name, quantity per entry, requests then limits,
+  // each by name.
+  const auto resources = [&](const google::protobuf::Map<std::string, std::string>& requests,
+                             const google::protobuf::Map<std::string, std::string>& limits) {
+    row->values.push_back(static_cast<int64_t>(requests.size() + limits.size()));
+    using Named = std::pair<std::string_view, const google::protobuf::Map<std::string, std::string>*>;
+    for (const auto& [kind, list] : {Named{"requests", &requests}, Named{"limits", &limits}}) {
+      for (const auto* entry : SortedEntries(*list, entries)) {
+        shared(kind);
+        shared(entry->first);
+        shared(entry->second);
+      }
+    }
+  };
   row->counts[kContainers] = static_cast<uint32_t>(pod.containers_size());
   for (const pb::Container& c : pod.containers()) {
     shared(c.name());
     shared(c.image());
     row->values.push_back(c.has_launch_priority() ? 1 : 0);
     row->values.push_back(c.has_launch_priority() ? c.launch_priority() : 0);
+    resources(c.resource_requests(), c.resource_limits());
+    row->values.push_back(c.restart_on_resize_size());
+    for (const std::string& r : c.restart_on_resize()) shared(r);
   }
   row->counts[kConditions] = static_cast<uint32_t>(pod.conditions_size());
   for (int k = 0; k < pod.conditions_size(); ++k) {
@@ -250,6 +269,7 @@ void EncodePodRow(const pb::Pod& pod, StringPool& pool, PodRow* row, const PodRo
     own(s.container_id());
     row->values.push_back(s.ready() ? 1 : 0);
     row->values.push_back(s.restart_count());
+    resources(s.resource_requests(), s.resource_limits());
   }
 }
 
@@ -367,6 +387,12 @@ absl::Status PodTableBuilder::Add(const PodRow& row) {
     strings(t.mutable_containers(), 2);
     t.add_container_has_launch_priority(*value++ != 0);
     t.add_container_launch_priority(static_cast<int32_t>(*value++));
+    const auto resources = static_cast<uint32_t>(*value++);
+    t.add_container_resource_counts(resources);
+    strings(t.mutable_container_resources(), 3 * resources);
+    const auto restart = static_cast<uint32_t>(*value++);
+    t.add_container_restart_on_resize_counts(restart);
+    strings(t.mutable_container_restart_on_resize(), restart);
   }
   t.add_condition_counts(row.counts[kConditions]);
   for (uint32_t i = 0; i < row.counts[kConditions]; ++i) {
@@ -379,6 +405,9 @@ absl::Status PodTableBuilder::Add(const PodRow& row) {
     strings(t.mutable_container_statuses(), 4);
     t.add_container_status_ready(*value++ != 0);
     t.add_container_status_restart_count(static_cast<int32_t>(*value++));
+    const auto resources = static_cast<uint32_t>(*value++);
+    t.add_container_status_resource_counts(resources);
+    strings(t.mutable_container_status_resources(), 3 * resources);
   }
   return absl::OkStatus();
 }
@@ -390,7 +419,9 @@ void PodTableBuilder::Finish() {
   DropIfDefault(t.mutable_deletion_timestamp());
   for (auto* counts : {t.mutable_finalizer_counts(), t.mutable_owner_reference_counts(),
                        t.mutable_readiness_gate_counts(), t.mutable_container_counts(), t.mutable_condition_counts(),
-                       t.mutable_container_status_counts(), t.mutable_label_counts(), t.mutable_annotation_counts()}) {
+                       t.mutable_container_status_counts(), t.mutable_label_counts(), t.mutable_annotation_counts(),
+                       t.mutable_container_resource_counts(), t.mutable_container_restart_on_resize_counts(),
+                       t.mutable_container_status_resource_counts()}) {
     DropIfDefault(counts);
   }
   DropIfDefault(t.mutable_owner_reference_flags());
@@ -499,6 +530,25 @@ absl::StatusOr<std::unique_ptr<PodTableView>> PodTableView::Open(const pb::PodTa
   const uint32_t containers = entries(view->container_offsets_);
   const uint32_t conditions = entries(view->condition_offsets_);
   const uint32_t statuses = entries(view->status_offsets_);
+  // The lists of a container or a container status.
+  for (const List& l : {
+           List{t.container_resource_counts(), "container_resource_counts", t.container_resources(),
+                "container_resources", 3, &view->container_resource_offsets_},
+           List{t.container_restart_on_resize_counts(), "container_restart_on_resize_counts",
+                t.container_restart_on_resize(), "container_restart_on_resize", 1, &view->container_restart_offsets_},
+       }) {
+    if (absl::Status s = Offsets(l.counts, l.counts_name, l.list, l.list_name, l.arity, containers, strings,
+                                 l.offsets);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = Offsets(t.container_status_resource_counts(), "container_status_resource_counts",
+                               t.container_status_resources(), "container_status_resources", 3, statuses, strings,
+                               &view->status_resource_offsets_);
+      !s.ok()) {
+    return s;
+  }
   for (const absl::Status& s : {
            CheckLength(t.owner_reference_flags(), "owner_reference_flags", owners, true),
            CheckLength(t.container_has_launch_priority(), "container_has_launch_priority", containers, true),
@@ -535,6 +585,14 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
                            google::protobuf::Map<std::string, std::string>* map) {
     for (; r.begin < r.end; ++r.begin) (*map)[std::string(Entry(list, 2, r.begin, 0))] = Entry(list, 2, r.begin, 1);
   };
+  const auto set_resources = [&](const RepeatedField<uint32_t>& list, Range r,
+                                 google::protobuf::Map<std::string, std::string>* requests,
+                                 google::protobuf::Map<std::string, std::string>* limits) {
+    for (; r.begin < r.end; ++r.begin) {
+      auto* map = Entry(list, 3, r.begin, 0) == "requests" ? requests : limits;
+      (*map)[std::string(Entry(list, 3, r.begin, 1))] = Entry(list, 3, r.begin, 2);
+    }
+  };
   meta->set_name(std::string(name(row)));
   if (!t.namespace_().empty()) set(Column(t.namespace_(), row), meta->mutable_namespace_());
   set(Column(t.uid(), row), meta->mutable_uid());
@@ -569,6 +627,11 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
     if (Value(t.container_has_launch_priority(), r.begin)) {
       c->set_launch_priority(Value(t.container_launch_priority(), r.begin));
     }
+    set_resources(t.container_resources(), RangeOf(container_resource_offsets_, r.begin),
+                  c->mutable_resource_requests(), c->mutable_resource_limits());
+    for (Range e = RangeOf(container_restart_offsets_, r.begin); e.begin < e.end; ++e.begin) {
+      set_entry(t.container_restart_on_resize(), e.begin, {c->add_restart_on_resize()});
+    }
   }
   set(Column(t.phase(), row), pod->mutable_phase());
   for (Range r = conditions(row); r.begin < r.end; ++r.begin) {
@@ -588,6 +651,8 @@ pb::Pod* PodTableView::Materialize(uint32_t row, google::protobuf::Arena* arena)
               {s->mutable_name(), s->mutable_image(), s->mutable_image_id(), s->mutable_container_id()});
     s->set_ready(Value(t.container_status_ready(), r.begin));
     s->set_restart_count(Value(t.container_status_restart_count(), r.begin));
+    set_resources(t.container_status_resources(), RangeOf(status_resource_offsets_, r.begin),
+                  s->mutable_resource_requests(), s->mutable_resource_limits());
   }
   return pod;
 }

@@ -75,8 +75,9 @@ struct PodRow {
   // row's next own string (names, uids, resourceVersions and container ids, which pods do not share).
   std::vector<uint32_t> strings;
   std::string own;  // the own strings, back to back
-  // The per-entry numbers in the encoder's order: owner reference flags; launch priority (has, value) per
-  // container; transition and update times per condition; ready and restart count per container status.
+  // The per-entry numbers in the encoder's order: owner reference flags; launch priority (has, value), resource
+  // entries and restart-on-resize entries per container; transition and update times per condition; ready,
+  // restart count and resource entries per container status.
   std::vector<int64_t> values;
   int64_t generation = 0;
   int64_t creation_timestamp = 0;
@@ -180,6 +181,11 @@ class PodTableView {
   Range containers(uint32_t row) const { return RangeOf(container_offsets_, row); }
   Range conditions(uint32_t row) const { return RangeOf(condition_offsets_, row); }
   Range container_statuses(uint32_t row) const { return RangeOf(status_offsets_, row); }
+  // The entries of container (or container status) `entry`'s own lists: its resources (3 strings each:
+  // "requests"/"limits", name, quantity) and its restart-on-resize resources.
+  Range container_resources(uint32_t entry) const { return RangeOf(container_resource_offsets_, entry); }
+  Range container_restart_on_resize(uint32_t entry) const { return RangeOf(container_restart_offsets_, entry); }
+  Range container_status_resources(uint32_t entry) const { return RangeOf(status_resource_offsets_, entry); }
 
   // Field `field` of list entry `entry` of a list of `arity` strings per entry.
   std::string_view Entry(const google::protobuf::RepeatedField<uint32_t>& list, uint32_t arity, uint32_t entry,
@@ -205,6 +211,8 @@ class PodTableView {
   // offsets[row] .. offsets[row + 1]: the row's entries; empty when the count column is empty (no entries).
   std::vector<uint32_t> label_offsets_, annotation_offsets_, finalizer_offsets_, owner_offsets_, gate_offsets_,
       container_offsets_, condition_offsets_, status_offsets_;
+  // The same per container (resources, restart-on-resize) and per container status (resources).
+  std::vector<uint32_t> container_resource_offsets_, container_restart_offsets_, status_resource_offsets_;
 };
 
 }  // namespace cloneset::planapi

@@ -60,6 +60,13 @@ std::vector<pb::Pod> VariedPods() {
   before_epoch.mutable_metadata()->mutable_creation_timestamp()->set_nanos(499999999);
   pb::Pod bare;
   bare.mutable_metadata()->set_name("bare");
+  pb::Pod resized = PodBuilder("cs-resized")
+                        .Container("sidecar", "envoy:1")
+                        .Resources("main", {{"cpu", "100m"}, {"memory", "128Mi"}}, {{"cpu", "1"}})
+                        .Resources("sidecar", {{"memory", "64Mi"}}, {}, /*running=*/false)
+                        .RestartOnResize("main", "memory")
+                        .RestartOnResize("main", "cpu")
+                        .Build();
   return {
       PodBuilder("cs-a").Revision("cs-1").Ready(Now() - absl::Seconds(60)).Node("n1").Restarts(3),
       PodBuilder("cs-b")
@@ -79,6 +86,7 @@ std::vector<pb::Pod> VariedPods() {
       conditions,
       before_epoch,
       bare,
+      resized,
   };
 }
 
@@ -232,7 +240,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadTableCase{"name_dangling", [](pb::PodTable& t) { t.set_name(1, 1u << 20); },
                      "pod_table.name[1]: string 1048576 does not exist"},
         BadTableCase{"short_uid_column", [](pb::PodTable& t) { t.mutable_uid()->RemoveLast(); },
-                     "pod_table.uid: holds 9 entries, expected 10 (or none)"},
+                     "pod_table.uid: holds 10 entries, expected 11 (or none)"},
         BadTableCase{"short_creation_column", [](pb::PodTable& t) { t.mutable_creation_timestamp()->RemoveLast(); },
                      "pod_table.creation_timestamp"},
         BadTableCase{"label_counts_too_many", [](pb::PodTable& t) { t.set_label_counts(0, 1000); },
@@ -247,6 +255,17 @@ INSTANTIATE_TEST_SUITE_P(
                      "pod_table.owner_reference_flags"},
         BadTableCase{"status_restarts_long", [](pb::PodTable& t) { t.add_container_status_restart_count(1); },
                      "pod_table.container_status_restart_count"},
+        BadTableCase{"container_resources_short",
+                     [](pb::PodTable& t) { t.mutable_container_resources()->RemoveLast(); },
+                     "pod_table.container_resources: holds"},
+        BadTableCase{"container_resource_counts_short",
+                     [](pb::PodTable& t) { t.mutable_container_resource_counts()->RemoveLast(); },
+                     "pod_table.container_resource_counts"},
+        BadTableCase{"status_resource_dangling",
+                     [](pb::PodTable& t) { t.set_container_status_resources(0, 99999); },
+                     "pod_table.container_status_resources[0]: string 99999"},
+        BadTableCase{"restart_on_resize_long", [](pb::PodTable& t) { t.add_container_restart_on_resize(1); },
+                     "pod_table.container_restart_on_resize"},
         BadTableCase{"transition_times_short",
                      [](pb::PodTable& t) { t.mutable_condition_last_transition_time()->RemoveLast(); },
                      "pod_table.condition_last_transition_time"}),

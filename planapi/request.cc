@@ -225,6 +225,7 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vec
   }
   req.set_random_seed(table_only != nullptr ? TableSeed(cs, *table_only) : PlanSeed(cs, pods.pods));
   req.set_accept_in_place_batches(options.in_place_batches);
+  *req.mutable_feature_gates() = options.feature_gates;
   std::vector<std::string> node_names;
   if (NeedsNodes(cs.spec().template_json())) {
     for (const auto& p : pods.pods) {

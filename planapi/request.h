@@ -7,7 +7,8 @@
 //    ordinary snapshots stay small; a node the caller cannot read is left out;
 //  * PVCs that are being deleted left out (the planner must not count a claim that is going away as the pod's);
 //  * the pods as a pod table (pod_table.h) unless a caller says otherwise or a timestamp does not fit the table;
-//  * accept_in_place_batches, and every batch expanded (in_place_batches.h) before anyone reads the plan.
+//  * accept_in_place_batches, and every batch expanded (in_place_batches.h) before anyone reads the plan;
+//  * the feature gates the caller runs with (feature_gates.h), in every request.
 #pragma once
 
 #include <cstdint>
@@ -100,6 +101,9 @@ struct RequestOptions {
   bool pod_table = true;
   // Set PlanRequest.accept_in_place_batches (a planner that predates batches ignores it).
   bool in_place_batches = true;
+  // PlanRequest.feature_gates, as the caller was configured (feature_gates.h ParseFeatureGates); the default is
+  // upstream's defaults.
+  pb::FeatureGates feature_gates;
 };
 
 // What the request is made of: the CloneSet and the objects it owns, in any order.

@@ -51,6 +51,15 @@ std::vector<std::string> Names(const std::vector<const pb::Pod*>& pods) {
 
 const absl::Time kNow = absl::FromUnixNanos(1700000000123456789);
 
+// Options carrying gates that differ from upstream's defaults.
+RequestOptions WithGates(bool pod_table) {
+  RequestOptions o{.pod_table = pod_table};
+  o.feature_gates.set_clone_set_short_hash(true);
+  o.feature_gates.set_disable_in_place_update_env_from_metadata(true);
+  o.feature_gates.set_scaling_exclude_preparing_delete(true);
+  return o;
+}
+
 struct Case {
   std::string name;
   RequestOptions options;
@@ -88,6 +97,8 @@ TEST_P(AssembleTest, FollowsTheContractRules) {
   EXPECT_EQ(req.has_pod_table(), tc.options.pod_table);
   EXPECT_EQ(PodsInRequest(req), 4);
   EXPECT_EQ(req.accept_in_place_batches(), tc.options.in_place_batches);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(req.feature_gates(), tc.options.feature_gates))
+      << req.feature_gates().ShortDebugString();
   // The seed is the state's: pods in name order, whatever the encoding.
   std::vector<pb::Pod> sorted = {Pod("cs-a", "5", "n1"), Pod("cs-b", "6", "n2"), Pod("cs-c", "7", "n2"),
                                  Pod("cs-d", "8", "")};
@@ -111,7 +122,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"table_spread", {}, kSpreadTemplate, {"n1", "n2"}, {"n1", "n2"}},
                       Case{"objects_spread", {.pod_table = false}, kSpreadTemplate, {"n1", "n2"}, {"n1", "n2"}},
                       Case{"no_batches_plain", {.in_place_batches = false}, R"({"spec":{}})", {}, {}},
-                      Case{"objects_plain", {.pod_table = false, .in_place_batches = false}, "", {}, {}}),
+                      Case{"objects_plain", {.pod_table = false, .in_place_batches = false}, "", {}, {}},
+                      // The caller's gates go into every request, whatever the pods' encoding.
+                      Case{"table_gates", WithGates(true), "", {}, {}},
+                      Case{"objects_gates", WithGates(false), "", {}, {}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(AssembleTest, UnreadableNodesAreLeftOut) {

@@ -3,6 +3,9 @@
 // completion detection, which decides with the rule the node agent shares (common/inplace_completion.h).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "cloneset/planner/v1/planner.pb.h"
 #include "planner/inplace_batch.h"
 #include "planner/inplace_spec.h"
@@ -11,9 +14,21 @@
 namespace cloneset::planner {
 
 // Containers of the state's last batch have restarted on their new spec (§5.9 "containers completed"): the rule
-// of common/inplace_completion.h for each, the one the node agent decides with too.
+// of common/inplace_completion.h for each, the one the node agent decides with too; and, when the update resized
+// the pod (updateResources), the kubelet has carried the resize out (common/resources.h PodResizeProgress).
 bool ContainersUpdateCompleted(const pb::Pod& pod, const InPlaceUpdateState& state);
 // DefaultCheckInPlaceUpdateCompleted: no state -> true; grace pending or a next batch pending -> false.
 bool InPlaceUpdateCompleted(const pb::Pod& pod);
+
+// An in-place resize the kubelet holds back: the pod's PodResizePending condition (reason Deferred or Infeasible)
+// while its in-place update, which resized it, waits for it (semantics §5.9, "Pending resizes").
+struct PendingResize {
+  std::string pod;
+  std::string reason;   // Deferred, Infeasible (the kubelet's reason)
+  std::string message;  // the kubelet's message
+};
+// The active pods of `ctx` with such a resize, in pod order. Reads the pods whose in-place update has not
+// completed only (lifecycle Updating or InPlaceUpdateReady not settled).
+std::vector<PendingResize> PendingResizes(const PlanContext& ctx);
 
 }  // namespace cloneset::planner

@@ -27,6 +27,7 @@ InPlaceBatch ApplyImageBatch(const PodContainers& pod, const InPlaceUpdateSpec& 
   }
   state.next_container_images.clear();
   state.next_container_ref_metadata.clear();
+  state.next_container_resources.clear();
   std::vector<std::string> now_list;
   now_list.reserve(spec.container_images.size());
   size_t i = 0;
@@ -68,10 +69,13 @@ InPlaceBatch ApplyInPlaceBatch(const PodContainers& pod, const InPlaceUpdateSpec
     batch.add_finalizers = spec.add_finalizers;
     batch.remove_finalizers = spec.remove_finalizers;
   }
-  if (spec.container_ref_metadata.empty()) return ApplyImageBatch(pod, spec, std::move(state), now, std::move(batch));
+  if (spec.container_ref_metadata.empty() && spec.container_resources.empty()) {
+    return ApplyImageBatch(pod, spec, std::move(state), now, std::move(batch));
+  }
   std::set<std::string> changed;
   for (const auto& [name, image] : spec.container_images) changed.insert(name);
   for (const auto& [name, ref] : spec.container_ref_metadata) changed.insert(name);
+  for (const auto& [name, resources] : spec.container_resources) changed.insert(name);
 
   // Containers without a launch priority go now, plus those with the highest priority.
   std::optional<int32_t> highest;
@@ -112,12 +116,15 @@ InPlaceBatch ApplyInPlaceBatch(const PodContainers& pod, const InPlaceUpdateSpec
 
   state.next_container_images.clear();
   state.next_container_ref_metadata.clear();
+  state.next_container_resources.clear();
   for (const std::string& name : changed) {
     auto image = spec.container_images.find(name);
     auto ref = spec.container_ref_metadata.find(name);
+    auto resources = spec.container_resources.find(name);
     if (!now_set.contains(name)) {
       if (image != spec.container_images.end()) state.next_container_images[name] = image->second;
       if (ref != spec.container_ref_metadata.end()) state.next_container_ref_metadata[name] = ref->second;
+      if (resources != spec.container_resources.end()) state.next_container_resources[name] = resources->second;
       continue;
     }
     if (image != spec.container_images.end()) batch.container_images[name] = image->second;
@@ -125,23 +132,25 @@ InPlaceBatch ApplyInPlaceBatch(const PodContainers& pod, const InPlaceUpdateSpec
       for (const auto& [k, v] : ref->second.labels) batch.set_labels[k] = v;
       for (const auto& [k, v] : ref->second.annotations) batch.set_annotations[k] = v;
     }
-    if (!state.last_container_statuses.contains(name)) {
+    if (resources != spec.container_resources.end()) batch.container_resources[name] = resources->second;
+    // A container that is only resized keeps running: nothing of it to compare afterwards (upstream records the
+    // containers whose image changes).
+    const bool restarts = image != spec.container_images.end() || ref != spec.container_ref_metadata.end();
+    if (restarts && !state.last_container_statuses.contains(name)) {
       const ContainerLastStatus status = pod.LastStatus(name);
       state.last_container_statuses[name] = {std::string(status.image_id), std::string(status.container_id)};
     }
   }
   std::vector<std::string> now_list(now_set.begin(), now_set.end());
   state.pre_check_containers_required_ready.clear();
-  if (!state.next_container_images.empty() || !state.next_container_ref_metadata.empty()) {
-    state.pre_check_containers_required_ready = now_list;
-  }
+  if (HasNextBatch(state)) state.pre_check_containers_required_ready = now_list;
   state.container_batches_record.push_back({Rfc3339(now), now_list});
   batch.state = std::move(state);
   return batch;
 }
 
 SingleBatchState::SingleBatchState(const InPlaceUpdateSpec& spec, absl::Time now)
-    : has_ref_metadata_(!spec.container_ref_metadata.empty()) {
+    : has_ref_metadata_(!spec.container_ref_metadata.empty()), has_resources_(!spec.container_resources.empty()) {
   const std::string& timestamp = Rfc3339(now);
   prefix_ = "{\"revision\":";
   AppendGoString(prefix_, spec.revision);
@@ -166,7 +175,7 @@ SingleBatchState::SingleBatchState(const InPlaceUpdateSpec& spec, absl::Time now
 }
 
 bool SingleBatchState::Covers(const PodContainers& pod) const {
-  if (has_ref_metadata_) return false;
+  if (has_ref_metadata_ || has_resources_) return false;
   if (names_.size() < 2) return true;  // one container cannot be split from itself
   // The batch splits exactly when two of the containers carry different launch priorities.
   std::optional<int32_t> seen;

@@ -18,6 +18,7 @@ namespace cloneset::planner {
 // One batch of an in-place update (upstream PatchSpecToPod): the pod changes to write now and the new state.
 struct InPlaceBatch {
   std::map<std::string, std::string> container_images;
+  std::map<std::string, ContainerResources> container_resources;  // resized through pods/resize, before the patch
   std::map<std::string, std::string> set_labels;
   std::map<std::string, std::string> set_annotations;
   std::vector<std::string> remove_labels;
@@ -53,6 +54,7 @@ class SingleBatchState {
 
  private:
   bool has_ref_metadata_ = false;
+  bool has_resources_ = false;  // a resize is never written as part of a batch action
   std::vector<std::string_view> names_;  // spec.container_images keys, in order
   std::vector<std::string> name_keys_;   // "<name>": as JSON
   std::string prefix_;                   // up to lastContainerStatuses' value

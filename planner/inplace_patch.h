@@ -3,7 +3,9 @@
 // update.cc (starting updates), so both write the same fields the same way.
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "planner/context.h"
 #include "planner/inplace.h"
@@ -33,6 +35,18 @@ void ApplyChangesToPatch(const Changes& changes, pb::PatchPod* patch) {
   for (const std::string& f : changes.add_finalizers) patch->add_add_finalizers(f);
   for (const std::string& f : changes.remove_finalizers) patch->add_remove_finalizers(f);
 }
+
+// The ResizePod that sets `resources` (a batch's) on `pod` through pods/resize, with only the values that differ
+// from the pod's spec (upstream GenerateResourcePatch); appended to `plan` when anything differs. Comes right before
+// the batch's PatchPod, as upstream resizes before it updates the pod.
+void AddResizePod(const pb::Pod& pod, const std::map<std::string, ContainerResources>& resources,
+                  std::string_view purpose, PlanBuilder& plan);
+
+// Whether starting `spec` on `pod` makes the pod not ready (InPlaceUpdateReady=False), upstream
+// CheckPodNeedsBeUnready with the InPlaceWorkloadVerticalScaling gate: always, unless only resources change and no
+// container resized for a resource whose resizePolicy is RestartContainer (the containers keep running). `pod`
+// must carry the InPlaceUpdateReady readiness gate for anything to be written.
+bool ResizeRestartsContainers(const pb::Pod& pod, const InPlaceUpdateSpec& spec);
 
 // The batch's changes and its state annotation (dropping the legacy one).
 void ApplyBatchToPatch(const InPlaceBatch& batch, bool has_legacy_state, pb::PatchPod* patch);

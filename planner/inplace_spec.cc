@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/resources.h"
 #include "nlohmann/json.hpp"
+#include "planner/go_quantity.h"
 #include "planner/json_read.h"
 #include "planner/predicates.h"
 
@@ -145,6 +147,54 @@ std::string TemplateOfRevision(const pb::ControllerRevision& revision) {
   return tmpl.dump();
 }
 
+// §5.7 with the InPlaceWorkloadVerticalScaling gate: a replaced spec.containers[i].resources.(requests|limits).r,
+// r cpu or memory, is resized in place (upstream UpdateInplaceUpdateMetadata). "" when `op` is one, and it is
+// added to `spec`; otherwise why not.
+std::string AddResizeOp(const PatchOp& op, const Json& old_containers, const Json& new_tmpl, InPlaceUpdateSpec& spec) {
+  // ["spec", "containers", "0", "resources", "limits", "cpu"]
+  if (op.path.size() != 6 || (op.path[4] != "limits" && op.path[4] != "requests")) return HumanOp(op);
+  const size_t index = std::stoul(op.path[2]);
+  if (index >= old_containers.size()) return HumanOp(op);
+  const std::string& resource = op.path[5];
+  if (!common::ResizableResource(resource)) {
+    return absl::StrCat(HumanOp(op), " (only cpu and memory are resized in place)");
+  }
+  const Json& container_resources = new_tmpl["spec"]["containers"][index]["resources"];
+  const Json& value = container_resources[op.path[4]][resource];
+  const std::string raw = value.is_string() ? value.get<std::string>() : value.is_number() ? value.dump() : "";
+  absl::StatusOr<std::string> quantity = CanonicalQuantity(raw);
+  if (!quantity.ok()) return absl::StrCat(HumanOp(op), " (", quantity.status().message(), ")");
+  ContainerResources& resources = spec.container_resources[old_containers[index].value("name", "")];
+  if (op.path[4] == "limits") {
+    // The pod's request of a resource the template only limits is that limit (the API server defaulted it from
+    // the limit): it follows the limit, or the resize would change the pod's QoS class.
+    const Json requests = container_resources.value("requests", Json::object());
+    if (!requests.is_object() || !requests.contains(resource)) resources.requests.emplace(resource, *quantity);
+    resources.limits[resource] = *std::move(quantity);
+  } else {
+    resources.requests[resource] = *std::move(quantity);
+  }
+  return "";
+}
+
+// The QoS class of the pods made from a template (their requests defaulted from limits, as the API server does).
+common::QosClass TemplateQosClass(const Json& tmpl) {
+  Json spec = tmpl.value("spec", Json::object());
+  common::DefaultRequestsFromLimits(spec);
+  return common::PodQosClass(spec);
+}
+
+bool HasPodLevelResources(const Json& tmpl) {
+  const Json spec = tmpl.value("spec", Json::object());
+  const Json resources = spec.is_object() ? spec.value("resources", Json::object()) : Json::object();
+  if (!resources.is_object()) return false;
+  for (const char* list : {"requests", "limits"}) {
+    const Json values = resources.value(list, Json::object());
+    if (values.is_object() && !values.empty()) return true;
+  }
+  return false;
+}
+
 const pb::ControllerRevision* FindRevision(const PlanContext& ctx, const std::string& name) {
   for (const pb::ControllerRevision* revision : ctx.revisions) {
     if (revision->metadata().name() == name) return revision;
@@ -198,7 +248,26 @@ std::optional<InPlaceUpdateSpec> CalculateInPlaceUpdateSpec(const PlanContext& c
           new_tmpl["spec"]["containers"][index]["image"].get<std::string>();
       continue;
     }
+    if (ctx.gates.in_place_workload_vertical_scaling() && op.path.size() >= 4 && op.path[1] == "containers" &&
+        IsIndex(op.path[2]) && op.path[3] == "resources") {
+      if (std::string why = AddResizeOp(op, old_containers, new_tmpl, spec); !why.empty()) return fail(why);
+      continue;
+    }
     return fail(HumanOp(op));
+  }
+  if (!spec.container_resources.empty()) {
+    // The API server refuses a resize that changes the pod's QoS class, and any resize of a pod with pod-level
+    // resources (upstream checks only the former, on the templates as written, and leaves the latter to fail at
+    // the API server).
+    const common::QosClass old_qos = TemplateQosClass(old_tmpl);
+    const common::QosClass new_qos = TemplateQosClass(new_tmpl);
+    if (old_qos != new_qos) {
+      return fail(absl::StrCat("template resources change the pod's QoS class from ", common::QosClassName(old_qos),
+                               " to ", common::QosClassName(new_qos)));
+    }
+    if (HasPodLevelResources(old_tmpl) || HasPodLevelResources(new_tmpl)) {
+      return fail("template has pod-level resources (spec.resources): such pods cannot be resized");
+    }
   }
 
   const Json old_meta = old_tmpl.value("metadata", Json::object());

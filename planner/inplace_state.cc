@@ -41,6 +41,34 @@ std::map<std::string, RefMetadata> ParseRefMetadata(const Json& object) {
   return out;
 }
 
+// A v1.ResourceRequirements as Go writes it: limits before requests, each omitted when empty, keys sorted.
+OrderedJson ResourcesJson(const ContainerResources& r) {
+  OrderedJson out = OrderedJson::object();
+  if (!r.limits.empty()) out["limits"] = r.limits;
+  if (!r.requests.empty()) out["requests"] = r.requests;
+  return out;
+}
+
+OrderedJson ResourcesMapJson(const std::map<std::string, ContainerResources>& by_container) {
+  OrderedJson out = OrderedJson::object();
+  for (const auto& [name, resources] : by_container) out[name] = ResourcesJson(resources);
+  return out;
+}
+
+std::map<std::string, ContainerResources> ParseResourcesMap(const Json& object) {
+  std::map<std::string, ContainerResources> out;
+  if (!object.is_object()) return out;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    ContainerResources r;
+    if (it.value().is_object()) {
+      r.limits = StringMap(it.value().value("limits", Json::object()));
+      r.requests = StringMap(it.value().value("requests", Json::object()));
+    }
+    out[it.key()] = std::move(r);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatInPlaceState(const InPlaceUpdateState& state) {
@@ -64,6 +92,9 @@ std::string FormatInPlaceState(const InPlaceUpdateState& state) {
     OrderedJson refs = OrderedJson::object();
     for (const auto& [name, ref] : state.next_container_ref_metadata) refs[name] = RefMetadataJson(ref);
     doc["nextContainerRefMetadata"] = std::move(refs);
+  }
+  if (!state.next_container_resources.empty()) {
+    doc["nextContainerResources"] = ResourcesMapJson(state.next_container_resources);
   }
   if (!state.pre_check_containers_required_ready.empty()) {
     OrderedJson pre_check = OrderedJson::object();
@@ -106,6 +137,7 @@ absl::StatusOr<InPlaceUpdateState> ParseInPlaceState(const std::string& json) {
   state.update_images = doc.value("updateImages", false);
   state.next_container_images = StringMap(doc.value("nextContainerImages", Json::object()));
   state.next_container_ref_metadata = ParseRefMetadata(doc.value("nextContainerRefMetadata", Json::object()));
+  state.next_container_resources = ParseResourcesMap(doc.value("nextContainerResources", Json::object()));
   const Json pre_check = doc.value("preCheckBeforeNext", Json());
   if (pre_check.is_object()) {
     state.pre_check_containers_required_ready = StringList(pre_check.value("containersRequiredReady", Json()));
@@ -130,6 +162,7 @@ std::string FormatGraceSpec(const InPlaceUpdateSpec& spec) {
     for (const auto& [name, ref] : spec.container_ref_metadata) refs[name] = RefMetadataJson(ref);
     doc["containerRefMetadata"] = std::move(refs);
   }
+  if (!spec.container_resources.empty()) doc["containerResources"] = ResourcesMapJson(spec.container_resources);
   // metaDataPatch is a []byte upstream, hence base64 of a strategic merge patch.
   OrderedJson meta = OrderedJson::object();
   OrderedJson labels = OrderedJson::object();
@@ -159,6 +192,7 @@ absl::StatusOr<InPlaceUpdateSpec> ParseGraceSpec(const std::string& json) {
   spec.old_revision = doc.value("oldRevision", "");
   spec.container_images = StringMap(doc.value("containerImages", Json::object()));
   spec.container_ref_metadata = ParseRefMetadata(doc.value("containerRefMetadata", Json::object()));
+  spec.container_resources = ParseResourcesMap(doc.value("containerResources", Json::object()));
   spec.update_env_from_metadata = doc.value("updateEnvFromMetadata", false);
   const Json grace = doc.value("graceSeconds", Json());
   if (grace.is_number_integer()) spec.grace_seconds = grace.get<int32_t>();

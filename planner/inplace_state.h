@@ -33,9 +33,16 @@ struct InPlaceUpdateState {
   bool update_images = false;
   std::map<std::string, std::string> next_container_images;
   std::map<std::string, RefMetadata> next_container_ref_metadata;
+  std::map<std::string, ContainerResources> next_container_resources;
   std::vector<std::string> pre_check_containers_required_ready;  // preCheckBeforeNext; empty = nil
   std::vector<ContainerBatch> container_batches_record;
 };
+
+// Whether a later batch waits (nextContainerImages, nextContainerRefMetadata or nextContainerResources).
+inline bool HasNextBatch(const InPlaceUpdateState& state) {
+  return !state.next_container_images.empty() || !state.next_container_ref_metadata.empty() ||
+         !state.next_container_resources.empty();
+}
 
 // Go struct field order, omitempty as upstream (lastContainerStatuses is null when empty).
 std::string FormatInPlaceState(const InPlaceUpdateState& state);

@@ -23,6 +23,8 @@ inline constexpr char kLegacyInPlaceGraceAnnotation[] = "inplace-update-grace";
 inline constexpr char kDeletionCostAnnotation[] = "controller.kubernetes.io/pod-deletion-cost";
 inline constexpr char kInPlaceUpdateReadyCondition[] = "InPlaceUpdateReady";
 inline constexpr char kKruisePodReadyCondition[] = "KruisePodReady";
+// CloneSet condition (ours): pods whose in-place resize the kubelet holds back (semantics §5.9).
+inline constexpr char kResizePendingCondition[] = "ResizePending";
 inline constexpr char kRevisionHashLabel[] = "controller.kubernetes.io/hash";
 inline constexpr char kVctHashAnnotation[] = "kruise.io/cloneset-volumeclaimtemplate-hash";
 inline constexpr char kPreDownloadCreatedLabel[] = "apps.kruise.io/pre-predownload-created";

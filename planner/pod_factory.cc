@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "planner/predicates.h"
+#include "planner/volume_refs.h"
 
 namespace cloneset::planner {
 namespace {
@@ -125,6 +126,19 @@ absl::StatusOr<NewPod> Assemble(const PlanContext& ctx, const std::string& templ
       volumes.push_back(vol);
     }
   }
+  // A volume the containers use that nothing defines: the template of an older revision using a claim template
+  // that was removed since (admission refuses that for the current template, §2.2 rule 4). The API server would
+  // refuse the pod on every attempt and the scale-out would never get past it, so an emptyDir of that name
+  // stands in for the removed claim (semantics §1.5).
+  std::set<std::string> defined;
+  for (const auto& vol : volumes) {
+    if (vol.is_object()) defined.insert(vol.value("name", ""));
+  }
+  for (const VolumeRef& ref : VolumeReferences(spec, "spec")) {
+    if (!defined.insert(ref.name).second) continue;
+    volumes.push_back({{"name", ref.name}, {"emptyDir", Json::object()}});
+    out.stand_in_volumes.push_back(ref.name);
+  }
   if (!volumes.empty()) spec["volumes"] = volumes;
 
   Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata}, {"spec", spec}};
@@ -196,6 +210,7 @@ absl::StatusOr<PodFactory> PodFactory::Create(const PlanContext& ctx, const std:
   // Validates the template (for the fallback: Build then assembles every pod from scratch) and names the claims.
   absl::StatusOr<NewPod> probe = Assemble(ctx, template_json, revision, "probe", &f.vct_names_);
   if (!probe.ok()) return probe.status();
+  f.stand_in_volumes_ = std::move(probe->stand_in_volumes);
   return f;
 }
 
@@ -211,6 +226,7 @@ NewPod PodFactory::Build(const std::string& instance_id) const {
     out.pod_json = std::move(assembled->pod_json);
     all_pvcs = std::move(assembled->pvc_jsons);
   }
+  out.stand_in_volumes = stand_in_volumes_;
   for (size_t i = 0; i < all_pvcs.size(); ++i) {
     std::string claim = ClaimName(vct_names_[i], cs_name_, instance_id);
     const bool exists = existing_pvcs_.contains(claim);

@@ -15,6 +15,9 @@ struct NewPod {
   std::string pod_json;
   std::vector<std::string> pvc_jsons;    // only PVCs that do not exist yet
   std::vector<std::string> claim_names;  // every claim the pod mounts, in claim template order
+  // Volumes the template's containers use that neither the template nor a claim template defines (an older
+  // revision's template using a claim template removed since): each gets an emptyDir in the pod (semantics §1.5).
+  std::vector<std::string> stand_in_volumes;
 };
 
 // The name of the claim that claim template `vct` gives the pod with `instance_id`: <vct>-<cs>-<id>.
@@ -36,6 +39,9 @@ class PodFactory {
   // Pod `<cs>-<id>` with those of its PVCs that do not exist yet; byte-identical to assembling it from scratch.
   NewPod Build(const std::string& instance_id) const;
 
+  // NewPod::stand_in_volumes, the same for every pod of the factory.
+  const std::vector<std::string>& stand_in_volumes() const { return stand_in_volumes_; }
+
  private:
   // A serialized document with the instance id cut out: the id goes between consecutive pieces.
   struct Pieces {
@@ -51,6 +57,7 @@ class PodFactory {
   bool cut_ = false;
   std::string cs_name_;
   std::vector<std::string> vct_names_;                   // claim name = <vct>-<cs>-<id>
+  std::vector<std::string> stand_in_volumes_;
   absl::flat_hash_set<std::string_view> existing_pvcs_;  // PVC names, pointing into the request
   Pieces pod_;
   std::vector<Pieces> pvcs_;  // one per volume claim template

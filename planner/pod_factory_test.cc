@@ -111,6 +111,42 @@ TEST(BuildPod, ExistingPvcsAreNotCreatedAgain) {
   EXPECT_EQ(b->pvcs[0]["metadata"]["name"], "logs-cs-abcde");
 }
 
+// A template that mounts "logs" and "scratch" while the claim templates now hold only "data": the removed claim
+// template's volume gets an emptyDir, once, after the others; a defined volume gets none.
+TEST(BuildPod, VolumeOfARemovedClaimTemplateGetsAnEmptyDir) {
+  pb::PlanRequest req = Request(CloneSetBuilder().Vct(VctJson("data")));
+  ResolvedSpec spec;
+  PlanContext ctx = MakeContext(req, spec, "cs-1", "cs-1");
+  const std::string tmpl = R"({"metadata":{"labels":{"app":"demo"}},"spec":{
+    "initContainers":[{"name":"init","image":"busybox","volumeMounts":[{"name":"logs","mountPath":"/l"}]}],
+    "containers":[{"name":"main","image":"nginx","volumeMounts":[{"name":"data","mountPath":"/d"},
+      {"name":"logs","mountPath":"/l"},{"name":"cfg","mountPath":"/c"}],
+      "volumeDevices":[{"name":"scratch","devicePath":"/dev/x"}]}],
+    "volumes":[{"name":"cfg","configMap":{"name":"c"}}]}})";
+  absl::StatusOr<PodFactory> factory = PodFactory::Create(ctx, tmpl, "cs-1");
+  ASSERT_TRUE(factory.ok()) << factory.status();
+  EXPECT_EQ(factory->stand_in_volumes(), (std::vector<std::string>{"logs", "scratch"}));
+  const NewPod pod = factory->Build("abcde");
+  EXPECT_EQ(pod.stand_in_volumes, factory->stand_in_volumes());
+  EXPECT_EQ(pod.claim_names, std::vector<std::string>{"data-cs-abcde"});
+  EXPECT_EQ(Json::parse(pod.pod_json)["spec"]["volumes"], Json::parse(R"([
+    {"name":"data","persistentVolumeClaim":{"claimName":"data-cs-abcde","readOnly":false}},
+    {"name":"cfg","configMap":{"name":"c"}},
+    {"name":"logs","emptyDir":{}},
+    {"name":"scratch","emptyDir":{}}])"));
+}
+
+TEST(BuildPod, NoStandInWhenEveryVolumeIsDefined) {
+  pb::PlanRequest req = Request(CloneSetBuilder().Vct(VctJson("data")));
+  ResolvedSpec spec;
+  PlanContext ctx = MakeContext(req, spec, "cs-1", "cs-1");
+  absl::StatusOr<PodFactory> factory = PodFactory::Create(
+      ctx, R"({"spec":{"containers":[{"name":"main","image":"x","volumeMounts":[{"name":"data","mountPath":"/d"}]}]}})",
+      "cs-1");
+  ASSERT_TRUE(factory.ok()) << factory.status();
+  EXPECT_TRUE(factory->stand_in_volumes().empty());
+}
+
 TEST(BuildPod, BadInputsNameTheField) {
   pb::PlanRequest req = Request(CloneSetBuilder().Vct("{}"));
   ResolvedSpec spec;

@@ -65,6 +65,7 @@ void RefreshGrace(const PlanContext& ctx, const pb::Pod& pod, std::string_view g
     return;
   }
   const InPlaceBatch batch = ApplyInPlaceBatch(pod, *spec, *std::move(state), ctx.now, /*apply_metadata=*/true);
+  AddResizePod(pod, batch.container_resources, "finish-grace", plan);
   pb::PatchPod* patch = AddPodPatch(pod, "finish-grace", plan);
   ApplyBatchToPatch(batch, pod, patch);
   RemoveGraceAnnotations(pod, patch);
@@ -99,13 +100,17 @@ void RefreshInPlace(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& pla
     absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(state_json));
     if (state.ok()) {
       if (!ContainersUpdateCompleted(pod, *state)) return;
-      if (!state->next_container_images.empty() || !state->next_container_ref_metadata.empty()) {
+      if (HasNextBatch(*state)) {
         if (!ContainersReady(pod, state->pre_check_containers_required_ready)) return;
         InPlaceUpdateSpec next;
         next.revision = state->revision;
         next.container_images = state->next_container_images;
         next.container_ref_metadata = state->next_container_ref_metadata;
+        // Upstream drops a later batch that only resizes (its updateNextBatch looks at images and metadata only)
+        // and the pod then never completes; it is applied here.
+        next.container_resources = state->next_container_resources;
         const InPlaceBatch batch = ApplyInPlaceBatch(pod, next, *state, ctx.now, /*apply_metadata=*/false);
+        AddResizePod(pod, batch.container_resources, "next-batch", plan);
         ApplyBatchToPatch(batch, pod, AddPodPatch(pod, "next-batch", plan));
         return;
       }

@@ -201,7 +201,16 @@ ScaleOutcome CreatePods(const PlanContext& ctx, const ScaleDiff& diff, PlanBuild
     const std::string& revision = current ? ctx.current_revision : ctx.update_revision;
     const std::string& template_json = current ? ctx.current_template_json : ctx.update_template_json;
     std::optional<absl::StatusOr<PodFactory>>& factory = current ? current_factory : update_factory;
-    if (!factory.has_value()) factory = PodFactory::Create(ctx, template_json, revision);
+    if (!factory.has_value()) {
+      factory = PodFactory::Create(ctx, template_json, revision);
+      if (factory->ok() && !(*factory)->stand_in_volumes().empty()) {
+        plan.AddEvent(pb::WARNING, "VolumeClaimTemplateRemoved",
+                      absl::StrCat("revision ", revision, " uses volume(s) ",
+                                   absl::StrJoin((*factory)->stand_in_volumes(), ", "),
+                                   " that no volume or volumeClaimTemplate defines any more: its new pods get an "
+                                   "emptyDir in place of each"));
+      }
+    }
     if (!factory->ok()) {
       outcome.error = factory->status();
       break;

@@ -1,9 +1,12 @@
 #include "planner/status.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/resources.h"
 #include "planner/context_facts.h"
+#include "planner/inplace.h"
 #include "planner/pod_facts.h"
 #include "planner/predicates.h"
 
@@ -41,8 +44,8 @@ void Remove(pb::CloneSetStatus& status, std::string_view type) {
 }
 
 // The generic SetCondition rule (§7.4, "set"): same status and reason -> untouched; same status, other reason
-// -> replaced keeping lastTransitionTime; otherwise replaced. Replacement keeps the condition's position so the
-// order of conditions is stable across plans.
+// -> replaced keeping lastTransitionTime; otherwise replaced. As upstream, a replaced condition moves to the end
+// of the list.
 void Set(pb::CloneSetStatus& status, std::string_view type, std::string_view cond_status, std::string_view reason,
          std::string_view message, absl::Time now) {
   pb::Condition* existing = Find(status, type);
@@ -58,11 +61,8 @@ void Set(pb::CloneSetStatus& status, std::string_view type, std::string_view con
   } else {
     SetTimestamp(now, next.mutable_last_transition_time());
   }
-  if (existing != nullptr) {
-    *existing = std::move(next);
-  } else {
-    *status.add_conditions() = std::move(next);
-  }
+  Remove(status, type);
+  *status.add_conditions() = std::move(next);
 }
 
 // FailedScale/FailedUpdate: set with the current message while the stage fails. Unlike upstream (never refreshed,
@@ -166,9 +166,11 @@ void ComputeProgressing(const PlanContext& ctx, pb::CloneSetStatus& s, PlanBuild
   }
   Set(s, kProgressing, "True", kReasonUpdated, "CloneSet is progressing", ctx.now);
   const pb::Condition* cond = Find(s, kProgressing);
-  absl::Duration d = ToTime(cond->last_update_time()) + deadline - ctx.now;
-  if (d >= absl::Seconds(1)) d += absl::Seconds(1);
-  plan.PushRequeue(d);
+  // Plan again one second after the deadline, when "deadline before now" holds. Upstream adds the second only
+  // when at least a second is left; with less it plans again at the deadline itself, where the deadline has not
+  // yet passed and nothing is left to wait for, so the condition would wait for some other event to turn False.
+  const absl::Duration d = ToTime(cond->last_update_time()) + deadline - ctx.now;
+  plan.PushRequeue(d + absl::Seconds(1));
 }
 
 // §7.5 minReadySeconds requeue. Upstream requeues after the full minReadySeconds whenever available != ready;
@@ -189,6 +191,54 @@ void PushMinReadyRequeue(const PlanContext& ctx, const pb::CloneSetStatus& s, Pl
     plan.PushRequeue(pod.ready_since + absl::Seconds(m) + absl::Seconds(1) - ctx.now);
   }
   if (!waiting_on_time) plan.PushRequeue(absl::Seconds(m));
+}
+
+// ResizePending (ours, §5.9 "Pending resizes"): True while pods wait for a resize the kubelet holds back, reason
+// Infeasible when any of them is (the node can never fit it; the rollout stays blocked until the template changes),
+// else the kubelet's reason (Deferred: it retries); removed once none waits. Each change is one Warning event and a
+// blocked reason of the plan.
+void SetResizePending(const PlanContext& ctx, pb::CloneSetStatus& s, PlanBuilder& plan) {
+  const std::vector<PendingResize> pending = PendingResizes(ctx);
+  const pb::Condition* old = Find(ctx.clone_set->status(), kResizePendingCondition);
+  if (pending.empty()) {
+    Remove(s, kResizePendingCondition);
+    return;
+  }
+  std::string reason;
+  for (const PendingResize& p : pending) {
+    if (reason.empty() || p.reason == common::kResizeInfeasible) reason = p.reason;
+  }
+  if (reason.empty()) reason = "Pending";
+  constexpr size_t kNamed = 5;
+  std::string message = absl::StrCat(pending.size(), pending.size() == 1 ? " pod waits" : " pods wait",
+                                     " for an in-place resize the kubelet holds back: ");
+  for (size_t i = 0; i < pending.size() && i < kNamed; ++i) {
+    const PendingResize& p = pending[i];
+    absl::StrAppend(&message, i == 0 ? "" : "; ", p.pod, " (", p.reason, p.message.empty() ? "" : ": ", p.message,
+                    ")");
+    plan.summary()->add_blocked_reasons(
+        absl::StrCat("pod ", p.pod, ": resize ", p.reason, p.message.empty() ? "" : ": ", p.message));
+  }
+  if (pending.size() > kNamed) absl::StrAppend(&message, "; and ", pending.size() - kNamed, " more");
+  if (old == nullptr || old->status() != "True" || old->reason() != reason || old->message() != message) {
+    plan.AddEvent(pb::WARNING, absl::StrCat("PodResize", reason), message);
+  }
+  pb::Condition* c = Find(s, kResizePendingCondition);  // replaced where it is: conditions keep their order
+  if (c == nullptr) c = s.add_conditions();
+  c->Clear();
+  c->set_type(kResizePendingCondition);
+  c->set_status("True");
+  c->set_reason(reason);
+  c->set_message(std::move(message));
+  SetTimestamp(ctx.now, c->mutable_last_update_time());
+  if (old != nullptr && old->status() == "True") {
+    *c->mutable_last_transition_time() = old->last_transition_time();
+    if (old->reason() == c->reason() && old->message() == c->message()) {
+      *c->mutable_last_update_time() = old->last_update_time();
+    }
+  } else {
+    SetTimestamp(ctx.now, c->mutable_last_transition_time());
+  }
 }
 
 bool SameFailure(const pb::Condition* a, const pb::Condition* b) {
@@ -223,6 +273,7 @@ pb::CloneSetStatus ComputeStatus(const PlanContext& ctx, const absl::Status& sca
     if (!update_error.ok()) SetFailure(s, kFailedUpdate, update_error, ctx.now);
   }
   ComputeProgressing(ctx, s, plan);
+  SetResizePending(ctx, s, plan);
   if (scale_error.ok() && update_error.ok()) PushMinReadyRequeue(ctx, s, plan);
   return s;
 }
@@ -250,7 +301,8 @@ bool StatusNeedsWrite(const pb::CloneSetStatus& previous, const pb::CloneSetStat
     return true;
   }
   return !SameFailure(Find(previous, kFailedScale), Find(next, kFailedScale)) ||
-         !SameFailure(Find(previous, kFailedUpdate), Find(next, kFailedUpdate));
+         !SameFailure(Find(previous, kFailedUpdate), Find(next, kFailedUpdate)) ||
+         !SameFailure(Find(previous, kResizePendingCondition), Find(next, kResizePendingCondition));
 }
 
 }  // namespace cloneset::planner

@@ -213,6 +213,15 @@ ResolvedSpec Paused(ResolvedSpec s) {
   return s;
 }
 
+// OnDelete as ResolveSpec resolves it: no rolling update, every replica expected on the update revision. Paused is
+// set to show that it does not count without a rolling update.
+ResolvedSpec OnDelete(int32_t replicas) {
+  ResolvedSpec s = WithDeadline(Spec(replicas));
+  s.rolling_update = false;
+  s.paused = true;
+  return s;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Semantics74, ProgressTest,
     ::testing::Values(
@@ -240,13 +249,15 @@ INSTANTIATE_TEST_SUITE_P(
         ProgressCase{"progressing_keeps_clock", kRollingOut, WithDeadline(Spec(3)),
                      {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(100))}, kNew, "True",
                      "CloneSetUpdated", absl::Seconds(100), absl::Seconds(100), absl::Seconds(501)},
-        ProgressCase{"sub_second_remaining_not_padded", kRollingOut, WithDeadline(Spec(3)),
+        // Planned again one second past the deadline also when less than a second is left (upstream: at the
+        // deadline itself, where it has not passed yet; docs/compatibility.md).
+        ProgressCase{"sub_second_remaining_padded_too", kRollingOut, WithDeadline(Spec(3)),
                      {Cond("Progressing", "True", "CloneSetUpdated", absl::Milliseconds(599500))}, kNew, "True",
                      "CloneSetUpdated", absl::Milliseconds(599500), absl::Milliseconds(599500),
-                     absl::Milliseconds(500)},
-        ProgressCase{"exactly_at_deadline_not_exceeded", kRollingOut, WithDeadline(Spec(3)),
+                     absl::Milliseconds(1500)},
+        ProgressCase{"exactly_at_deadline_not_exceeded_checked_again", kRollingOut, WithDeadline(Spec(3)),
                      {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(600))}, kNew, "True",
-                     "CloneSetUpdated", absl::Seconds(600), absl::Seconds(600), kZero},
+                     "CloneSetUpdated", absl::Seconds(600), absl::Seconds(600), absl::Seconds(1)},
         ProgressCase{"deadline_exceeded", kRollingOut, WithDeadline(Spec(3)),
                      {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(601))}, kNew, "False",
                      "ProgressDeadlineExceeded", kZero, kZero, kZero},
@@ -274,7 +285,31 @@ INSTANTIATE_TEST_SUITE_P(
                      "CloneSetUpdated", kZero, kZero, absl::Seconds(601)},
         ProgressCase{"new_revision_restarts_clock", kRollingOut, WithDeadline(Spec(3)),
                      {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(500))}, kOld, "True",
-                     "CloneSetUpdated", kZero, kZero, absl::Seconds(601)}),
+                     "CloneSetUpdated", kZero, kZero, absl::Seconds(601)},
+        // Scale: a scale-up of an available CloneSet is progress to be made, a scale-down that leaves every pod
+        // updated and available is Available again.
+        ProgressCase{"scale_up_progressing", {{}, {}, {}}, WithDeadline(Spec(5)),
+                     {Cond("Progressing", "True", "CloneSetAvailable", absl::Seconds(30))}, kNew, "True",
+                     "CloneSetUpdated", absl::Seconds(30), kZero, absl::Seconds(601)},
+        ProgressCase{"scale_up_done_available", {{}, {}, {}, {}, {}}, WithDeadline(Spec(5)),
+                     {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(30))}, kNew, "True",
+                     "CloneSetAvailable", absl::Seconds(30), kZero, kZero},
+        ProgressCase{"scale_up_past_deadline", {{}, {}, {.ready = false}}, WithDeadline(Spec(3)),
+                     {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(601))}, kNew, "False",
+                     "ProgressDeadlineExceeded", kZero, kZero, kZero},
+        // Partition: lowering it after PartitionAvailable starts a rollout of the rest.
+        ProgressCase{"partition_lowered", {{}, {.revision = kOld}, {.revision = kOld}}, WithDeadline(Spec(3, 1)),
+                     {Cond("Progressing", "True", "ProgressPartitionAvailable", absl::Seconds(30))}, kNew, "True",
+                     "CloneSetUpdated", absl::Seconds(30), kZero, absl::Seconds(601)},
+        // OnDelete: never Paused nor PartitionAvailable; old pods wait for a deletion, so the deadline passes.
+        ProgressCase{"on_delete_waits_for_deletions", kRollingOut, OnDelete(3), {}, kNew, "True", "CloneSetUpdated",
+                     kZero, kZero, absl::Seconds(601)},
+        ProgressCase{"on_delete_past_deadline", kRollingOut, OnDelete(3),
+                     {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(601))}, kNew, "False",
+                     "ProgressDeadlineExceeded", kZero, kZero, kZero},
+        ProgressCase{"on_delete_all_replaced", {{}, {}, {}}, OnDelete(3),
+                     {Cond("Progressing", "False", "ProgressDeadlineExceeded", absl::Seconds(30))}, kNew, "True",
+                     "CloneSetAvailable", kZero, kZero, kZero}),
     [](const auto& info) { return info.param.name; });
 
 TEST(StatusTest, ExceededMessageNamesRevision) {
@@ -283,6 +318,45 @@ TEST(StatusTest, ExceededMessageNamesRevision) {
   const pb::Condition* p = FindType(s, "Progressing");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->message(), "CloneSet revision cs-new222 has timed out progressing");
+}
+
+// The messages are upstream's, word for word.
+TEST(StatusTest, ProgressingMessages) {
+  struct M {
+    std::vector<P> pods;
+    ResolvedSpec spec;
+    std::string message;
+  };
+  for (const M& m : std::vector<M>{{{{}, {}, {}}, WithDeadline(Spec(3)), "CloneSet is available"},
+                                   {kRollingOut, WithDeadline(Paused(Spec(3))), "CloneSet is paused"},
+                                   {kRollingOut, WithDeadline(Spec(3, 2)), "CloneSet has been paused due to partition ready"},
+                                   {kRollingOut, WithDeadline(Spec(3)), "CloneSet is progressing"}}) {
+    Fixture f(m.pods, m.spec);
+    const pb::CloneSetStatus s = f.Run();
+    const pb::Condition* p = FindType(s, "Progressing");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->message(), m.message);
+  }
+}
+
+// As upstream's SetCondition: a condition that changes status or reason moves to the end of the list; one that
+// keeps them stays where it is.
+TEST(StatusTest, ReplacedConditionMovesToTheEnd) {
+  Fixture f({{}, {}, {}}, WithDeadline(Spec(3)),
+            {Cond("Progressing", "True", "CloneSetUpdated", absl::Seconds(30)),
+             Cond("FailedScale", "True", "", absl::Seconds(30), "no ids left")});
+  const pb::CloneSetStatus s = f.Run(absl::InternalError("no ids left"));
+  ASSERT_EQ(s.conditions_size(), 2);
+  EXPECT_EQ(s.conditions(0).type(), "FailedScale");
+  EXPECT_EQ(s.conditions(1).type(), "Progressing");
+  EXPECT_EQ(s.conditions(1).reason(), "CloneSetAvailable");
+
+  Fixture same({{}, {}, {}}, WithDeadline(Spec(3)),
+               {Cond("Progressing", "True", "CloneSetAvailable", absl::Seconds(30)),
+                Cond("FailedScale", "True", "", absl::Seconds(30), "no ids left")});
+  const pb::CloneSetStatus kept = same.Run(absl::InternalError("no ids left"));
+  ASSERT_EQ(kept.conditions_size(), 2);
+  EXPECT_EQ(kept.conditions(0).type(), "Progressing");
 }
 
 // ---------------------------------------------------------------------------------------------------------------

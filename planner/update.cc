@@ -49,6 +49,7 @@ struct InPlaceStart {
     state.update_timestamp = Rfc3339(ctx.now);
     state.update_env_from_metadata = spec.update_env_from_metadata;
     state.update_images = !spec.container_images.empty();
+    state.update_resources = !spec.container_resources.empty();
     return state;
   }
 
@@ -74,12 +75,13 @@ bool SetsNotReady(const PodFacts& facts) {
   return facts.has_ready_condition && !facts.ready_false && facts.containers_ready;
 }
 
-// The labels every start patch writes (and the lifecycle state, when the CloneSet has a lifecycle).
-void SetStartLabels(const PlanContext& ctx, const InPlaceStart& start, pb::PatchPod* patch) {
+// The labels every start patch writes, and lifecycle Updating when `updating` (the CloneSet has a lifecycle, or the
+// update leaves the pod ready: a resize that restarts no container).
+void SetStartLabels(const PlanContext& ctx, const InPlaceStart& start, bool updating, pb::PatchPod* patch) {
   auto& labels = *patch->mutable_set_labels();
   labels[kRevisionLabel] = start.revision_label;
   labels[kPodTemplateHashLabel] = start.template_hash;
-  if (HasLifecycle(ctx)) {
+  if (updating) {
     labels[kLifecycleStateLabel] = kStateUpdating;
     (*patch->mutable_set_annotations())[kLifecycleTimestampAnnotation] = Rfc3339(ctx.now);
   }
@@ -124,7 +126,7 @@ class InPlaceBatcher {
     }
     pb::PatchPod* patch = batch_->mutable_patch();
     patch->set_purpose(kStartPatchPurpose);
-    SetStartLabels(ctx, start, patch);
+    SetStartLabels(ctx, start, HasLifecycle(ctx), patch);
     ApplyChangesToPatch(start.spec, patch);
     batch_->set_patch_stop_on_error(true);
     batch_->set_event_type(pb::NORMAL);
@@ -161,15 +163,26 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
     target->set_set_not_ready(facts.in_place_gate && SetsNotReady(facts));
     return;
   }
-  if (facts.in_place_gate) {
+  // With a resize (the InPlaceWorkloadVerticalScaling gate), the pod object: its spec's resources and resize
+  // policies. A resize that restarts no container leaves the pod ready (no InPlaceUpdateReady=False, as upstream);
+  // lifecycle Updating then keeps it unavailable until the kubelet has carried the resize out (§5.8).
+  const bool resize = !spec.container_resources.empty();
+  const pb::Pod* pod = resize ? &PodOf(ctx, facts) : nullptr;
+  const bool not_ready = facts.in_place_gate && (!resize || ResizeRestartsContainers(*pod, spec));
+  if (not_ready) {
     pb::PatchPodStatus* status = AddPodStatusPatch(facts, kStartStatusPurpose, plan);
     SetInPlaceReadyCondition(ctx, false, status->add_set_conditions());
     if (SetsNotReady(facts)) SetGatesNotReadyCondition(ctx, status->add_set_conditions());
   }
+  std::optional<InPlaceBatch> batch;
+  if (containers.has_value() && !start.single_batch.Covers(*containers)) {
+    batch = ApplyInPlaceBatch(*containers, spec, start.FirstState(ctx), ctx.now, /*apply_metadata=*/true);
+    if (resize) AddResizePod(*pod, batch->container_resources, kStartPatchPurpose, plan);
+  }
   pb::PatchPod* patch = AddPodPatch(facts, kStartPatchPurpose, plan);
-  SetStartLabels(ctx, start, patch);
+  SetStartLabels(ctx, start, HasLifecycle(ctx) || (resize && !not_ready), patch);
   if (containers.has_value()) {
-    if (start.single_batch.Covers(*containers)) {
+    if (!batch.has_value()) {
       // ApplyBatchToPatch of the batch ApplyInPlaceBatch would make, written straight into the patch.
       ApplyChangesToPatch(spec, patch);
       std::string& state = (*patch->mutable_set_annotations())[kInPlaceStateAnnotation];
@@ -177,8 +190,7 @@ void PerformInPlaceUpdate(const PlanContext& ctx, const PodFacts& facts, const I
       start.single_batch.AppendTo(*containers, &state);
       if (facts.has_legacy_state) patch->add_remove_annotations(kLegacyInPlaceStateAnnotation);
     } else {
-      ApplyBatchToPatch(ApplyInPlaceBatch(*containers, spec, start.FirstState(ctx), ctx.now, /*apply_metadata=*/true),
-                        facts.has_legacy_state, patch);
+      ApplyBatchToPatch(*batch, facts.has_legacy_state, patch);
     }
     RemoveGraceAnnotations(facts.has_grace_key, facts.has_legacy_grace, patch);
   } else {

@@ -16,6 +16,7 @@
 #include "planner/go_typed_json.h"
 #include "planner/int_or_percent.h"
 #include "planner/predicates.h"
+#include "planner/volume_refs.h"
 
 namespace cloneset::planner {
 namespace {
@@ -136,6 +137,36 @@ void ValidateVolumeClaimTemplates(const pb::CloneSetSpec& spec, Errors& errors) 
       Add(errors, field + ".metadata.name", "required: a DNS label");
     } else if (!names.insert(name->get<std::string>()).second) {
       Add(errors, field + ".metadata.name", absl::StrCat("duplicate name \"", name->get<std::string>(), "\""));
+    }
+  }
+}
+
+// §2.2 rule 4: every volume the containers use is a volume of the template or a volumeClaimTemplate (upstream
+// validates the template with the claim templates added as volumes). A template that is not JSON is reported by
+// ValidateTemplate.
+void ValidateVolumeReferences(const pb::CloneSetSpec& spec, Errors& errors) {
+  const Json doc = Json::parse(spec.template_json(), nullptr, /*allow_exceptions=*/false);
+  const Json* pod_spec = doc.is_object() ? Member(doc, "spec") : nullptr;
+  if (pod_spec == nullptr || !pod_spec->is_object()) return;
+  std::set<std::string> defined;
+  if (const Json* volumes = Member(*pod_spec, "volumes"); volumes != nullptr && volumes->is_array()) {
+    for (const Json& v : *volumes) {
+      if (const Json* name = Member(v, "name"); name != nullptr && name->is_string()) {
+        defined.insert(name->get<std::string>());
+      }
+    }
+  }
+  for (const std::string& vct : spec.volume_claim_templates_json()) {
+    const Json v = Json::parse(vct, nullptr, /*allow_exceptions=*/false);
+    const Json* meta = v.is_object() ? Member(v, "metadata") : nullptr;
+    if (const Json* name = meta == nullptr ? nullptr : Member(*meta, "name"); name != nullptr && name->is_string()) {
+      defined.insert(name->get<std::string>());
+    }
+  }
+  for (const VolumeRef& ref : VolumeReferences(*pod_spec, "spec.template.spec")) {
+    if (!defined.contains(ref.name)) {
+      Add(errors, ref.field,
+          absl::StrCat("Not found: \"", ref.name, "\" (no volume or volumeClaimTemplate of that name)"));
     }
   }
 }
@@ -385,6 +416,7 @@ std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& cs, const pb::C
   }
   ValidateTemplate(spec.template_json(), errors);
   ValidateVolumeClaimTemplates(spec, errors);
+  ValidateVolumeReferences(spec, errors);
 
   ValidatePodsToDelete(cs, old, beta, pods, errors);
   const pb::ScaleStrategy& ss = spec.scale_strategy();
@@ -398,12 +430,14 @@ std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& cs, const pb::C
         absl::StrCat("\"", ss.pvc_retention_policy(), "\" is not one of Delete, Retain"));
   }
 
+  // OnDelete is accepted in both versions (upstream's v1alpha1 webhook refuses it: docs/compatibility.md); it has
+  // no rolling update, so none of the rolling fields is checked (the decoder drops them, semantics §1.2).
   const std::string& type = spec.update_strategy().type();
-  const bool known = type == "ReCreate" || type == "InPlaceIfPossible" || type == "InPlaceOnly";
-  if (beta ? !(known || type == "OnDelete" || type.empty()) : !known) {
+  const bool known =
+      type == "ReCreate" || type == "InPlaceIfPossible" || type == "InPlaceOnly" || type == "OnDelete";
+  if (!known && !(beta && type.empty())) {
     Add(errors, "spec.updateStrategy.type",
-        absl::StrCat("\"", type, "\" is not one of ReCreate, InPlaceIfPossible, InPlaceOnly",
-                     beta ? ", OnDelete" : " (OnDelete needs apps.kruise.io/v1beta1)"));
+        absl::StrCat("\"", type, "\" is not one of ReCreate, InPlaceIfPossible, InPlaceOnly, OnDelete"));
   }
   if (type != "OnDelete") ValidateRollingUpdate(cs, errors);
 

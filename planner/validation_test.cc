@@ -119,6 +119,20 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"deep_template",
                  [](pb::CloneSet& cs) { cs.mutable_spec()->set_template_json(std::string(100, '[') + std::string(100, ']')); },
                  "spec.template", "nested deeper than 64"},
+        RuleCase{"volume_mount_of_nothing",
+                 [](pb::CloneSet& cs) {
+                   cs.mutable_spec()->set_template_json(
+                       R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":"x","volumeMounts":[{"name":"data","mountPath":"/d"},{"name":"gone","mountPath":"/g"}]}]}})");
+                   cs.mutable_spec()->add_volume_claim_templates_json(R"({"metadata":{"name":"data"}})");
+                 },
+                 "spec.template.spec.containers[0].volumeMounts[1].name", "Not found: \"gone\""},
+        RuleCase{"volume_mounts_of_template_volume_and_claim_template_ok",
+                 [](pb::CloneSet& cs) {
+                   cs.mutable_spec()->set_template_json(
+                       R"({"metadata":{"labels":{"app":"demo"}},"spec":{"volumes":[{"name":"cfg","emptyDir":{}}],"initContainers":[{"name":"i","image":"x","volumeMounts":[{"name":"cfg","mountPath":"/c"}]}],"containers":[{"name":"main","image":"x","volumeMounts":[{"name":"data","mountPath":"/d"}]}]}})");
+                   cs.mutable_spec()->add_volume_claim_templates_json(R"({"metadata":{"name":"data"}})");
+                 },
+                 "", ""},
         RuleCase{"vct_without_name",
                  [](pb::CloneSet& cs) { cs.mutable_spec()->add_volume_claim_templates_json(R"({"spec":{}})"); },
                  "spec.volumeClaimTemplates[0].metadata.name", "required"},
@@ -137,8 +151,15 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"pods_to_delete_unknown_pod",
                  [](pb::CloneSet& cs) { cs.mutable_spec()->mutable_scale_strategy()->add_pods_to_delete("demo-zz"); },
                  "spec.scaleStrategy.podsToDelete", "find pod demo-zz failed"},
-        RuleCase{"type_on_delete_v1alpha1", [](pb::CloneSet& cs) { Us(cs).set_type("OnDelete"); },
-                 "spec.updateStrategy.type", "OnDelete needs apps.kruise.io/v1beta1"},
+        RuleCase{"type_on_delete_v1alpha1", [](pb::CloneSet& cs) { Us(cs).set_type("OnDelete"); }, "", ""},
+        // OnDelete has no rolling update: rolling fields the decoder did not drop are not checked.
+        RuleCase{"type_on_delete_ignores_rolling_fields",
+                 [](pb::CloneSet& cs) {
+                   Us(cs).set_type("OnDelete");
+                   Us(cs).mutable_max_unavailable()->set_int_value(0);
+                   Us(cs).mutable_max_surge()->set_str_value("5");
+                 },
+                 "", ""},
         RuleCase{"type_on_delete_v1beta1",
                  [](pb::CloneSet& cs) {
                    cs.set_api_version("apps.kruise.io/v1beta1");
@@ -158,6 +179,10 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"max_unavailable_bare_number",
                  [](pb::CloneSet& cs) { Us(cs).mutable_max_unavailable()->set_str_value("5"); },
                  "spec.updateStrategy.maxUnavailable", "must end in %"},
+        RuleCase{"max_surge_bare_number", [](pb::CloneSet& cs) { Us(cs).mutable_max_surge()->set_str_value("5"); },
+                 "spec.updateStrategy.maxSurge", "\"5\" is not a valid percentage (a string value must end in %"},
+        RuleCase{"partition_bare_number", [](pb::CloneSet& cs) { Us(cs).mutable_partition()->set_str_value("5"); },
+                 "spec.updateStrategy.partition", "must end in %"},
         RuleCase{"max_surge_garbage", [](pb::CloneSet& cs) { Us(cs).mutable_max_surge()->set_str_value("lots"); },
                  "spec.updateStrategy.maxSurge", "not a valid percentage"},
         RuleCase{"in_place_only_with_surge",

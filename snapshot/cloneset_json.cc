@@ -147,13 +147,16 @@ absl::Status ReadUpdateStrategy(const Json& v, bool v1beta1, pb::UpdateStrategy*
   SNAPSHOT_RETURN_IF_ERROR(internal::RequireObject(v, path));
   std::string type;
   if (const Json* f = Field(v, "type")) SNAPSHOT_RETURN_IF_ERROR(internal::ReadString(*f, Path(path, "type"), &type));
+  // OnDelete has no rolling update (upstream's v1beta1 rollingUpdate is nil, and its conversion of a v1alpha1
+  // OnDelete CloneSet drops the v1alpha1 rolling fields): partition, maxSurge, maxUnavailable, paused, the update
+  // order and the in-place settings are not read (semantics §1.2).
+  if (type == "OnDelete") {
+    out->set_type("OnDelete");
+    return absl::OkStatus();
+  }
   if (!v1beta1) {
     out->set_type(type);
     return ReadRollingFields(v, path, false, out);
-  }
-  if (type == "OnDelete") {  // rollingUpdate is nil for OnDelete: its fields are dropped (semantics §1.2).
-    out->set_type("OnDelete");
-    return absl::OkStatus();
   }
   if (!type.empty() && type != "RollingUpdate") {
     return absl::InvalidArgumentError(internal::Cat(path, ".type: \"", type, "\" is not RollingUpdate or OnDelete"));
@@ -300,10 +303,16 @@ absl::Status ReadInt32Annotation(const pb::ObjectMeta& meta, const char* key, st
   return absl::OkStatus();
 }
 
-// v1alpha1 keeps the pre-download settings and excludePreparingDelete in metadata (semantics §1.2).
+// v1alpha1 keeps the pre-download settings and excludePreparingDelete in metadata (semantics §1.2). The
+// pre-download settings belong to the rolling update, so OnDelete drops them as it drops the rolling fields.
 absl::Status ApplyV1alpha1Metadata(pb::CloneSet* cs) {
   const pb::ObjectMeta& meta = cs->metadata();
+  if (auto it = meta.labels().find(kExcludePreparingDeleteLabel);
+      it != meta.labels().end() && it->second == "true") {
+    cs->mutable_spec()->mutable_scale_strategy()->set_exclude_preparing_delete(true);
+  }
   pb::UpdateStrategy* update = cs->mutable_spec()->mutable_update_strategy();
+  if (update->type() == "OnDelete") return absl::OkStatus();
   if (auto it = meta.annotations().find(kParallelismAnnotation); it != meta.annotations().end()) {
     int32_t n = 0;
     if (absl::SimpleAtoi(it->second, &n)) {
@@ -321,10 +330,6 @@ absl::Status ApplyV1alpha1Metadata(pb::CloneSet* cs) {
   n.reset();
   SNAPSHOT_RETURN_IF_ERROR(ReadInt32Annotation(meta, kMinUpdatedReadyAnnotation, &n));
   if (n) update->set_image_predownload_min_updated_ready_pods(*n);
-  if (auto it = meta.labels().find(kExcludePreparingDeleteLabel);
-      it != meta.labels().end() && it->second == "true") {
-    cs->mutable_spec()->mutable_scale_strategy()->set_exclude_preparing_delete(true);
-  }
   return absl::OkStatus();
 }
 

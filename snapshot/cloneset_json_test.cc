@@ -161,6 +161,24 @@ TEST(CloneSetFromJson, V1beta1OnDeleteDropsRollingFields) {
   EXPECT_FALSE(cs->spec().update_strategy().has_partition());
 }
 
+// Upstream's conversion of a v1alpha1 OnDelete CloneSet leaves rollingUpdate nil: the rolling fields and the
+// pre-download annotations are dropped, the scaling label is kept.
+TEST(CloneSetFromJson, V1alpha1OnDeleteDropsRollingFieldsAndPreDownloadSettings) {
+  auto cs = CloneSetFromJson(R"({"apiVersion": "apps.kruise.io/v1alpha1",
+    "metadata": {"annotations": {"apps.kruise.io/image-predownload-parallelism": "3",
+                                 "apps.kruise.io/image-predownload-timeout-seconds": "not a number"},
+                 "labels": {"apps.kruise.io/cloneset-scaling-exclude-preparing-delete": "true"}},
+    "spec": {"updateStrategy": {"type": "OnDelete", "partition": 3, "maxSurge": 1, "maxUnavailable": "5",
+                                "paused": true, "scatterStrategy": [{"key": "k", "value": "v"}],
+                                "inPlaceUpdateStrategy": {"gracePeriodSeconds": 10}}}})");
+  ASSERT_TRUE(cs.ok()) << cs.status();
+  pb::UpdateStrategy want;
+  want.set_type("OnDelete");
+  EXPECT_EQ(cs->spec().update_strategy().SerializeAsString(), want.SerializeAsString())
+      << cs->spec().update_strategy().DebugString();
+  EXPECT_TRUE(cs->spec().scale_strategy().exclude_preparing_delete());
+}
+
 TEST(CloneSetFromJson, V1beta1RollingUpdateWithoutPolicyKeepsTypeEmpty) {
   auto cs = CloneSetFromJson(R"({"apiVersion": "apps.kruise.io/v1beta1",
     "spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": "20%"}}}})");

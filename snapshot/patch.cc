@@ -88,6 +88,24 @@ ApiRequest PodPatchRequest(std::string_view namespace_, const pb::PatchPod& patc
   return Patch("/api/v1", namespace_, internal::Cat("pods/", patch.name()), kStrategicMergePatch, body);
 }
 
+ApiRequest PodResizeRequest(std::string_view namespace_, const pb::ResizePod& resize) {
+  Json body = Json::object();
+  if (!resize.resource_version().empty()) body["metadata"] = {{"resourceVersion", resize.resource_version()}};
+  Json containers = Json::array();
+  for (const pb::ResizePod::ContainerResources& c : resize.containers()) {
+    Json resources = Json::object();
+    for (const auto& [list, values] : {std::pair{"requests", &c.requests()}, std::pair{"limits", &c.limits()}}) {
+      if (values->empty()) continue;
+      Json quantities = Json::object();
+      for (const auto& [name, quantity] : Sorted(*values)) quantities[name] = quantity;
+      resources[list] = std::move(quantities);
+    }
+    containers.push_back({{"name", c.name()}, {"resources", std::move(resources)}});
+  }
+  body["spec"] = {{"containers", std::move(containers)}};
+  return Patch("/api/v1", namespace_, internal::Cat("pods/", resize.name(), "/resize"), kStrategicMergePatch, body);
+}
+
 bool OnlyOwnConditions(const pb::PatchPodStatus& patch) {
   if (patch.set_conditions().empty()) return false;
   bool in_place = false;
@@ -203,6 +221,8 @@ absl::StatusOr<ApiRequest> ActionToPatch(const pb::Action& action, std::string_v
       return PodPatchRequest(namespace_, action.patch_pod());
     case pb::Action::kPatchPodStatus:
       return PodStatusPatchRequest(namespace_, action.patch_pod_status());
+    case pb::Action::kResizePod:
+      return PodResizeRequest(namespace_, action.resize_pod());
     case pb::Action::kUpdateRevision:
       return RevisionPatchRequest(namespace_, action.update_revision());
     case pb::Action::kPatchCloneSet:

@@ -31,6 +31,10 @@ struct ApiRequest {
 ApiRequest PodPatchRequest(std::string_view namespace_, const pb::PatchPod& patch);
 inline constexpr char kInPlaceUpdateReadyCondition[] = "InPlaceUpdateReady";
 
+// An in-place resize: strategic merge patch on pods/<name>/resize (Kubernetes 1.32 and later) of the containers'
+// requests and limits, merged by container name and resource; metadata.resourceVersion is the precondition.
+ApiRequest PodResizeRequest(std::string_view namespace_, const pb::ResizePod& resize);
+
 // Whether the patch sets only conditions a stale snapshot cannot get wrong: InPlaceUpdateReady (written only by
 // the CloneSet controller, set as a whole, and by the node agent to True under its own resourceVersion guard),
 // optionally with Ready=False (what the kubelet itself computes while a readiness gate is False). Not when it
@@ -68,8 +72,8 @@ std::string CloneSetPath(std::string_view namespace_, std::string_view cloneset_
 // The body of every DELETE of a plan: DeleteOptions with the uid precondition when `uid` is not empty.
 std::string DeleteBody(std::string_view uid);
 
-// Dispatches on the action kind: PatchPod, PatchPodStatus, UpdateRevision and PatchCloneSet. Other kinds are not
-// patches and get INVALID_ARGUMENT.
+// Dispatches on the action kind: PatchPod, PatchPodStatus, ResizePod, UpdateRevision and PatchCloneSet. Other
+// kinds are not patches and get INVALID_ARGUMENT.
 absl::StatusOr<ApiRequest> ActionToPatch(const pb::Action& action, std::string_view namespace_,
                                          std::string_view cloneset_name, std::string_view api_version);
 

@@ -48,6 +48,32 @@ TEST(PodPatchRequest, OnlyWhatIsGiven) {
   EXPECT_EQ(body, std::string(R"({"metadata":{"labels":{"a":"1"}}})"));
 }
 
+TEST(PodResizeRequest, StrategicMergeOfTheResizeSubresource) {
+  pb::Action action;
+  pb::ResizePod& r = *action.mutable_resize_pod();
+  r.set_name("cs-x");
+  r.set_uid("u");
+  r.set_resource_version("12");
+  pb::ResizePod::ContainerResources* main = r.add_containers();
+  main->set_name("main");
+  (*main->mutable_limits())["memory"] = "512Mi";
+  (*main->mutable_limits())["cpu"] = "1";
+  (*main->mutable_requests())["cpu"] = "500m";
+  pb::ResizePod::ContainerResources* side = r.add_containers();
+  side->set_name("side");
+  (*side->mutable_requests())["memory"] = "64Mi";
+  absl::StatusOr<ApiRequest> req = ActionToPatch(action, "ns", "cs", "");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->method, "PATCH");
+  EXPECT_EQ(req->path, "/api/v1/namespaces/ns/pods/cs-x/resize");
+  EXPECT_EQ(req->path_suffix, "pods/cs-x/resize");
+  EXPECT_EQ(req->content_type, "application/strategic-merge-patch+json");
+  EXPECT_EQ(req->body,
+            R"({"metadata":{"resourceVersion":"12"},"spec":{"containers":[)"
+            R"({"name":"main","resources":{"limits":{"cpu":"1","memory":"512Mi"},"requests":{"cpu":"500m"}}},)"
+            R"({"name":"side","resources":{"requests":{"memory":"64Mi"}}}]}})");
+}
+
 TEST(PodStatusPatchRequest, ConditionsMergeByType) {
   pb::PatchPodStatus p;
   p.set_name("cs-x");

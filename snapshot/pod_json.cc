@@ -208,6 +208,51 @@ absl::Status GetEnvPriority(od::value env, const Where& where, pb::Container* ou
   });
 }
 
+// resources.requests/limits: the cpu and memory quantities (the resources an in-place resize reads), each a string
+// or a number (resource.Quantity reads both; a number is kept as its literal).
+absl::Status GetResourceList(od::value v, const Where& where, google::protobuf::Map<std::string, std::string>* out) {
+  return ForEachField(v, where, [&](std::string_view name, od::value q) -> absl::Status {
+    if (name != "cpu" && name != "memory") return absl::OkStatus();
+    const Where at(where, name);
+    od::json_type type;
+    if (auto e = q.type().get(type)) return TypeFail(at, "quantity", e);
+    if (type == od::json_type::number) {
+      std::string_view literal = q.raw_json_token();
+      while (!literal.empty() && (literal.back() == ' ' || literal.back() == '\n' || literal.back() == '\t' ||
+                                  literal.back() == '\r')) {
+        literal.remove_suffix(1);
+      }
+      (*out)[std::string(name)].assign(literal);
+      return absl::OkStatus();
+    }
+    return GetString(q, at, &(*out)[std::string(name)]);
+  });
+}
+
+absl::Status GetResources(od::value v, const Where& where, google::protobuf::Map<std::string, std::string>* requests,
+                          google::protobuf::Map<std::string, std::string>* limits) {
+  return ForEachField(v, where, [&](std::string_view k, od::value list) -> absl::Status {
+    if (k == "requests") return GetResourceList(list, Where(where, k), requests);
+    if (k == "limits") return GetResourceList(list, Where(where, k), limits);
+    return absl::OkStatus();
+  });
+}
+
+// resizePolicy: [{resourceName, restartPolicy}]; the resources whose policy is RestartContainer.
+absl::Status GetResizePolicy(od::value v, const Where& where, pb::Container* container) {
+  return ForEachElement(v, where, [&](const Where& at, od::value item) -> absl::Status {
+    std::string_view resource, policy;
+    SNAPSHOT_RETURN_IF_ERROR(ForEachField(item, at, [&](std::string_view k, od::value f) -> absl::Status {
+      std::string_view* into = k == "resourceName" ? &resource : k == "restartPolicy" ? &policy : nullptr;
+      if (into == nullptr) return absl::OkStatus();
+      if (auto e = f.get_string().get(*into)) return TypeFail(Where(at, k), "string", e);
+      return absl::OkStatus();
+    }));
+    if (policy == "RestartContainer" && !resource.empty()) container->add_restart_on_resize(std::string(resource));
+    return absl::OkStatus();
+  });
+}
+
 absl::Status GetSpec(od::value v, const Where& where, pb::Pod* pod) {
   return ForEachField(v, where, [&](std::string_view key, od::value value) -> absl::Status {
     const Where at(where, key);
@@ -227,6 +272,11 @@ absl::Status GetSpec(od::value v, const Where& where, pb::Pod* pod) {
           if (k == "name") return GetString(f, Where(c_at, k), container->mutable_name());
           if (k == "image") return GetString(f, Where(c_at, k), container->mutable_image());
           if (k == "env") return GetEnvPriority(f, Where(c_at, k), container);
+          if (k == "resources") {
+            return GetResources(f, Where(c_at, k), container->mutable_resource_requests(),
+                                container->mutable_resource_limits());
+          }
+          if (k == "resizePolicy") return GetResizePolicy(f, Where(c_at, k), container);
           return absl::OkStatus();
         });
       });
@@ -254,6 +304,7 @@ absl::Status GetContainerStatus(od::value v, const Where& where, pb::ContainerSt
     if (k == "image") return GetString(f, at, out->mutable_image());
     if (k == "imageID") return GetString(f, at, out->mutable_image_id());
     if (k == "containerID") return GetString(f, at, out->mutable_container_id());
+    if (k == "resources") return GetResources(f, at, out->mutable_resource_requests(), out->mutable_resource_limits());
     if (k == "ready") {
       bool b = false;
       SNAPSHOT_RETURN_IF_ERROR(GetBool(f, at, &b));

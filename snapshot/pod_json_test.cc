@@ -29,12 +29,18 @@ constexpr char kPod[] = R"({
        "env": [{"name": "A", "value": "1"},
                {"valueFrom": {"configMapKeyRef": {"name": "cs-barrier", "key": "p_100"}},
                 "name": "KRUISE_CONTAINER_BARRIER"}]},
-      {"name": "sidecar", "image": "envoy:1"}]},
+      {"name": "sidecar", "image": "envoy:1",
+       "resources": {"requests": {"cpu": "100m", "memory": 134217728, "ephemeral-storage": "1Gi"},
+                     "limits": {"memory": "256Mi", "example.com/gpu": "1"}},
+       "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                        {"resourceName": "memory", "restartPolicy": "RestartContainer"}]}]},
   "status": {"phase": "Running",
     "conditions": [{"type": "Ready", "status": "True", "lastProbeTime": null,
                     "lastTransitionTime": "2027-01-15T07:30:00Z", "reason": "r", "message": "m"}],
     "containerStatuses": [{"name": "main", "image": "nginx:1.25", "imageID": "docker://sha256:1",
-      "containerID": "containerd://c1", "ready": true, "restartCount": 3, "state": {"running": {}}}]}
+      "containerID": "containerd://c1", "ready": true, "restartCount": 3, "state": {"running": {}},
+      "allocatedResources": {"cpu": "100m"},
+      "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "1", "hugepages-2Mi": "2Mi"}}}]}
 })";
 
 TEST(PodFromJson, DecodesEveryPlannerField) {
@@ -68,6 +74,14 @@ TEST(PodFromJson, DecodesEveryPlannerField) {
   EXPECT_EQ(pod->containers(0).launch_priority(), 100);
   EXPECT_EQ(pod->containers(1).name(), "sidecar");
   EXPECT_FALSE(pod->containers(1).has_launch_priority());
+  // cpu and memory only; a number is kept as its literal.
+  EXPECT_TRUE(pod->containers(0).resource_requests().empty());
+  EXPECT_EQ(pod->containers(1).resource_requests().size(), 2u);
+  EXPECT_EQ(pod->containers(1).resource_requests().at("cpu"), "100m");
+  EXPECT_EQ(pod->containers(1).resource_requests().at("memory"), "134217728");
+  EXPECT_EQ(pod->containers(1).resource_limits().size(), 1u);
+  EXPECT_EQ(pod->containers(1).resource_limits().at("memory"), "256Mi");
+  EXPECT_THAT(pod->containers(1).restart_on_resize(), ElementsAre("memory"));
   EXPECT_EQ(pod->phase(), "Running");
   ASSERT_EQ(pod->conditions_size(), 1);
   EXPECT_EQ(pod->conditions(0).type(), "Ready");
@@ -83,6 +97,10 @@ TEST(PodFromJson, DecodesEveryPlannerField) {
   EXPECT_EQ(cs.container_id(), "containerd://c1");
   EXPECT_TRUE(cs.ready());
   EXPECT_EQ(cs.restart_count(), 3);
+  EXPECT_EQ(cs.resource_requests().size(), 1u);
+  EXPECT_EQ(cs.resource_requests().at("cpu"), "100m");
+  EXPECT_EQ(cs.resource_limits().size(), 1u);
+  EXPECT_EQ(cs.resource_limits().at("cpu"), "1");
 }
 
 struct PriorityCase {

@@ -157,6 +157,8 @@ func PodOfAction(a *pb.Action) string {
 		return k.PatchPod.GetName()
 	case *pb.Action_PatchPodStatus:
 		return k.PatchPodStatus.GetName()
+	case *pb.Action_ResizePod:
+		return k.ResizePod.GetName()
 	case *pb.Action_CreatePvc:
 		return k.CreatePvc.GetPodName()
 	}

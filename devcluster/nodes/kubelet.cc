@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "common/resources.h"
 #include "devcluster/nodes/scheduler.h"
 
 namespace cloneset::devcluster::nodes {
@@ -28,22 +29,6 @@ Duration Backoff(const KubeletTiming& t, int attempt) {
   Duration d = t.crash_backoff;
   for (int i = 1; i < attempt && d < t.crash_backoff_max; ++i) d *= 2;
   return std::min(d, t.crash_backoff_max);
-}
-
-std::string QosClass(const nlohmann::json& containers) {
-  bool any = false, guaranteed = true;
-  for (const auto& c : containers) {
-    const auto& res = Field(c, "resources");
-    const auto& req = Field(res, "requests");
-    const auto& lim = Field(res, "limits");
-    for (const char* r : {"cpu", "memory"}) {
-      bool has_req = req.is_object() && req.contains(r), has_lim = lim.is_object() && lim.contains(r);
-      any |= has_req || has_lim;
-      if (!has_lim || (has_req && req[r] != lim[r])) guaranteed = false;
-    }
-  }
-  if (!any) return "BestEffort";
-  return guaranteed ? "Guaranteed" : "Burstable";
 }
 
 std::string ContainerId(const nlohmann::json& pod, const std::string& name, int restarts) {
@@ -86,6 +71,10 @@ PodFaults ParsePodFaults(const nlohmann::json& pod) {
       f.image_pull_failure = true;
     } else if (entry == "crash-loop") {
       f.crash_loop = true;
+    } else if (entry == "resize-deferred") {
+      f.resize.outcome = "Deferred";
+    } else if (entry == "resize-infeasible") {
+      f.resize.outcome = "Infeasible";
     } else if (absl::ConsumePrefix(&entry, "slow-start=")) {
       absl::Duration d;
       if (absl::ParseDuration(entry, &d) && d >= absl::ZeroDuration()) {
@@ -148,7 +137,8 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
     out["podIPs"] = nlohmann::json::array({{{"ip", pod_ip}}});
   }
   if (!out.contains("startTime")) out["startTime"] = now_s;
-  out["qosClass"] = QosClass(containers);
+  // The API server sets it when the pod is created; it never changes (a resize keeps the class).
+  if (!out.contains("qosClass")) out["qosClass"] = std::string(common::QosClassName(common::PodQosClass(spec)));
   SetPodCondition(out, "PodScheduled", "True", "", "", now_s);
   SetPodCondition(out, "Initialized", "True", "", "", now_s);
 
@@ -290,6 +280,12 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
   }
   out["containerStatuses"] = std::move(statuses);
   out["phase"] = all_started && !containers.empty() ? "Running" : "Pending";
+  // In-place resizes, from the stored status (the containers' resources before this decision).
+  const ResizeDecision resize = DecideResize(pod, node.resize, faults.resize, timing.resize, now);
+  const auto& generation = Field(meta, "generation");
+  ApplyResize(resize, generation.is_number_integer() ? generation.get<int64_t>() : 1, now_s, out);
+  if (resize.wake_at) consider(*resize.wake_at);
+  d.resize_accepted = resize.accepted;
 
   const bool containers_ready = unready.empty() && !containers.empty();
   const std::string unready_msg = absl::StrCat("containers with unready status: [", absl::StrJoin(unready, " "), "]");

@@ -7,7 +7,8 @@
 // running after start delay -> ready after ready delay -> pod Ready when every container is ready and every
 // readiness gate's condition is True (a missing gate condition means not ready, as in Kubernetes).
 // A container whose spec image changes is restarted in place: restartCount + 1, lastState terminated, new
-// imageID; the other containers are untouched; ContainersReady/Ready go False until it is ready again.
+// imageID; the other containers are untouched; ContainersReady/Ready go False until it is ready again. A container
+// whose spec cpu/memory changes (pods/resize) is resized in place as resize.h says.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "devcluster/nodes/images.h"
+#include "devcluster/nodes/resize.h"
 
 namespace cloneset::devcluster::nodes {
 
@@ -31,14 +33,16 @@ struct KubeletTiming {
   Duration crash_run = std::chrono::seconds(1);           // crash-loop: how long each attempt runs
   Duration crash_backoff = std::chrono::seconds(10);      // crash-loop / pull retry backoff base (doubles)
   Duration crash_backoff_max = std::chrono::seconds(300);
+  ResizeTiming resize{};  // in-place resize (resize.h)
 };
 
 // Faults from the pod annotation `devcluster.cloneset.io/fault`: comma-separated
-// "image-pull-failure", "crash-loop", "slow-start=<duration>".
+// "image-pull-failure", "crash-loop", "slow-start=<duration>", "resize-deferred", "resize-infeasible".
 struct PodFaults {
   bool image_pull_failure = false;
   bool crash_loop = false;
   Duration slow_start{};
+  ResizeFault resize{};  // an in-place resize is held back: "Deferred" or "Infeasible"
   std::string error;  // unparseable annotation entries (reported as a pod event-like message, ignored)
 };
 PodFaults ParsePodFaults(const nlohmann::json& pod);
@@ -72,6 +76,7 @@ struct NodeContext {
   std::string name;
   std::string host_ip;
   bool ready = true;
+  ResizeNode resize{};  // the node's allocatable and what its other pods request, for in-place resizes
 };
 
 using ImagePuller = std::function<ImageView(const std::string& image)>;
@@ -81,6 +86,7 @@ struct KubeletDecision {
   bool remove = false;                   // grace period over (or nothing to wait for): delete for real
   std::optional<TimePoint> wake_at;      // earliest future moment the decision may change
   bool keep_progress = false;            // false: the pod is steady, forget its progress
+  bool resize_accepted = false;          // the status admits new requests: the node's accounting follows the spec
 };
 
 // `pod_ip`: the address the simulator allocated for this pod on the node.

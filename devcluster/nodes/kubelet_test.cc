@@ -28,7 +28,7 @@ std::string Cond(const json& status, const std::string& type) {
 
 struct Harness {
   KubeletTiming timing;
-  NodeContext node{.name = "n0", .host_ip = "172.16.0.2", .ready = true};
+  NodeContext node{.name = "n0", .host_ip = "172.16.0.2", .ready = true, .resize = {}};
   std::map<std::string, TimePoint> pulls_done;  // image -> when its pull finishes
   PodProgress progress;
   json pod;

@@ -192,7 +192,14 @@ struct NodeSimulator::Impl {
     }
     NodeRuntime& n = nodes[e.node];
     int slot = AllocateIp(e, e.node, pod);
-    NodeContext ctx{.name = n.slot.name, .host_ip = HostIp(e.node), .ready = n.ready};
+    // What an in-place resize of this pod must fit in: the node's allocatable beside its other pods' requests.
+    NodeContext ctx{.name = n.slot.name,
+                    .host_ip = HostIp(e.node),
+                    .ready = n.ready,
+                    .resize = {.cpu_milli_capacity = n.slot.alloc_cpu_milli,
+                               .memory_capacity = n.slot.alloc_memory_bytes,
+                               .cpu_milli_used = n.slot.req_cpu_milli - e.request.cpu_milli,
+                               .memory_used = n.slot.req_memory_bytes - e.request.memory_bytes}};
     // Decide on a copy: the progress only advances when the resulting status is actually stored, so a
     // decision taken on a stale object (conflict) cannot make us forget a transition we reported.
     PodProgress next = e.progress ? *e.progress : PodProgress();
@@ -232,6 +239,11 @@ struct NodeSimulator::Impl {
       auto written = store->UpdateStatus(kPods, std::move(update));
       if (written.ok()) {
         commit();
+        if (d.resize_accepted) {  // the node now holds the pod's new requests
+          n.slot.Add(e.request, -1);
+          e.request = RequestOf(*written);
+          n.slot.Add(e.request, +1);
+        }
         if (events)
           for (const auto& ev : KubeletEvents(*written, old_status, (*written)["status"]))
             events->Record(*written, ev, {"kubelet", n.slot.name});

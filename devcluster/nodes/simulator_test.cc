@@ -218,6 +218,106 @@ TEST_F(SimulatorTest, InPlaceImageChangeRestartsOnlyThatContainer) {
   EXPECT_EQ(got["status"]["containerStatuses"][0]["imageID"], ImageIdFor("nginx:2"));
 }
 
+// pods/resize end to end: the kubelet admits the new requests (PodResizeInProgress), applies them later without
+// restarting the container, and holds back what the node cannot fit (PodResizePending).
+TEST_F(SimulatorTest, InPlaceResizeThroughTheResizeSubresource) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  c.shape.cpu = "4";
+  c.timing.resize.actuate = seconds(1);
+  c.timing.resize.retry = seconds(2);
+  StartSim(c);
+  ASSERT_TRUE(store_.Create(kPods, Pod("web", "nginx:1")).ok());
+  WaitPod("web", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  clock_.Advance(seconds(3));
+  json got = WaitPod("web", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  const json app = got["status"]["containerStatuses"][0];
+  EXPECT_EQ(app["resources"], json({{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}));
+  EXPECT_EQ(app["allocatedResources"], json({{"cpu", "1"}, {"memory", "1Gi"}}));
+  EXPECT_EQ(got["status"]["qosClass"], "Burstable");
+  const auto resize = [&](const std::string& cpu) {
+    return store_.Mutate(
+        kPods, "default", "web", false,
+        [&](json& p) {
+          p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+          return absl::OkStatus();
+        },
+        WriteOptions{.pod_resize = true});
+  };
+  ASSERT_TRUE(resize("2").ok());
+  got = WaitPod("web", [](const json& p) { return Condition(p, "PodResizeInProgress") == "True"; });
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["allocatedResources"]["cpu"], "2");
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["resources"]["requests"]["cpu"], "1") << "not applied yet";
+  clock_.Advance(seconds(2));
+  got = WaitPod("web", [](const json& p) { return Condition(p, "PodResizeInProgress").empty(); });
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["resources"]["requests"]["cpu"], "2");
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["restartCount"], 0);
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["containerID"], app["containerID"]);
+  EXPECT_EQ(Condition(got, "Ready"), "True");
+
+  // More than the node has: Infeasible, in the kubelet's words; the container keeps its resources.
+  ASSERT_TRUE(resize("5").ok());
+  got = WaitPod("web", [](const json& p) { return Condition(p, "PodResizePending") == "True"; });
+  json pending;
+  for (const json& cond : got["status"]["conditions"]) {
+    if (cond["type"] == "PodResizePending") pending = cond;
+  }
+  EXPECT_EQ(pending["reason"], "Infeasible");
+  EXPECT_EQ(pending["message"], "Node didn't have enough capacity: cpu, requested: 5000, capacity: 4000");
+  EXPECT_EQ(pending["observedGeneration"], got["metadata"]["generation"]);
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["resources"]["requests"]["cpu"], "2");
+
+  // Within the node, but not beside another pod: Deferred, retried, and accepted once the other pod is gone.
+  json other = Pod("other", "nginx:1");
+  other["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1500m";
+  ASSERT_TRUE(store_.Create(kPods, other).ok());
+  WaitPod("other", [](const json& p) { return p["spec"].contains("nodeName"); });
+  ASSERT_TRUE(resize("3").ok());
+  got = WaitPod("web", [](const json& p) {
+    for (const json& cond : p["status"].value("conditions", json::array())) {
+      if (cond["type"] == "PodResizePending" && cond["reason"] == "Deferred") return true;
+    }
+    return false;
+  });
+  ASSERT_TRUE(store_.Delete(kPods, "default", "other", Grace(0)).ok());
+  WaitPod("other", [](const json& p) { return p.is_null(); });
+  clock_.Advance(seconds(2));
+  got = WaitPod("web", [](const json& p) { return Condition(p, "PodResizeInProgress") == "True"; });
+  EXPECT_EQ(Condition(got, "PodResizePending"), "");
+  clock_.Advance(seconds(2));
+  got = WaitPod("web", [](const json& p) { return Condition(p, "PodResizeInProgress").empty(); });
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["resources"]["requests"]["cpu"], "3");
+}
+
+TEST_F(SimulatorTest, ResizeFaultAnnotationHoldsTheResizeBack) {
+  SimulatorConfig c;
+  c.nodes = 1;
+  StartSim(c);
+  json pod = Pod("web", "nginx:1");
+  pod["metadata"]["annotations"] = {{std::string(kFaultAnnotation), "resize-deferred"}};
+  ASSERT_TRUE(store_.Create(kPods, pod).ok());
+  WaitPod("web", [](const json& p) { return p["status"].contains("containerStatuses"); });
+  clock_.Advance(seconds(3));
+  WaitPod("web", [](const json& p) { return Condition(p, "Ready") == "True"; });
+  ASSERT_TRUE(store_
+                  .Mutate(
+                      kPods, "default", "web", false,
+                      [](json& p) {
+                        p["spec"]["containers"][0]["resources"]["requests"]["memory"] = "2Gi";
+                        return absl::OkStatus();
+                      },
+                      WriteOptions{.pod_resize = true})
+                  .ok());
+  json got = WaitPod("web", [](const json& p) { return Condition(p, "PodResizePending") == "True"; });
+  for (const json& cond : got["status"]["conditions"]) {
+    if (cond["type"] != "PodResizePending") continue;
+    EXPECT_EQ(cond["reason"], "Deferred");
+    EXPECT_EQ(cond["message"],
+              "resize held back by the pod annotation devcluster.cloneset.io/fault (resize-deferred)");
+  }
+  EXPECT_EQ(got["status"]["containerStatuses"][0]["resources"]["requests"]["memory"], "1Gi");
+}
+
 TEST_F(SimulatorTest, GracefulDeletionWaitsForTheCappedGracePeriod) {
   SimulatorConfig c;
   c.nodes = 1;

@@ -151,6 +151,29 @@ PodBuilder& PodBuilder::Restarts(int32_t restarts) {
   }
   return *this;
 }
+PodBuilder& PodBuilder::Resources(const std::string& name, const std::map<std::string, std::string>& requests,
+                                  const std::map<std::string, std::string>& limits, bool running) {
+  for (auto& c : *pod_.mutable_containers()) {
+    if (c.name() != name) continue;
+    c.mutable_resource_requests()->clear();
+    c.mutable_resource_limits()->clear();
+    for (const auto& [k, v] : requests) (*c.mutable_resource_requests())[k] = v;
+    for (const auto& [k, v] : limits) (*c.mutable_resource_limits())[k] = v;
+    if (!running) continue;
+    for (auto& s : *pod_.mutable_container_statuses()) {
+      if (s.name() != name) continue;
+      *s.mutable_resource_requests() = c.resource_requests();
+      *s.mutable_resource_limits() = c.resource_limits();
+    }
+  }
+  return *this;
+}
+PodBuilder& PodBuilder::RestartOnResize(const std::string& name, const std::string& resource) {
+  for (auto& c : *pod_.mutable_containers()) {
+    if (c.name() == name) c.add_restart_on_resize(resource);
+  }
+  return *this;
+}
 PodBuilder& PodBuilder::Container(const std::string& name, const std::string& image) {
   for (auto& c : *pod_.mutable_containers()) {
     if (c.name() == name) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,12 @@ class PodBuilder {
   PodBuilder& Deleting(absl::Time t);
   PodBuilder& Restarts(int32_t restarts);  // on container "main"
   PodBuilder& Container(const std::string& name, const std::string& image);
+  // Container `name`'s spec cpu/memory requests and limits, and the same in its status (what the kubelet runs it
+  // with); `running` = false leaves the status's resources alone (a resize the kubelet has not carried out).
+  PodBuilder& Resources(const std::string& name, const std::map<std::string, std::string>& requests,
+                        const std::map<std::string, std::string>& limits, bool running = true);
+  // Container `name`'s resizePolicy: `resource` restarts it.
+  PodBuilder& RestartOnResize(const std::string& name, const std::string& resource);
   PodBuilder& ReadinessGate(const std::string& condition_type);
   PodBuilder& Owner(const std::string& uid);  // replaces the owner reference
   PodBuilder& ResourceVersion(const std::string& rv);

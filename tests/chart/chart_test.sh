@@ -97,8 +97,11 @@ case_render_default() {
   grep -q -- '- --planner_address=dns:///cloneset-planner-headless.cloneset-system.svc:7070$' "$TMP/out.yaml" \
     || fail "executor does not resolve the headless planner Service"
   grep -q -- '- --shards=1$' "$TMP/out.yaml" || fail "default shards"
+  # Upstream's defaults: no gate and no exclude flag is passed.
+  grep -q -- 'feature_gates\|cloneset_scaling_exclude_preparing_delete' "$TMP/out.yaml" && fail "default passes gates"
   notes > "$TMP/notes.txt"
   grep -q 'rollout status deploy/cloneset-executor' "$TMP/notes.txt" || { cat "$TMP/notes.txt"; fail "NOTES.txt lacks the install check"; }
+  grep -q 'feature gates' "$TMP/notes.txt" && fail "NOTES.txt names feature gates that are not set"
   # --include-crds puts the other two CRDs first.
   template --include-crds > "$TMP/crds.yaml"
   expect_count CustomResourceDefinition 3 "$TMP/crds.yaml"
@@ -135,6 +138,14 @@ case_render_all_options() {
              --max_concurrent_pulls=4; do
     grep -q -- "- $arg\$" "$out" || fail "missing argument $arg"
   done
+  grep -q -- '- "--feature_gates=CloneSetShortHash=true,PreparingUpdateAsUpdate=true,PodWebhook=false"$' "$out" \
+    || fail "executor.featureGates not rendered into the executor's args"
+  grep -q -- '- --cloneset_scaling_exclude_preparing_delete=true$' "$out" \
+    || fail "executor.scalingExcludePreparingDelete not rendered"
+  # Kruise's documented form on the helm command line: escaped commas make one string.
+  template --set 'executor.featureGates=CloneSetShortHash=true\,InPlaceUpdateEnvFromMetadata=false' > "$TMP/gates.yaml"
+  grep -q -- '- "--feature_gates=CloneSetShortHash=true,InPlaceUpdateEnvFromMetadata=false"$' "$TMP/gates.yaml" \
+    || fail "--set executor.featureGates with escaped commas"
   grep -q 'path: /run/k3s/containerd/containerd.sock' "$out" || fail "CRI socket path not from values"
   grep -q 'image: ghcr.io/cloneset-cpp/cloneset-executor@sha256:0123' "$out" && fail "global.imageRegistry ignored"
   grep -q 'image: registry.example.com/mirror/cloneset-executor@sha256:0123456789abcdef' "$out" || fail "digest image"
@@ -143,6 +154,8 @@ case_render_all_options() {
   awk '/^# Source: cloneset\/templates\/planner.yaml/{p=1} /^# Source:/ && !/planner.yaml/{p=0} p' "$out" \
     | grep -q '^  replicas:' && fail "planner Deployment sets replicas while the HPA is on"
   grep -q 'Secret cloneset-planner-tls' <<< "$(notes -f "$values")" || fail "NOTES TLS"
+  grep -q 'Upstream feature gates: CloneSetShortHash=true,PreparingUpdateAsUpdate=true,PodWebhook=false, --cloneset-scaling-exclude-preparing-delete.' \
+    <<< "$(notes -f "$values")" || fail "NOTES feature gates"
 }
 
 # Each line: expected error substring <TAB> --set expressions. Helm validates the merged values against

@@ -79,6 +79,34 @@ TEST(ClonesetctlCli, SimulateJsonWithRepeatedSet) {
   EXPECT_EQ(j["changes"].size(), 3u);
 }
 
+// --feature-gates as kruise-manager takes it: the simulation plans as an executor started so (pre-download adds an
+// ImagePullJob and the revision's label to the writes); an unknown gate or a bad value is a usage error naming it.
+TEST(ClonesetctlCli, FeatureGates) {
+  const std::vector<std::string> simulate = {"simulate", "-f", kSeed + "cloneset.yaml", "--set", "replicas=5",
+                                             "--set", "image=my-registry/video-transcoder:v1.2.1", "-o", "json"};
+  const auto writes = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args = simulate;
+    args.insert(args.end(), more.begin(), more.end());
+    const CommandResult r = Ctl(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    return j.is_object() ? j.value("apiWrites", -1) : -1;
+  };
+  const int plain = writes({});
+  ASSERT_GT(plain, 0);
+  EXPECT_EQ(writes({"--feature-gates=PreDownloadImageForInPlaceUpdate=true"}), plain + 2);
+  EXPECT_EQ(writes({"--feature-gates", "PreDownloadImageForInPlaceUpdate=true,PodWebhook=false"}), plain + 2);
+  // Without kruise-daemon, kruise-manager turns pre-download off.
+  EXPECT_EQ(writes({"--feature-gates=KruiseDaemon=false,PreDownloadImageForInPlaceUpdate=true"}), plain);
+
+  auto r = Ctl({"simulate", "-f", kSeed + "cloneset.yaml", "--feature-gates=CloneSetShortHash=true,NoSuchGate=true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unrecognized feature gate: NoSuchGate"));
+  r = Ctl({"plan", "cs", "--feature_gates=CloneSetShortHash=maybe"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("invalid value of CloneSetShortHash=maybe"));
+}
+
 // An embedded cluster and a planner (tests/support/stack.h), no executor unless a test starts one: the plan shows
 // what would happen. The simulated kubelet takes 200 ms to start a pod and 1 s to make it Ready.
 class ClonesetctlLive : public ::testing::Test {

@@ -18,6 +18,8 @@
 #   gc               a CloneSet with pods and PVCs deleted with propagation Background, Foreground and Orphan
 #   server_side      kubectl apply --server-side of seed 000's CloneSet, then a field-manager conflict
 #   kubectl133       kubectl 1.33 workflows of the seeds: get -w, edits, explain, auth can-i
+#   pod_resize       the pods/resize subresource: cpu/memory change (and nothing else of the write), the
+#                    generation; each refusal with its message; the pods endpoint refusing resources changes
 set -uo pipefail
 BACKEND="${1:?usage: compare_test.sh embedded|real REPO_ROOT CASE...}"
 ROOT="${2:?usage: compare_test.sh embedded|real REPO_ROOT CASE...}"
@@ -485,6 +487,52 @@ case_kubectl133() {
   expect_eq "can-i: admin" "yes" "$("$K133" auth can-i delete clonesets.apps.kruise.io -n $ns 2>&1)"
   expect_eq "can-i --list works" 0 "$("$K133" auth can-i --list -n $ns >/dev/null 2>&1; echo $?)"
   "$K133" -n $ns delete cloneset video-transcoder --wait=false >/dev/null
+  kc delete namespace $ns --wait=false >/dev/null
+}
+
+# --- pod_resize ------------------------------------------------------------------------------------------------------
+case_pod_resize() {
+  local ns=cmp-resize p=/api/v1/namespaces/cmp-resize/pods/web
+  namespace $ns
+  # Bound to a node that does not exist: no kubelet reports on it, so it has no container statuses and the API
+  # server takes every resize (it refuses one only for running containers without status resources). Burstable.
+  kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: $ns}
+spec:
+  nodeName: cmp-no-such-node
+  containers:
+  - name: main
+    image: "busybox:1.36"
+    resources:
+      requests: {cpu: 100m, memory: 64Mi, ephemeral-storage: 1Gi}
+      limits: {cpu: 200m, memory: 128Mi}
+  - {name: side, image: "busybox:1.36"}
+YAML
+  local smp=(-H 'Content-Type: application/strategic-merge-patch+json') jp=(-H 'Content-Type: application/json-patch+json')
+  local r gen
+  gen=$(kc -n $ns get pod web -o jsonpath='{.metadata.generation}')
+  expect_eq "qosClass set at creation" Burstable "$(kc -n $ns get pod web -o jsonpath='{.status.qosClass}')"
+  r=$(api PATCH $p/resize "${smp[@]}" -d '{"metadata":{"labels":{"x":"y"}},"spec":{"containers":[{"name":"main","image":"busybox:1.37","resources":{"limits":{"cpu":"300m"},"requests":{"cpu":"150m"}}}]}}')
+  expect_eq "resize: cpu changed, image and labels dropped" "200 300m 150m busybox:1.36 False $((gen + 1))"     "$(code_of "$r") $(echo "${r#* }" | json '"%s %s %s %s %s" % (d["spec"]["containers"][0]["resources"]["limits"]["cpu"], d["spec"]["containers"][0]["resources"]["requests"]["cpu"], d["spec"]["containers"][0]["image"], "x" in d["metadata"].get("labels", {}), d["metadata"]["generation"])')"
+  expect_eq "GET pods/web/resize is the pod" "200 Pod web"     "$(r=$(api GET $p/resize); echo "$(code_of "$r") $(echo "${r#* }" | json '"%s %s" % (d["kind"], d["metadata"]["name"])')")"
+  refused() {  # refused WHAT CONTENT_TYPE_ARGS... BODY MESSAGE
+    local what="$1" body="${@: -2:1}" message="${@: -1}"
+    r=$(api PATCH $p/resize "${@:2:$#-3}" -d "$body")
+    expect_eq "$what: 422" 422 "$(code_of "$r")"
+    expect_eq "$what: message" "Pod \"web\" is invalid: $message" "$(echo "${r#* }" | json 'd.get("message")')"
+  }
+  refused "other resource" "${smp[@]}" '{"spec":{"containers":[{"name":"main","resources":{"requests":{"ephemeral-storage":"2Gi"}}}]}}'     'spec: Forbidden: only cpu and memory resources are mutable'
+  refused "limits removed" "${smp[@]}" '{"spec":{"containers":[{"name":"main","resources":{"limits":null}}]}}'     'spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed'
+  refused "request above limit" "${smp[@]}" '{"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"1"}}}]}}'     'spec.containers[0].resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 300m'
+  refused "QoS class change" "${smp[@]}" '{"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"300m","memory":"128Mi"}}},{"name":"side","resources":{"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"1","memory":"1Gi"}}}]}}'     'spec: Invalid value: "Burstable": Pod QOS Class may not change as a result of resizing'
+  refused "container renamed" "${jp[@]}" '[{"op":"replace","path":"/spec/containers/1/name","value":"other"}]'     'spec.containers[1].name: Forbidden: containers may not be renamed or reordered on resize'
+  r=$(api PATCH $p "${smp[@]}" -d '{"spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"400m"}}}]}}')
+  expect_eq "resources through the pods endpoint: 422" 422 "$(code_of "$r")"
+  expect_contains "resources through the pods endpoint: message" 'spec: Forbidden: pod updates may not change fields other than' "$r"
+  expect_eq "only the accepted resize is stored" "300m 150m 128Mi"     "$(kc -n $ns get pod web -o jsonpath='{.spec.containers[0].resources.limits.cpu} {.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.limits.memory}')"
+  expect_eq "not for configmaps" 404 "$(code_of "$(api GET /api/v1/namespaces/$ns/configmaps/x/resize)")"
   kc delete namespace $ns --wait=false >/dev/null
 }
 

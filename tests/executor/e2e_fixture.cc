@@ -7,10 +7,19 @@
 #include "absl/time/clock.h"
 
 namespace cloneset::testing {
-std::string E2eCluster::Start() {
+std::string E2eCluster::Start(const E2eClusterOptions& options) {
   if (std::string err = stack_.Start(); !err.empty()) return err;
+  for (const std::string& crd : options.crds) {
+    auto r = stack_.Kubectl({"apply", "-f", absl::StrCat(SOURCE_DIR, "/charts/cloneset/crds/", crd)});
+    if (r.exit_code != 0) return "CRD " + crd + ": " + r.output;
+    const std::string resource = crd.substr(0, crd.rfind(".yaml"));  // imagepulljobs.apps.kruise.io
+    if (!Poll([&] { return stack_.Kubectl({"get", resource, "-A"}).exit_code == 0; }, absl::Seconds(20))) {
+      return "CRD " + crd + " not served";
+    }
+  }
   ExecutorOptions executor;
   executor.wait_ready = true;
+  executor.flags = options.executor_flags;
   return stack_.StartExecutor(kExecutor, executor);
 }
 
@@ -65,10 +74,10 @@ PodWatch::Stats PodWatch::Finish() {
 
 E2eCluster* E2eTest::cluster_ = nullptr;
 
-void E2eTest::SetUpTestSuite() {
+void E2eTest::StartCluster(const E2eClusterOptions& options) {
   if (cluster_ != nullptr) return;
   cluster_ = new E2eCluster();
-  const std::string err = cluster_->Start();
+  const std::string err = cluster_->Start(options);
   if (!err.empty()) {
     std::cerr << "cluster start failed: " << err << "\n";
     cluster_->Stop();

@@ -28,16 +28,24 @@ struct PodInfo {
   bool ready = false;
 };
 
+// What a suite's cluster runs with beyond the defaults.
+struct E2eClusterOptions {
+  std::vector<std::string> executor_flags;  // e.g. --feature_gates=...
+  // More CRDs of charts/cloneset/crds/ (file names), applied before the executor starts.
+  std::vector<std::string> crds;
+};
+
 // The processes (tests/support/stack.h), shared by every test of the binary.
 class E2eCluster {
  public:
   // Starts devcluster (fast simulated kubelet), planner, the CloneSet CRD and the executor "e2e", and waits until
   // the executor is ready. Empty on success.
-  std::string Start();
+  std::string Start(const E2eClusterOptions& options = {});
   void Stop() { stack_.Stop(); }
   const std::string& dir() const { return stack_.dir(); }
   std::string ExecutorLog() const { return stack_.ExecutorLog(kExecutor); }
   const Stack& stack() const { return stack_; }
+  Stack& stack() { return stack_; }
 
  private:
   static constexpr char kExecutor[] = "e2e";
@@ -70,8 +78,11 @@ class PodWatch {
 
 class E2eTest : public ::testing::Test {
  public:
-  static void SetUpTestSuite();
+  static void SetUpTestSuite() { StartCluster({}); }
   static void TearDownTestSuite();
+  // The cluster of the binary, started once; a suite that needs other executor flags calls this from its own
+  // SetUpTestSuite.
+  static void StartCluster(const E2eClusterOptions& options);
 
  protected:
   void SetUp() override;

@@ -1,7 +1,7 @@
 // Update strategies end to end (seeds 001, 003, 004): partition canary, ReCreate with a PVC, InPlaceOnly
 // rejecting a non-image change, the in-place grace period, image plus volumeClaimTemplates recreating the pod,
-// paused, and scaleStrategy.maxUnavailable with minReadySeconds. Each also checks, on every pod event, that no
-// more pods were unavailable than maxUnavailable allows.
+// paused, scaleStrategy.maxUnavailable with minReadySeconds, OnDelete, and maxSurge raised during a rollout. Each
+// also checks, on every pod event, that no more pods were unavailable than maxUnavailable allows.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -204,6 +204,79 @@ TEST_F(UpdateTest, ScaleMaxUnavailableWithMinReadySeconds) {
     // Second-granular timestamps: allow one second of rounding.
     EXPECT_GE(times[i].created - times[i - 1].ready, absl::Seconds(1)) << "pod " << i;
   }
+}
+
+// OnDelete (v1alpha1): a template change moves no pod; a pod deleted by someone else comes back on the new
+// revision, and so do pods added by a scale-up; a scale-down takes the old revision's pods first.
+TEST_F(UpdateTest, OnDeleteMovesOnlyDeletedPods) {
+  Apply(CloneSetYaml("ondelete", 3, "img:v1", "  updateStrategy:\n    type: OnDelete\n"));
+  ASSERT_TRUE(Eventually([&] { return AllReady("ondelete", 3, "img:v1"); })) << Describe("ondelete");
+  const auto before = Pods("ondelete");
+  SetImage("ondelete", "img:v2");
+  ASSERT_TRUE(Eventually([&] {
+    const json cs = CloneSet("ondelete");
+    const json s = cs.value("status", json::object());
+    return s.value("observedGeneration", 0) == cs["metadata"].value("generation", -1) &&
+           s.value("updateRevision", "") != s.value("currentRevision", "") &&
+           s.value("expectedUpdatedReplicas", 0) == 3 && s.value("updatedReplicas", -1) == 0;
+  })) << Describe("ondelete");
+  absl::SleepFor(absl::Seconds(2));
+  const auto unchanged = Pods("ondelete");
+  ASSERT_EQ(unchanged.size(), 3u);
+  for (const auto& [name, p] : before) {
+    ASSERT_TRUE(unchanged.count(name)) << name;
+    EXPECT_EQ(unchanged.at(name).uid, p.uid) << name << " was replaced without being deleted";
+    EXPECT_EQ(unchanged.at(name).image, "img:v1") << name << " was updated without being deleted";
+  }
+  const std::string victim = before.begin()->first;
+  MustKubectl({"delete", "pod", "-n", ns_, victim, "--wait=false"});
+  ASSERT_TRUE(Eventually([&] {
+    const auto now = Pods("ondelete");
+    return now.size() == 3 && !now.count(victim) && OnImage("ondelete", "img:v2") == 1 &&
+           CloneSet("ondelete")["status"].value("updatedReadyReplicas", 0) == 1;
+  })) << Describe("ondelete");
+  for (const auto& [name, p] : Pods("ondelete")) {
+    if (p.image == "img:v1") {
+      EXPECT_EQ(before.at(name).uid, p.uid) << name;
+    }
+  }
+  MergePatch("ondelete", R"({"spec":{"replicas":4}})");
+  ASSERT_TRUE(Eventually([&] { return Pods("ondelete").size() == 4 && OnImage("ondelete", "img:v2") == 2; }))
+      << Describe("ondelete");
+  MergePatch("ondelete", R"({"spec":{"replicas":2}})");
+  ASSERT_TRUE(Eventually([&] {
+    const json s = CloneSet("ondelete").value("status", json::object());
+    return AllReady("ondelete", 2, "img:v2") && s.value("currentRevision", "") == s.value("updateRevision", "");
+  })) << Describe("ondelete");
+}
+
+// maxSurge raised while a rollout is held: ReCreate, maxUnavailable 0, and minReadySeconds 30, so a new pod is
+// Ready at once but available (and an old pod deletable) only 30 s later. Raised from 1 to 2 in that window, the
+// second new pod comes at once, and no old pod goes before the new ones are available.
+TEST_F(UpdateTest, MaxSurgeRaisedDuringARolloutTakesEffect) {
+  const std::string spec =
+      "  minReadySeconds: 30\n  updateStrategy:\n    type: ReCreate\n    maxUnavailable: 0\n    maxSurge: 1\n";
+  Apply(CloneSetYaml("surge", 2, "img:v1", spec));
+  ASSERT_TRUE(Eventually([&] {
+    return AllReady("surge", 2, "img:v1") &&
+           CloneSet("surge").value("status", json::object()).value("availableReplicas", 0) == 2;
+  }, absl::Seconds(90))) << Describe("surge");
+  const auto before = Pods("surge");
+  auto watch = Watch("surge", 2);
+  SetImage("surge", "img:v2");
+  ASSERT_TRUE(Eventually([&] { return OnImage("surge", "img:v2") == 1; })) << Describe("surge");
+  const absl::Time first_new = absl::Now();
+  MergePatch("surge", R"({"spec":{"updateStrategy":{"maxSurge":2}}})");
+  ASSERT_TRUE(Eventually([&] { return OnImage("surge", "img:v2") == 2; }, absl::Seconds(20))) << Describe("surge");
+  // Still inside the first new pod's minReadySeconds: both old pods are there.
+  EXPECT_LT(absl::Now() - first_new, absl::Seconds(30)) << "too slow to tell the surge from the rollout";
+  for (const auto& [name, p] : before) {
+    EXPECT_TRUE(Pods("surge").count(name)) << name << " went before the new pods were available";
+  }
+  ASSERT_TRUE(Eventually([&] { return AllReady("surge", 2, "img:v2"); }, absl::Seconds(120))) << Describe("surge");
+  const auto st = watch->Finish();
+  EXPECT_EQ(st.max_active, 4) << "maxSurge 2 over 2 replicas\n" << st.trace;
+  EXPECT_GE(st.min_ready, 2) << "maxUnavailable 0 exceeded\n" << st.trace;
 }
 
 }  // namespace

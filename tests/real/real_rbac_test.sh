@@ -170,6 +170,7 @@ executor allow get clonesets.apps.kruise.io -A
 executor allow -n default patch clonesets.apps.kruise.io rbac-probe --subresource=status --type=merge -p {"status":{"observedGeneration":1}} --dry-run=server
 executor allow -n default run rbac-executor-pod --image=registry.example/probe:1 --restart=Never --dry-run=server
 executor allow -n default delete pod rbac-probe --dry-run=server
+executor allow -n default auth can-i patch pods --subresource=resize
 executor allow -n default create -f PVC --dry-run=server
 executor allow -n default get controllerrevisions
 executor allow -n default create -f EVENT --dry-run=server

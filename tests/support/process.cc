@@ -42,6 +42,21 @@ bool Process::Running() {
   return waitpid(pid_, &status, WNOHANG) == 0;
 }
 
+int Process::WaitExit(absl::Duration timeout) {
+  if (pid_ <= 0) return -1;
+  const absl::Time deadline = absl::Now() + timeout;
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (r < 0 || absl::Now() > deadline) return -1;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  pid_ = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
 int Process::Stop(absl::Duration grace) {
   if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);

@@ -23,6 +23,9 @@ class Process {
   // SIGTERM, wait up to `grace`, then SIGKILL. Returns the exit status (or -1).
   int Stop(absl::Duration grace = absl::Seconds(15));
   bool Running();
+  // Waits up to `timeout` for the process to exit by itself and returns its exit code (128 + the signal when a
+  // signal ended it), or -1 when it still runs then (it is left running).
+  int WaitExit(absl::Duration timeout);
   // Waits until the log contains "<prefix> <addr>" and returns addr without a scheme ("" on timeout).
   std::string WaitForAddress(const std::string& prefix, absl::Duration timeout);
   std::string Log() const;

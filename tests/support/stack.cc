@@ -218,16 +218,20 @@ void Stack::KillPlanner() {
   planner_.Stop(absl::ZeroDuration());
 }
 
-std::string Stack::StartExecutor(const std::string& identity, const ExecutorOptions& options) {
-  auto& p = executors_[identity];
-  if (!p) p = std::make_unique<Process>();
-  const std::string log = absl::StrCat(dir_.path(), "/executor-", identity, "-", ++executor_starts_[identity], ".log");
+std::vector<std::string> Stack::ExecutorArgv(const std::string& identity, const ExecutorOptions& options) const {
   const std::string& kubeconfig = options.kubeconfig.empty() ? executor_kubeconfig_ : options.kubeconfig;
   std::vector<std::string> argv = {Bin("CLONESET_EXECUTOR_BIN", EXECUTOR_BIN), "--kubeconfig=" + kubeconfig,
                                    "--planner_address=ipv4:" + planner_addr_, "--metrics_listen=127.0.0.1:0",
                                    "--health_listen=127.0.0.1:0", "--identity=" + identity};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
-  if (!p->Start(argv, log)) return "cannot start executor " + identity;
+  return argv;
+}
+
+std::string Stack::StartExecutor(const std::string& identity, const ExecutorOptions& options) {
+  auto& p = executors_[identity];
+  if (!p) p = std::make_unique<Process>();
+  const std::string log = absl::StrCat(dir_.path(), "/executor-", identity, "-", ++executor_starts_[identity], ".log");
+  if (!p->Start(ExecutorArgv(identity, options), log)) return "cannot start executor " + identity;
   const std::string health = p->WaitForAddress("listening on", absl::Seconds(20));
   if (health.empty()) return "executor: " + p->Log();
   health_[identity] = health;
@@ -237,6 +241,19 @@ std::string Stack::StartExecutor(const std::string& identity, const ExecutorOpti
     return "executor not ready: " + p->Log();
   }
   return "";
+}
+
+CommandResult Stack::RunExecutorToExit(const std::string& identity, const ExecutorOptions& options,
+                                       absl::Duration timeout) {
+  auto& p = executors_[identity];
+  if (!p) p = std::make_unique<Process>();
+  const std::string log = absl::StrCat(dir_.path(), "/executor-", identity, "-", ++executor_starts_[identity], ".log");
+  CommandResult r;
+  if (!p->Start(ExecutorArgv(identity, options), log)) return r;
+  r.exit_code = p->WaitExit(timeout);
+  if (r.exit_code == -1) p->Stop(absl::Seconds(5));
+  r.output = p->Log();
+  return r;
 }
 
 void Stack::KillExecutor(const std::string& identity) {

@@ -89,6 +89,10 @@ class Stack {
   // Executor `identity`; waits for its health address. Empty on success. Logs to executor-<identity>-<n>.log.
   std::string StartExecutor(const std::string& identity, const ExecutorOptions& options = {});
   void KillExecutor(const std::string& identity);  // SIGKILL, reaped
+  // Runs executor `identity` as StartExecutor would and waits up to `timeout` for it to exit by itself: for flags
+  // it must refuse. The exit code (-1 when it still ran after `timeout`: then stopped) and its log.
+  CommandResult RunExecutorToExit(const std::string& identity, const ExecutorOptions& options,
+                                  absl::Duration timeout);
   bool ExecutorRunning(const std::string& identity);
   std::string ExecutorHealth(const std::string& identity) const { return health_.at(identity); }
   std::string ExecutorLog(const std::string& identity) const;  // "" for an identity never started
@@ -111,6 +115,8 @@ class Stack {
 
  private:
   std::string StartReal(const StackOptions& options);
+  // The executor's command line: the stack's endpoints and identity, then options.flags.
+  std::vector<std::string> ExecutorArgv(const std::string& identity, const ExecutorOptions& options) const;
   // The shared control plane (CLONESET_E2E_REAL_RUN_DIR) back to the state ./run up left. Empty on success.
   std::string ResetShared() const;
 

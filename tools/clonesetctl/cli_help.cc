@@ -27,19 +27,25 @@ constexpr char kRolloutUsage[] = R"(clonesetctl rollout: kubectl's rollout comma
       Stamps kubectl.kubernetes.io/restartedAt on the pod template: pods are recreated under ReCreate, patched
       in place under InPlaceIfPossible/InPlaceOnly (containers that read the annotation through env restart).
   clonesetctl rollout next NAME [--step N]
-      Lowers the partition by N pods (default: one batch, the resolved maxUnavailable).)";
+      Lowers the partition by N pods (default: one batch, the resolved maxUnavailable).
+  status and next resolve the spec as the planner does with --feature-gates Name=true,... and
+  --cloneset-scaling-exclude-preparing-delete, as the cluster's executor runs with them.)";
 
 constexpr char kStatusUsage[] = R"(clonesetctl status NAME [-n NAMESPACE] [-w] [--interval 1s]
   Rollout progress of one CloneSet, its pods and its conditions. With -w the view redraws in place on a
   terminal (plain successive views otherwise) until Ctrl-C.)";
 
 constexpr char kPlanUsage[] = R"(clonesetctl plan NAME [-n NAMESPACE] [--planner ADDRESS] [-o table|json]
+                 [--feature-gates Name=true,...] [--cloneset-scaling-exclude-preparing-delete]
   What the planner would do next for the live CloneSet, without doing it, and what holds the rollout
-  (partition, paused, maxUnavailable budget, lifecycle hooks).)";
+  (partition, paused, maxUnavailable budget, lifecycle hooks). --feature-gates and
+  --cloneset-scaling-exclude-preparing-delete: as the cluster's executor (kruise-manager) runs with them.)";
 
 constexpr char kSimulateUsage[] = R"(clonesetctl simulate -f cloneset.yaml [--set image=IMG] [--set partition=N]
                      [--set replicas=N] [--ready-after 30s] [--fail-rate 0.1] [--seed N] [-o table|json]
-  Replays the whole rollout offline with the real planner, a simulated clock and simulated pods.)";
+                     [--feature-gates Name=true,...] [--cloneset-scaling-exclude-preparing-delete]
+  Replays the whole rollout offline with the real planner, a simulated clock and simulated pods, planned with
+  upstream's feature gates as given (as kruise-manager's --feature-gates; default: upstream's defaults).)";
 
 constexpr char kMigrateUsage[] = R"(clonesetctl migrate deployment/NAME [-n NS] [--dry-run] [--max-unavailable N]
                     [--timeout 5m]
@@ -47,7 +53,16 @@ constexpr char kMigrateUsage[] = R"(clonesetctl migrate deployment/NAME [-n NS] 
   replicas over: each step scales the Deployment down and the CloneSet up by --max-unavailable (default 1)
   pods, then waits (at most --timeout, default 5m) until the CloneSet has that many available pods and the
   Deployment no more than its new count. Run again after an interruption, it continues where it stopped.
-  --dry-run prints the steps only.)";
+  --dry-run prints the steps only.
+
+clonesetctl migrate from-kruise [-n NS | -A] [--feature-gates Name=true,...]
+  Checks, changing nothing, that CloneSets which OpenKruise's kruise-manager manages can be taken over without
+  a rollout: plans every CloneSet of the namespace (-A: all) as the executor would, with kruise-manager's
+  --feature-gates and --cloneset-scaling-exclude-preparing-delete when given, and lists each write it would
+  make to a pod, claim, revision or spec (none for a steady CloneSet that kruise-manager wrote), then what must
+  change first: kruise-manager still running (its Lease), its admission webhooks for CloneSets and pods with
+  failurePolicy Fail, a CloneSet CRD that stores another version or converts through a webhook. Exit code 0
+  when safe, 1 otherwise.)";
 
 constexpr char kCompletionUsage[] = R"(clonesetctl completion bash|zsh
   Prints a completion script for clonesetctl and kubectl-cloneset:
@@ -69,16 +84,21 @@ std::vector<std::string> FlagsOf(const std::string& command, const std::string& 
   std::vector<std::string> common = {"--namespace", "--kubeconfig", "--context", "--help"};
   std::vector<std::string> own;
   if (command == "status") own = {"--watch", "--interval"};
+  const std::vector<std::string> gates = {"--feature-gates", "--cloneset-scaling-exclude-preparing-delete"};
   if (command == "plan") own = {"--planner", "--output"};
   if (command == "simulate") {
     own = {"--filename", "--set", "--ready-after", "--start-delay", "--fail-rate", "--seed", "--nodes", "--output"};
   }
-  if (command == "migrate") own = {"--dry-run", "--max-unavailable", "--timeout"};
+  if (command == "migrate") own = {"--dry-run", "--max-unavailable", "--timeout", "-A"};
   if (command == "rollout") {
     if (verb == "status") own = {"--timeout", "--watch", "--partition-ok"};
     if (verb == "history") own = {"--revision"};
     if (verb == "undo") own = {"--to-revision"};
     if (verb == "next") own = {"--step"};
+  }
+  if (command == "plan" || command == "simulate" || (command == "rollout" && (verb == "status" || verb == "next")) ||
+      (command == "migrate" && verb == "from-kruise")) {
+    own.insert(own.end(), gates.begin(), gates.end());
   }
   own.insert(own.end(), common.begin(), common.end());
   return own;
@@ -95,7 +115,8 @@ std::vector<std::string> WithPrefix(const std::vector<std::string>& all, const s
 // The words that are not flags (and not flag values of the flags that take one), before the last word.
 std::vector<std::string> Positionals(const std::vector<std::string>& words) {
   static const std::vector<std::string> kBoolFlags = {"--watch", "-w", "--partition-ok", "--dry-run", "--help",
-                                                       "-h", "--fast"};
+                                                       "-h", "--fast",
+                                                       "--cloneset-scaling-exclude-preparing-delete"};
   std::vector<std::string> out;
   for (size_t i = 0; i + 1 < words.size(); ++i) {
     const std::string& w = words[i];
@@ -129,6 +150,7 @@ usage: clonesetctl COMMAND [NAME] [flags]
   plan NAME                    what the planner would do next, and what holds the rollout
   simulate -f FILE [--set k=v] replay a rollout offline with the real planner
   migrate deployment/NAME      move a Deployment's workload to a CloneSet (--dry-run prints the steps)
+  migrate from-kruise          check that kruise-manager's CloneSets can be taken over without a rollout
   completion bash|zsh          shell completion script
   help [COMMAND]               this text, or one command's
 
@@ -206,7 +228,7 @@ std::vector<std::string> CompleteWords(const std::vector<std::string>& words, co
   if (command == "rollout" && pos.size() == 1) return WithPrefix(RolloutVerbs(), typed);
   if (command == "completion" && pos.size() == 1) return WithPrefix({"bash", "zsh"}, typed);
   if (command == "help" && pos.size() == 1) return WithPrefix(Commands(), typed);
-  if (command == "migrate" && pos.size() == 1) return WithPrefix({"deployment/"}, typed);
+  if (command == "migrate" && pos.size() == 1) return WithPrefix({"deployment/", "from-kruise"}, typed);
   if (CompletesName(words)) return WithPrefix(names, typed);
   return {};
 }

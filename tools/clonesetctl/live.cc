@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -113,6 +114,68 @@ absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::
   return live;
 }
 
+absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& client, const std::string& server,
+                                                         const std::string& ns) {
+  const std::string in = ns.empty() ? "" : absl::StrCat("/namespaces/", ns);
+  auto sets = Items(client, server, absl::StrCat("/apis/apps.kruise.io/v1alpha1", in, "/clonesets"));
+  if (!sets.ok()) return sets.status();
+  std::vector<LiveCloneSet> out;
+  std::map<std::string, size_t> by_uid;
+  for (const std::string& item : *sets) {
+    auto cs = snapshot::CloneSetFromJson(item);
+    if (!cs.ok()) {
+      const Json doc = Json::parse(item, nullptr, false);
+      const std::string what = doc.is_object() ? absl::StrCat(doc["metadata"].value("namespace", ""), "/",
+                                                              doc["metadata"].value("name", "?"))
+                                               : "?";
+      return absl::Status(cs.status().code(), absl::StrCat("CloneSet ", what, ": ", cs.status().message()));
+    }
+    by_uid[cs->metadata().uid()] = out.size();
+    out.push_back(LiveCloneSet{*std::move(cs), {}, {}, {}, {}});
+  }
+  if (out.empty()) return out;
+  // One list per kind for every CloneSet at once, each object given to the CloneSet its owner reference names.
+  auto owner = [&](const pb::ObjectMeta& meta) -> LiveCloneSet* {
+    for (const pb::OwnerReference& o : meta.owner_references()) {
+      if (auto it = by_uid.find(o.uid()); it != by_uid.end()) return &out[it->second];
+    }
+    return nullptr;
+  };
+  auto pods = Items(client, server, absl::StrCat("/api/v1", in, "/pods"));
+  if (!pods.ok()) return pods.status();
+  for (const std::string& item : *pods) {
+    auto pod = snapshot::PodFromJson(item);
+    if (!pod.ok()) continue;
+    if (LiveCloneSet* live = owner(pod->metadata())) live->pods.push_back(*std::move(pod));
+  }
+  auto pvcs = Items(client, server, absl::StrCat("/api/v1", in, "/persistentvolumeclaims"));
+  if (!pvcs.ok()) return pvcs.status();
+  for (const std::string& item : *pvcs) {
+    auto pvc = snapshot::PvcFromJson(item);
+    if (!pvc.ok()) continue;
+    if (LiveCloneSet* live = owner(pvc->metadata())) live->pvcs.push_back(*std::move(pvc));
+  }
+  auto revs = Items(client, server, absl::StrCat("/apis/apps/v1", in, "/controllerrevisions"));
+  if (!revs.ok()) return revs.status();
+  for (const std::string& item : *revs) {
+    auto rev = snapshot::RevisionFromJson(item);
+    if (!rev.ok()) continue;
+    if (LiveCloneSet* live = owner(rev->metadata())) live->revisions.push_back(*std::move(rev));
+  }
+  std::vector<pb::Node> nodes;
+  if (auto listed = Items(client, server, "/api/v1/nodes"); listed.ok()) {
+    for (const std::string& item : *listed) {
+      if (auto node = snapshot::NodeFromJson(item); node.ok()) nodes.push_back(*std::move(node));
+    }
+  }
+  for (LiveCloneSet& live : out) {
+    std::sort(live.pods.begin(), live.pods.end(),
+              [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
+    live.nodes = nodes;
+  }
+  return out;
+}
+
 std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
   const pb::CloneSet& cs = live.clone_set;
   const pb::CloneSetStatus& st = cs.status();
@@ -187,7 +250,7 @@ absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi:
   return absl::Status(s.code(), absl::StrCat("planner at ", address, ": ", s.message()));
 }
 
-planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now) {
+planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates) {
   // The executor's cache answers for the nodes it can read among those asked; here every node was listed.
   const planapi::NodeLookup nodes = [&live](const std::vector<std::string>& names) {
     std::vector<pb::Node> out;
@@ -199,7 +262,83 @@ planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now) {
     return out;
   };
   return planapi::AssembleRequest(live.clone_set, {live.pods, live.pvcs, live.revisions}, nodes, now,
-                                  planapi::RequestOptions{});
+                                  planapi::RequestOptions{.feature_gates = gates});
+}
+
+std::string DescribeAction(const pb::Action& a) {
+  std::string line;
+  switch (a.kind_case()) {
+    case pb::Action::kCreateRevision: line = "create ControllerRevision"; break;
+    case pb::Action::kUpdateRevision: line = "update ControllerRevision " + a.update_revision().name(); break;
+    case pb::Action::kDeleteRevision: line = "delete ControllerRevision " + a.delete_revision().name(); break;
+    case pb::Action::kCreatePod: {
+      Json pod = Json::parse(a.create_pod().pod_json(), nullptr, false);
+      line = absl::StrFormat("create pod %s (revision %s, batch %d%s)",
+                             pod.is_object() ? pod["metadata"].value("name", "?") : "?", a.create_pod().revision(),
+                             a.create_pod().batch(),
+                             a.create_pod().pvc_jsons().empty()
+                                 ? ""
+                                 : absl::StrCat(", ", a.create_pod().pvc_jsons_size(), " new PVC"));
+      break;
+    }
+    case pb::Action::kDeletePod:
+      line = absl::StrCat("delete pod ", a.delete_pod().name(),
+                          a.delete_pod().pvc_names().empty()
+                              ? ""
+                              : absl::StrCat(" and PVC ", absl::StrJoin(a.delete_pod().pvc_names(), ",")));
+      break;
+    case pb::Action::kPatchPod: {
+      const pb::PatchPod& p = a.patch_pod();
+      std::vector<std::string> what;
+      for (const auto& [c, img] : p.container_images()) what.push_back(absl::StrCat("image ", c, "=", img));
+      for (const auto& [k, v] : p.set_labels()) what.push_back(absl::StrCat("label ", k, "=", v));
+      for (const auto& k : p.remove_labels()) what.push_back(absl::StrCat("remove label ", k));
+      for (const auto& f : p.add_finalizers()) what.push_back(absl::StrCat("finalizer +", f));
+      for (const auto& f : p.remove_finalizers()) what.push_back(absl::StrCat("finalizer -", f));
+      if (!p.set_annotations().empty() || !p.remove_annotations().empty()) what.push_back("annotations");
+      line = absl::StrCat("patch pod ", p.name(), " (", p.purpose(), "): ", absl::StrJoin(what, ", "));
+      break;
+    }
+    case pb::Action::kPatchPodStatus: {
+      std::vector<std::string> conds;
+      for (const auto& c : a.patch_pod_status().set_conditions()) conds.push_back(c.type() + "=" + c.status());
+      line = absl::StrCat("patch pod ", a.patch_pod_status().name(), " status (", a.patch_pod_status().purpose(),
+                          "): ", absl::StrJoin(conds, ", "));
+      break;
+    }
+    case pb::Action::kResizePod: {
+      std::vector<std::string> what;
+      for (const auto& c : a.resize_pod().containers()) {
+        for (const auto& [list, values] : {std::pair{"requests", &c.requests()}, std::pair{"limits", &c.limits()}}) {
+          std::vector<std::pair<std::string, std::string>> sorted(values->begin(), values->end());
+          std::sort(sorted.begin(), sorted.end());
+          for (const auto& [k, v] : sorted) what.push_back(absl::StrCat(c.name(), " ", list, ".", k, "=", v));
+        }
+      }
+      line = absl::StrCat("resize pod ", a.resize_pod().name(), " (", a.resize_pod().purpose(), "): ",
+                          absl::StrJoin(what, ", "));
+      break;
+    }
+    case pb::Action::kDeletePvc: line = "delete PVC " + a.delete_pvc().name(); break;
+    case pb::Action::kCreatePvc: {
+      Json pvc = Json::parse(a.create_pvc().pvc_json(), nullptr, false);
+      line = absl::StrCat("create missing PVC ", pvc.is_object() ? pvc["metadata"].value("name", "?") : "?",
+                          " of pod ", a.create_pvc().pod_name());
+      break;
+    }
+    case pb::Action::kUpdatePvcOwner: line = "move owner of PVC " + a.update_pvc_owner().name(); break;
+    case pb::Action::kPatchCloneSet:
+      line = absl::StrCat("patch CloneSet (", a.patch_clone_set().purpose(), "): ",
+                          a.patch_clone_set().merge_patch_json());
+      break;
+    case pb::Action::kCreateImagePullJob: line = "create ImagePullJob"; break;
+    case pb::Action::kDeleteImagePullJob: line = "delete ImagePullJob " + a.delete_image_pull_job().name(); break;
+    case pb::Action::kStartInPlaceUpdates:  // not after AskPlanner (planapi::RequestPlan expands batches)
+      line = absl::StrCat("start in-place updates of ", a.start_in_place_updates().targets_size(), " pods");
+      break;
+    case pb::Action::KIND_NOT_SET: line = "(empty action)"; break;
+  }
+  return line;
 }
 
 std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {
@@ -211,66 +350,7 @@ std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {
   if (plan.actions().empty()) absl::StrAppend(&out, "No actions: nothing to do now.\n");
   int i = 0;
   for (const pb::Action& a : plan.actions()) {
-    std::string line;
-    switch (a.kind_case()) {
-      case pb::Action::kCreateRevision: line = "create ControllerRevision"; break;
-      case pb::Action::kUpdateRevision: line = "update ControllerRevision " + a.update_revision().name(); break;
-      case pb::Action::kDeleteRevision: line = "delete ControllerRevision " + a.delete_revision().name(); break;
-      case pb::Action::kCreatePod: {
-        Json pod = Json::parse(a.create_pod().pod_json(), nullptr, false);
-        line = absl::StrFormat("create pod %s (revision %s, batch %d%s)",
-                               pod.is_object() ? pod["metadata"].value("name", "?") : "?", a.create_pod().revision(),
-                               a.create_pod().batch(),
-                               a.create_pod().pvc_jsons().empty()
-                                   ? ""
-                                   : absl::StrCat(", ", a.create_pod().pvc_jsons_size(), " new PVC"));
-        break;
-      }
-      case pb::Action::kDeletePod:
-        line = absl::StrCat("delete pod ", a.delete_pod().name(),
-                            a.delete_pod().pvc_names().empty()
-                                ? ""
-                                : absl::StrCat(" and PVC ", absl::StrJoin(a.delete_pod().pvc_names(), ",")));
-        break;
-      case pb::Action::kPatchPod: {
-        const pb::PatchPod& p = a.patch_pod();
-        std::vector<std::string> what;
-        for (const auto& [c, img] : p.container_images()) what.push_back(absl::StrCat("image ", c, "=", img));
-        for (const auto& [k, v] : p.set_labels()) what.push_back(absl::StrCat("label ", k, "=", v));
-        for (const auto& k : p.remove_labels()) what.push_back(absl::StrCat("remove label ", k));
-        for (const auto& f : p.add_finalizers()) what.push_back(absl::StrCat("finalizer +", f));
-        for (const auto& f : p.remove_finalizers()) what.push_back(absl::StrCat("finalizer -", f));
-        if (!p.set_annotations().empty() || !p.remove_annotations().empty()) what.push_back("annotations");
-        line = absl::StrCat("patch pod ", p.name(), " (", p.purpose(), "): ", absl::StrJoin(what, ", "));
-        break;
-      }
-      case pb::Action::kPatchPodStatus: {
-        std::vector<std::string> conds;
-        for (const auto& c : a.patch_pod_status().set_conditions()) conds.push_back(c.type() + "=" + c.status());
-        line = absl::StrCat("patch pod ", a.patch_pod_status().name(), " status (", a.patch_pod_status().purpose(),
-                            "): ", absl::StrJoin(conds, ", "));
-        break;
-      }
-      case pb::Action::kDeletePvc: line = "delete PVC " + a.delete_pvc().name(); break;
-      case pb::Action::kCreatePvc: {
-        Json pvc = Json::parse(a.create_pvc().pvc_json(), nullptr, false);
-        line = absl::StrCat("create missing PVC ", pvc.is_object() ? pvc["metadata"].value("name", "?") : "?",
-                            " of pod ", a.create_pvc().pod_name());
-        break;
-      }
-      case pb::Action::kUpdatePvcOwner: line = "move owner of PVC " + a.update_pvc_owner().name(); break;
-      case pb::Action::kPatchCloneSet:
-        line = absl::StrCat("patch CloneSet (", a.patch_clone_set().purpose(), "): ",
-                            a.patch_clone_set().merge_patch_json());
-        break;
-      case pb::Action::kCreateImagePullJob: line = "create ImagePullJob"; break;
-      case pb::Action::kDeleteImagePullJob: line = "delete ImagePullJob " + a.delete_image_pull_job().name(); break;
-      case pb::Action::kStartInPlaceUpdates:  // not after AskPlanner (planapi::RequestPlan expands batches)
-        line = absl::StrCat("start in-place updates of ", a.start_in_place_updates().targets_size(), " pods");
-        break;
-      case pb::Action::KIND_NOT_SET: line = "(empty action)"; break;
-    }
-    absl::StrAppend(&out, absl::StrFormat("%3d. %s\n", ++i, line));
+    absl::StrAppend(&out, absl::StrFormat("%3d. %s\n", ++i, DescribeAction(a)));
   }
   absl::StrAppend(&out, absl::StrFormat(
                             "Summary: scale up %d (limited to %d), scale down %d, update %d (starting now %d, "

@@ -29,6 +29,10 @@ struct LiveCloneSet {
 absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::string& server,
                                            const std::string& namespace_, const std::string& name);
 
+// Every CloneSet of namespace `ns` (every namespace when empty) with what it owns, one LIST per kind.
+absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& client, const std::string& server,
+                                                         const std::string& ns);
+
 // The CloneSet's progress: a summary line, a progress bar of updated/ready/desired and one row per pod
 // (name, node, revision, lifecycle state, ready, restarts, PVCs).
 std::string RenderStatus(const LiveCloneSet& live, absl::Time now);
@@ -40,7 +44,10 @@ absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi:
                                             absl::Duration deadline = absl::Seconds(5));
 // The request the executor would send for `live` at `now`: assembled by the same rules (planapi/request.h: seed of
 // the state, terminating PVCs left out, the pods' Nodes only for a topology spread, the pods as a pod table).
-planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now);
+// `gates` are the executor's (--feature-gates), as PlanRequest.feature_gates.
+planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates);
+// One line saying what an action writes, e.g. "patch pod web-x (in-place-update): image app=nginx:2".
+std::string DescribeAction(const pb::Action& action);
 // One line per action, then the summary, status change, events and requeue.
 std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan);
 

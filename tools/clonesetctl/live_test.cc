@@ -1,5 +1,5 @@
 // `clonesetctl plan` shows what the planner would do for the request the executor sends: the same request, byte
-// for byte, for the same objects at the same time.
+// for byte, for the same objects at the same time and the same --feature-gates.
 #include "tools/clonesetctl/live.h"
 
 #include <string>
@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "planapi/feature_gates.h"
 
 namespace cloneset::clonesetctl {
 namespace {
@@ -50,6 +51,7 @@ pb::Node Node(const std::string& name, const std::string& zone) {
 struct Case {
   std::string name;
   std::string template_json;
+  std::string feature_gates;  // both started so
 };
 
 class PlanRequestTest : public ::testing::TestWithParam<Case> {};
@@ -81,10 +83,13 @@ TEST_P(PlanRequestTest, IsTheExecutorsRequest) {
   });
   base::testing::FakeClock clock;
   clock.Set(absl::FromUnixNanos(1767225600123456789));
-  executor::Reconciler reconciler({.cache = &cache, .clock = &clock});
+  const absl::StatusOr<planapi::FeatureGateSettings> gates = planapi::ParseFeatureGates(GetParam().feature_gates);
+  ASSERT_TRUE(gates.ok()) << gates.status();
+  executor::Reconciler reconciler({.cache = &cache, .clock = &clock, .feature_gates = gates->gates});
   const executor::PlanSnapshot executor = reconciler.BuildRequest("ns/cs", live.clone_set, live.pods);
 
-  const planapi::PlanSnapshot ours = PlanRequestFor(live, clock.Now());
+  const planapi::PlanSnapshot ours = PlanRequestFor(live, clock.Now(), gates->gates);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ours.request.feature_gates(), gates->gates));
   EXPECT_EQ(ours.request.random_seed(), executor.request.random_seed());
   EXPECT_EQ(ours.request.pvcs_size(), 2) << "a terminating PVC is not sent";
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ours.request, executor.request))
@@ -92,7 +97,10 @@ TEST_P(PlanRequestTest, IsTheExecutorsRequest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Templates, PlanRequestTest,
-                         ::testing::Values(Case{"spread", kSpread}, Case{"plain", R"({"spec":{"containers":[]}})"}),
+                         ::testing::Values(Case{"spread", kSpread, ""},
+                                           Case{"plain", R"({"spec":{"containers":[]}})", ""},
+                                           Case{"gates", R"({"spec":{"containers":[]}})",
+                                                "CloneSetShortHash=true,InPlaceUpdateEnvFromMetadata=false"}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -29,6 +29,8 @@
 #include "google/protobuf/util/json_util.h"
 #include "kube/config.h"
 #include "kube/rest_client.h"
+#include "planapi/feature_gates.h"
+#include "tools/cli/flag_aliases.h"
 #include "tools/clonesetctl/cli_help.h"
 #include "tools/clonesetctl/demo.h"
 #include "tools/clonesetctl/live.h"
@@ -49,6 +51,7 @@ ABSL_FLAG(uint64_t, seed, 1, "simulate: seed of the failures and of new instance
 ABSL_FLAG(int32_t, nodes, 3, "simulate: simulated nodes");
 ABSL_FLAG(std::string, o, "table", "output format: table or json");
 ABSL_FLAG(std::string, n, "default", "namespace of the CloneSet");
+ABSL_FLAG(bool, A, false, "migrate from-kruise: every namespace (kubectl's -A)");
 ABSL_FLAG(bool, w, false, "status: watch, redrawing every --interval");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "status -w: refresh period");
 ABSL_FLAG(std::string, kubeconfig, "",
@@ -65,6 +68,11 @@ ABSL_FLAG(int64_t, to_revision, 0, "rollout undo: the revision to restore (0: th
 ABSL_FLAG(bool, dry_run, false, "migrate: print the steps, change nothing");
 ABSL_FLAG(int32_t, max_unavailable, 1, "migrate: pods moved per step (the unavailability budget)");
 ABSL_FLAG(int32_t, step, 0, "rollout next: lower the partition by this many pods (0: one maxUnavailable batch)");
+ABSL_FLAG(std::string, feature_gates, "",
+          "simulate, plan, rollout: upstream's gates as the executor (kruise-manager) runs with them, "
+          "--feature-gates=Name=true,Other=false, so that predictions match that cluster");
+ABSL_FLAG(bool, cloneset_scaling_exclude_preparing_delete, false,
+          "simulate, plan, rollout: as the executor's --cloneset-scaling-exclude-preparing-delete");
 
 namespace cc = cloneset::clonesetctl;
 
@@ -76,21 +84,20 @@ int Fail(const absl::Status& s, int code = 1) {
   return code;
 }
 
-// Long aliases (-f/--filename, -n/--namespace, -w/--watch, -o/--output) and repeated --set values, which absl
-// flags would otherwise overwrite, folded into one comma-separated --set.
+// Long aliases (-f/--filename, -n/--namespace, -w/--watch, -o/--output), kubectl's and upstream's dashed names,
+// and repeated --set values, which absl flags would otherwise overwrite, folded into one comma-separated --set.
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {
+  static const std::vector<cloneset::cli::FlagAlias> kAliases = {
+      {"filename", "f"}, {"namespace", "n"}, {"watch", "w"}, {"output", "o"},
+      {"ready-after", "ready_after"}, {"fail-rate", "fail_rate"}, {"start-delay", "start_delay"},
+      {"terminate-after", "terminate_after"}, {"partition-ok", "partition_ok"},
+      {"to-revision", "to_revision"}, {"dry-run", "dry_run"}, {"max-unavailable", "max_unavailable"},
+      {"feature-gates", "feature_gates"},
+      {"cloneset-scaling-exclude-preparing-delete", "cloneset_scaling_exclude_preparing_delete"}};
   std::vector<std::string> out{argv[0]};
   std::vector<std::string> sets;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-             {"--filename", "--f"}, {"--namespace", "--n"}, {"--watch", "--w"}, {"--output", "--o"},
-             {"--ready-after", "--ready_after"}, {"--fail-rate", "--fail_rate"}, {"--start-delay", "--start_delay"},
-             {"--terminate-after", "--terminate_after"}, {"--partition-ok", "--partition_ok"},
-             {"--to-revision", "--to_revision"}, {"--dry-run", "--dry_run"},
-             {"--max-unavailable", "--max_unavailable"}}) {
-      if (a == from || a.rfind(from + "=", 0) == 0) a = to + a.substr(from.size());
-    }
+    std::string a = cloneset::cli::RewriteFlagAlias(argv[i], kAliases);
     if (a == "--set" || a == "-set") {
       if (i + 1 < argc) sets.push_back(argv[++i]);
       continue;
@@ -123,6 +130,16 @@ absl::StatusOr<std::pair<std::unique_ptr<cloneset::kube::RestClient>, std::strin
   return std::make_pair(*std::move(client), config->server);
 }
 
+// The planner's gates from --feature-gates and --cloneset-scaling-exclude-preparing-delete, read as the executor
+// reads them; each gate that has no effect on CloneSets is named on stderr.
+absl::StatusOr<cloneset::planner::v1::FeatureGates> FeatureGates() {
+  auto settings = cloneset::planapi::ParseFeatureGates(absl::GetFlag(FLAGS_feature_gates),
+                                                       absl::GetFlag(FLAGS_cloneset_scaling_exclude_preparing_delete));
+  if (!settings.ok()) return settings.status();
+  for (const std::string& w : settings->warnings) std::cerr << "warning: " << w << "\n";
+  return settings->gates;
+}
+
 int Simulate() {
   const std::string file = absl::GetFlag(FLAGS_f);
   if (file.empty()) return Fail(absl::InvalidArgumentError("simulate needs -f cloneset.yaml"), 2);
@@ -143,6 +160,9 @@ int Simulate() {
   input.options.fail_rate = absl::GetFlag(FLAGS_fail_rate);
   input.options.seed = absl::GetFlag(FLAGS_seed);
   input.options.nodes = absl::GetFlag(FLAGS_nodes);
+  auto gates = FeatureGates();
+  if (!gates.ok()) return Fail(gates.status(), 2);
+  input.options.feature_gates = *gates;
   if (input.options.fail_rate < 0 || input.options.fail_rate > 1) {
     return Fail(absl::InvalidArgumentError("--fail-rate must be between 0 and 1"), 2);
   }
@@ -182,6 +202,8 @@ int Status(const std::string& name) {
 }
 
 int Plan(const std::string& name) {
+  auto gates = FeatureGates();
+  if (!gates.ok()) return Fail(gates.status(), 2);
   auto conn = Connect();
   if (!conn.ok()) return Fail(conn.status());
   auto live = cc::FetchCloneSet(*conn->first, conn->second, absl::GetFlag(FLAGS_n), name);
@@ -189,7 +211,7 @@ int Plan(const std::string& name) {
   std::string address = absl::GetFlag(FLAGS_planner);
   if (address.empty()) address = cc::RunDirPlannerAddress();
   if (address.empty()) address = "127.0.0.1:7070";
-  auto plan = cc::AskPlanner(address, cc::PlanRequestFor(*live, absl::Now()));
+  auto plan = cc::AskPlanner(address, cc::PlanRequestFor(*live, absl::Now(), *gates));
   if (!plan.ok()) return Fail(plan.status());
   if (absl::GetFlag(FLAGS_o) == "json") {
     std::string json;
@@ -202,7 +224,7 @@ int Plan(const std::string& name) {
     return 0;
   }
   std::cout << cc::RenderPlan(*live, *plan);
-  for (const std::string& why : cc::HoldReasons(live->clone_set, live->pods, absl::Now())) {
+  for (const std::string& why : cc::HoldReasons(live->clone_set, live->pods, absl::Now(), *gates)) {
     std::cout << "Held: " << why << "\n";
   }
   return 0;
@@ -230,6 +252,9 @@ int Rollout(const std::vector<char*>& positional, bool watch_given) {
     return Fail(absl::InvalidArgumentError("--revision and --to-revision must not be negative"), 2);
   }
   if (o.step.has_value() && *o.step < 1) return Fail(absl::InvalidArgumentError("--step must be at least 1"), 2);
+  auto gates = FeatureGates();
+  if (!gates.ok()) return Fail(gates.status(), 2);
+  o.feature_gates = *gates;
   auto conn = Connect();
   if (!conn.ok()) return Fail(conn.status());
   const std::string verb = positional[2], name = positional[3];
@@ -314,6 +339,14 @@ int main(int argc, char** argv) {
       return a == "-w" || a == "--w" || a.rfind("-w=", 0) == 0 || a.rfind("--w=", 0) == 0;
     });
     return Rollout(positional, watch_given);
+  }
+  if (command == "migrate" && name == "from-kruise") {
+    auto gates = FeatureGates();
+    if (!gates.ok()) return Fail(gates.status(), 2);
+    auto conn = Connect();
+    if (!conn.ok()) return Fail(conn.status());
+    const std::string ns = absl::GetFlag(FLAGS_A) ? "" : absl::GetFlag(FLAGS_n);
+    return cc::CheckKruiseTakeover(*conn->first, conn->second, ns, *gates, absl::Now(), std::cout, std::cerr);
   }
   if (command == "migrate") {
     std::string target = name;

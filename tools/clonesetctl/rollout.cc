@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/resources.h"
 #include "planner/context.h"
 #include "planner/context_builder.h"
 #include "planner/predicates.h"
@@ -86,9 +87,9 @@ std::string Quoted(const std::string& name) { return absl::StrCat("\"", name, "\
 
 }  // namespace
 
-RolloutVerdict RolloutStatusMessage(const pb::CloneSet& cs, bool partition_ok) {
+RolloutVerdict RolloutStatusMessage(const pb::CloneSet& cs, bool partition_ok, const pb::FeatureGates& gates) {
   const std::string name = Quoted(cs.metadata().name());
-  auto resolved = planner::ResolveSpec(cs, pb::FeatureGates());
+  auto resolved = planner::ResolveSpec(cs, gates);
   if (!resolved.ok()) return Failed(absl::StrCat("CloneSet ", name, " is invalid: ", resolved.status().message()));
   const pb::CloneSetStatus& st = cs.status();
   if (const pb::Condition* c = Condition(st, kInvalidCondition); c != nullptr && c->status() == "True") {
@@ -253,9 +254,10 @@ absl::Status SetRestartedAt(Json& cs, absl::Time now) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cs, std::optional<int32_t> step) {
+absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cs, std::optional<int32_t> step,
+                                               const pb::FeatureGates& gates) {
   if (step.has_value() && *step < 1) return absl::InvalidArgumentError("--step must be at least 1");
-  auto resolved = planner::ResolveSpec(cs, pb::FeatureGates());
+  auto resolved = planner::ResolveSpec(cs, gates);
   if (!resolved.ok()) return resolved.status();
   if (!resolved->rolling_update) {
     return absl::FailedPreconditionError(absl::StrCat("CloneSet ", Quoted(cs.metadata().name()),
@@ -278,17 +280,23 @@ std::string RenderConditions(const pb::CloneSetStatus& status) {
   return out;
 }
 
-std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods, absl::Time now) {
+std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<pb::Pod>& pods, absl::Time now,
+                                     const pb::FeatureGates& gates) {
   std::vector<std::string> out;
-  auto resolved = planner::ResolveSpec(cs, pb::FeatureGates());
+  auto resolved = planner::ResolveSpec(cs, gates);
   if (!resolved.ok()) return {absl::StrCat("invalid spec: ", resolved.status().message())};
   const std::string& name = cs.metadata().name();
   const std::string& update_revision = cs.status().update_revision();
   int updated = 0, unavailable = 0, active = 0;
   std::vector<std::string> hooked;
+  std::vector<std::string> resizes;  // in-place resizes the kubelet holds back
   for (const pb::Pod& pod : pods) {
     if (!planner::IsActive(pod)) continue;
     ++active;
+    if (const common::ResizeProgress p = common::PodResizeProgress(pod); p.state == common::ResizeState::kPending) {
+      resizes.push_back(absl::StrCat(pod.metadata().name(), " (", p.reason, p.message.empty() ? "" : ": ", p.message,
+                                     ")"));
+    }
     if (!update_revision.empty() && planner::RevisionMatches(pod, update_revision)) ++updated;
     if (!planner::IsAvailable(pod, resolved->min_ready_seconds, now)) ++unavailable;
     const std::string_view state = planner::LifecycleState(pod);
@@ -312,6 +320,10 @@ std::vector<std::string> HoldReasons(const pb::CloneSet& cs, const std::vector<p
   if (!hooked.empty()) {
     out.push_back(absl::StrCat("lifecycle hook: ", absl::StrJoin(hooked, ", "),
                                " waiting for the hook's label to be cleared"));
+  }
+  if (!resizes.empty()) {
+    out.push_back(absl::StrCat("in-place resize held back by the kubelet: ", absl::StrJoin(resizes, ", "),
+                               " (Deferred: retried when the node has room; Infeasible: change the template)"));
   }
   return out;
 }

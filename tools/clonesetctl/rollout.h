@@ -46,7 +46,8 @@ struct RolloutVerdict {
 // replicas - partition, more old pods than the partition keeps, or updated pods not available -> waiting;
 // otherwise done, except that a rollout held by a partition is only done with `partition_ok` (a canary pipeline
 // step), else it waits for the partition to be lowered.
-RolloutVerdict RolloutStatusMessage(const pb::CloneSet& cloneset, bool partition_ok);
+// `gates` are the executor's (--feature-gates): the spec is resolved as the planner resolves it.
+RolloutVerdict RolloutStatusMessage(const pb::CloneSet& cloneset, bool partition_ok, const pb::FeatureGates& gates);
 
 // ---- rollout history / undo ----
 
@@ -96,7 +97,8 @@ struct NextPartition {
 // `rollout next --step N`: the partition lowered by `step` pods, or by one batch (the resolved maxUnavailable,
 // at least 1) when `step` is unset; never below 0. FAILED_PRECONDITION when the partition is already 0; the
 // field's error when the spec cannot be resolved; INVALID_ARGUMENT for a step below 1.
-absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cloneset, std::optional<int32_t> step);
+absl::StatusOr<NextPartition> NextPartitionFor(const pb::CloneSet& cloneset, std::optional<int32_t> step,
+                                               const pb::FeatureGates& gates);
 
 // ---- status ----
 
@@ -108,7 +110,7 @@ std::string RenderConditions(const pb::CloneSetStatus& status);
 
 // What holds a rollout that is not moving by itself, one reason a line: a partition that is reached, paused, the
 // maxUnavailable budget spent on unavailable pods, pods waiting in a lifecycle hook. Empty when nothing holds it.
-std::vector<std::string> HoldReasons(const pb::CloneSet& cloneset, const std::vector<pb::Pod>& pods,
-                                     absl::Time now);
+std::vector<std::string> HoldReasons(const pb::CloneSet& cloneset, const std::vector<pb::Pod>& pods, absl::Time now,
+                                     const pb::FeatureGates& gates);
 
 }  // namespace cloneset::clonesetctl

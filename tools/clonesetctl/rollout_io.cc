@@ -74,7 +74,7 @@ int RolloutStatus(kube::RestClient& client, const std::string& server, const std
   std::string last;
   // The verdict on one version of the CloneSet: an exit code when the command ends, else nullopt.
   auto judge = [&](const pb::CloneSet& cs) -> std::optional<int> {
-    const RolloutVerdict v = RolloutStatusMessage(cs, o.partition_ok);
+    const RolloutVerdict v = RolloutStatusMessage(cs, o.partition_ok, o.feature_gates);
     if (v.state == RolloutState::kFailed) return Error(err, v.message);
     if (v.message != last) out << v.message << "\n" << std::flush;
     last = v.message;
@@ -178,7 +178,7 @@ int RolloutCommand(kube::RestClient& client, const std::string& server, const st
     auto s = UpdateCloneSet(client, server, o.namespace_, name, [&](Json& cs) -> absl::Status {
       auto parsed = snapshot::CloneSetFromJson(cs.dump());
       if (!parsed.ok()) return parsed.status();
-      auto n = NextPartitionFor(*parsed, o.step);
+      auto n = NextPartitionFor(*parsed, o.step, o.feature_gates);
       if (!n.ok()) return n.status();
       next = *n;
       cs["spec"]["updateStrategy"]["partition"] = next.to;

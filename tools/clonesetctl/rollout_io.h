@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "cloneset/planner/v1/planner.pb.h"
 #include "kube/rest_client.h"
 #include "nlohmann/json.hpp"
 
@@ -23,6 +24,8 @@ struct RolloutOptions {
   int64_t revision = 0;                            // history --revision N (0: the table)
   int64_t to_revision = 0;                         // undo --to-revision N (0: the previous one)
   std::optional<int32_t> step;                     // next --step N (unset: one maxUnavailable batch)
+  // --feature-gates: the spec is resolved as the planner resolves it for an executor started so.
+  ::cloneset::planner::v1::FeatureGates feature_gates;
 };
 
 // `rollout status NAME`: prints each new kubectl-style message on `out` and returns the exit code: 0 done (or
@@ -48,6 +51,12 @@ struct MigrateOptions {
 // available pods and the Deployment no more than its new replicas. Exit code 0, or 1 with "error: ..." on `err`.
 int Migrate(kube::RestClient& client, const std::string& server, const std::string& name,
             const MigrateOptions& options, std::ostream& out, std::ostream& err);
+
+// `migrate from-kruise`: whether the CloneSets of namespace `ns` (every namespace when empty) can be taken over
+// from kruise-manager without a write to their pods, claims or revisions (takeover.h), planned with `gates` at
+// `now`. Prints the report on `out`; exit code 0 when safe, 1 otherwise (or with "error: ..." on `err`).
+int CheckKruiseTakeover(kube::RestClient& client, const std::string& server, const std::string& ns,
+                        const ::cloneset::planner::v1::FeatureGates& gates, absl::Time now, std::ostream& out, std::ostream& err);
 
 // GET the CloneSet, apply `mutate` to its JSON, PUT it back (retrying a conflict with a fresh read, 5 times).
 // `mutate`'s error is returned as is, with nothing written.

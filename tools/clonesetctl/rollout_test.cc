@@ -117,7 +117,7 @@ TEST(RolloutStatusMessage, Table) {
        .want_message = R"(CloneSet "web" is invalid: spec.updateStrategy.partition: -1 must not be negative)"},
   };
   for (const StatusCase& c : cases) {
-    const RolloutVerdict v = RolloutStatusMessage(MakeCloneSet(c), c.partition_ok);
+    const RolloutVerdict v = RolloutStatusMessage(MakeCloneSet(c), c.partition_ok, {});
     EXPECT_EQ(v.state, c.want_state) << c.name;
     EXPECT_EQ(v.message, c.want_message) << c.name;
     EXPECT_EQ(v.exit_code(), c.want_state == RolloutState::kFailed ? 1 : 0) << c.name;
@@ -246,7 +246,7 @@ TEST(NextPartitionFor, Table) {
       cs.mutable_spec()->mutable_update_strategy()->mutable_max_unavailable()->set_int_value(
           std::stoi(c.max_unavailable));
     }
-    auto next = NextPartitionFor(cs, c.step);
+    auto next = NextPartitionFor(cs, c.step, {});
     if (!c.want_error.empty()) {
       EXPECT_EQ(next.status().message(), c.want_error) << c.name;
       continue;
@@ -277,24 +277,36 @@ TEST(HoldReasons, NamesWhatHoldsTheRollout) {
   std::vector<pb::Pod> pods = {Pod("web-a", "web-abc", true), Pod("web-b", "web-abc", true),
                                Pod("web-c", "web-old", true), Pod("web-d", "web-old", true),
                                Pod("web-e", "web-old", true)};
-  EXPECT_THAT(HoldReasons(cs, pods, now),
+  EXPECT_THAT(HoldReasons(cs, pods, now, {}),
               ElementsAre("partition 3: 2 of 5 pods updated, the partition keeps the other 3 (clonesetctl rollout "
                           "next web)"));
   cs.mutable_spec()->mutable_update_strategy()->clear_partition();
   cs.mutable_spec()->mutable_update_strategy()->set_paused(true);
-  EXPECT_THAT(HoldReasons(cs, pods, now),
+  EXPECT_THAT(HoldReasons(cs, pods, now, {}),
               ElementsAre("paused: spec.updateStrategy.paused is true (clonesetctl rollout resume web)"));
   cs.mutable_spec()->mutable_update_strategy()->set_paused(false);
   pods[0] = Pod("web-a", "web-abc", false);  // maxUnavailable 20% of 5 = 1, spent by web-a
-  EXPECT_THAT(HoldReasons(cs, pods, now),
+  EXPECT_THAT(HoldReasons(cs, pods, now, {}),
               ElementsAre("maxUnavailable budget spent: 1 of 5 pods unavailable, maxUnavailable 1"));
   pods[0] = Pod("web-a", "web-abc", true);
   pods[2] = Pod("web-c", "web-old", true, planner::kStatePreparingUpdate);
-  EXPECT_THAT(HoldReasons(cs, pods, now),  // a pod in a hook is unavailable too
+  EXPECT_THAT(HoldReasons(cs, pods, now, {}),  // a pod in a hook is unavailable too
               ElementsAre("maxUnavailable budget spent: 1 of 5 pods unavailable, maxUnavailable 1",
                           "lifecycle hook: web-c (PreparingUpdate) waiting for the hook's label to be cleared"));
   pods[2] = Pod("web-c", "web-old", true);
-  EXPECT_THAT(HoldReasons(cs, pods, now), ElementsAre());
+  EXPECT_THAT(HoldReasons(cs, pods, now, {}), ElementsAre());
+  // An in-place resize the kubelet holds back (the pod is Updating, so unavailable too).
+  pods[0] = Pod("web-a", "web-abc", true, planner::kStateUpdating);
+  auto* pending = pods[0].add_conditions();
+  pending->set_type("PodResizePending");
+  pending->set_status("True");
+  pending->set_reason("Infeasible");
+  pending->set_message("Node didn't have enough capacity: cpu, requested: 64000, capacity: 8000");
+  EXPECT_THAT(HoldReasons(cs, pods, now, {}),
+              ElementsAre("maxUnavailable budget spent: 1 of 5 pods unavailable, maxUnavailable 1",
+                          "in-place resize held back by the kubelet: web-a (Infeasible: Node didn't have enough "
+                          "capacity: cpu, requested: 64000, capacity: 8000) (Deferred: retried when the node has room; "
+                          "Infeasible: change the template)"));
 }
 
 TEST(RenderConditions, EveryConditionWithItsStatus) {

@@ -112,7 +112,8 @@ planapi::PlanSnapshot SimCluster::Snapshot(absl::Time now) const {
     }
     return out;
   };
-  return planapi::AssembleRequest(clone_set_, std::move(objects), nodes, now, planapi::RequestOptions{});
+  return planapi::AssembleRequest(clone_set_, std::move(objects), nodes, now,
+                                  planapi::RequestOptions{.feature_gates = options_.feature_gates});
 }
 
 // The writer of one plan: every action changes the cluster at `now`; what happened goes to `out`.
@@ -183,6 +184,9 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
     case pb::Action::kPatchPodStatus:
       ++out.writes;
       return PatchPodStatus(action.patch_pod_status(), now);
+    case pb::Action::kResizePod:
+      ++out.writes;
+      return ResizePod(action.resize_pod());
     case pb::Action::kDeletePvc:
       pvcs_.erase(action.delete_pvc().name());
       ++out.writes;
@@ -316,6 +320,37 @@ absl::Status SimCluster::PatchPod(const pb::PatchPod& patch, absl::Time now, App
   return absl::OkStatus();
 }
 
+absl::Status SimCluster::ResizePod(const pb::ResizePod& resize) {
+  auto it = pods_.find(resize.name());
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", resize.name(), " not found"));
+  pb::Pod& pod = it->second;
+  if (!resize.uid().empty() && resize.uid() != pod.metadata().uid()) {
+    return Conflict(absl::StrCat("pod ", resize.name(), ": uid precondition failed"));
+  }
+  if (!resize.resource_version().empty() && resize.resource_version() != pod.metadata().resource_version()) {
+    auto own = own_status_versions_.find(resize.name());
+    if (own == own_status_versions_.end() || own->second != pod.metadata().resource_version()) {
+      return Conflict(absl::StrCat("pod ", resize.name(), ": the object has been modified"));
+    }
+  }
+  // The simulated kubelet resizes at once: the spec and the containers' status resources together.
+  for (const pb::ResizePod::ContainerResources& want : resize.containers()) {
+    for (pb::Container& c : *pod.mutable_containers()) {
+      if (c.name() != want.name()) continue;
+      for (const auto& [k, v] : want.requests()) (*c.mutable_resource_requests())[k] = v;
+      for (const auto& [k, v] : want.limits()) (*c.mutable_resource_limits())[k] = v;
+      for (pb::ContainerStatus& status : *pod.mutable_container_statuses()) {
+        if (status.name() != c.name()) continue;
+        *status.mutable_resource_requests() = c.resource_requests();
+        *status.mutable_resource_limits() = c.resource_limits();
+      }
+    }
+  }
+  pod.mutable_metadata()->set_resource_version(NextVersion());
+  own_status_versions_[resize.name()] = pod.metadata().resource_version();
+  return absl::OkStatus();
+}
+
 absl::Status SimCluster::PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now) {
   auto it = pods_.find(patch.name());
   if (it == pods_.end()) return NotFound(absl::StrCat("pod ", patch.name(), " not found"));
@@ -415,6 +450,9 @@ bool SimCluster::StepPod(pb::Pod& pod, Kubelet& k, absl::Time now) {
       if (status == nullptr) {
         status = pod.add_container_statuses();
         status->set_name(c.name());
+        // A started container reports the resources it runs with (a resize updates them, ResizePod).
+        *status->mutable_resource_requests() = c.resource_requests();
+        *status->mutable_resource_limits() = c.resource_limits();
         changed = true;
       }
       const std::string& image = k.images[c.name()];

@@ -36,6 +36,7 @@ struct SimOptions {
   double fail_rate = 0;
   uint64_t seed = 1;
   int nodes = 3;
+  pb::FeatureGates feature_gates;  // --feature-gates: the planner decides as for an executor started so
 };
 
 // What one applied plan did, for the timeline.
@@ -103,6 +104,7 @@ class SimCluster {
   absl::Status CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out);
   absl::Status PatchPod(const pb::PatchPod& patch, absl::Time now, AppliedPlan& out);
   absl::Status PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now);
+  absl::Status ResizePod(const pb::ResizePod& resize);
   absl::Status DeletePod(const pb::DeletePod& del, absl::Time now, AppliedPlan& out);
   absl::Status PatchCloneSet(const pb::PatchCloneSet& patch, absl::Time now);
   absl::Status ApplyAction(const pb::Action& action, absl::Time now, AppliedPlan& out);

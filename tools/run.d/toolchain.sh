@@ -12,8 +12,9 @@ TOOLCHAIN=(
   "kwok sigs.k8s.io/kwok/cmd/kwok=kwok"
   "helm helm.sh/helm/v3/cmd/helm=helm"
   "docker github.com/docker/buildx/cmd/buildx=docker-buildx github.com/docker/compose/v2/cmd=docker-compose"
-  # OpenKruise v1.8.0's own revision code and the Go types of the pod template (tests/kruise_revision).
-  "kruise ./cmd/kruise-revision=kruise-revision ./cmd/pod-template-schema=pod-template-schema"
+  # OpenKruise v1.8.0: its own revision code and the Go types of the pod template (tests/kruise_revision), and
+  # kruise-manager itself (real.kruise_takeover, the benchmarks' comparison).
+  "kruise ./cmd/kruise-revision=kruise-revision ./cmd/pod-template-schema=pod-template-schema github.com/openkruise/kruise=kruise-manager"
 )
 
 # toolchain_path NAME: builds (once) the tool NAME of TOOLCHAIN with the rest of its module's entry (so the first

@@ -23,7 +23,7 @@ _run_dir() { echo "${RUN_DIR:-$ROOT/.run}"; }
 _up_usage() {
   cat <<'USAGE'
 usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [--no-agents] [--cluster real]
-                [--real-nodes N]
+                [--real-nodes N] [--executor-flag FLAG]...
   Starts (or restarts what died of) the local stack in the background and prints the kubeconfig path:
   the embedded cluster (unless --kubeconfig), the CRDs, N planners, N executors (sharded) and one
   image pre-download agent per simulated node. State and logs: $RUN_DIR (default .run/).
@@ -41,6 +41,8 @@ usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [
                    a kubelet on its own containerd each, pods as real containers, images from a local
                    registry ($RUN_DIR/real/registry.addr); tainted cloneset.test/real-node=true:NoSchedule;
                    one agent each on the node's containerd (tools/run.d/real_node.sh)
+  --executor-flag F  one more flag for every executor, e.g.
+                   --executor-flag=--feature_gates=InPlaceWorkloadVerticalScaling=true (repeatable)
 USAGE
 }
 
@@ -116,8 +118,10 @@ _start_server() {
 
 run_up() {
   local nodes=3 executors=1 planners=1 kubeconfig="" agents=1 cluster=embedded real_nodes=0
+  local executor_flags=()
   while [ $# -gt 0 ]; do
     case "$1" in
+      --executor-flag) executor_flags+=("$2"); shift 2 ;; --executor-flag=*) executor_flags+=("${1#*=}"); shift ;;
       --nodes) nodes="$2"; shift 2 ;; --nodes=*) nodes="${1#*=}"; shift ;;
       --executors) executors="$2"; shift 2 ;; --executors=*) executors="${1#*=}"; shift ;;
       --planners) planners="$2"; shift 2 ;; --planners=*) planners="${1#*=}"; shift ;;
@@ -191,7 +195,8 @@ run_up() {
   local planner_target; planner_target="ipv4:$(IFS=,; echo "${targets[*]}")"
   for ((i = 0; i < executors; i++)); do
     local exe=("$bin/cloneset-executor" --kubeconfig="$executor_kubeconfig" --planner_address="$planner_target"
-      --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0)
+      --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
+      ${executor_flags[@]+"${executor_flags[@]}"})
     START_SIG="$server ${exe[*]}" _start "executor-$i" "${exe[@]}"
   done
   for ((i = 0; i < executors; i++)); do

@@ -371,6 +371,78 @@ Case UnknownUpdateType() {
                    std::move(r.request), "spec.updateStrategy.type");
 }
 
+Case OnDelete() {
+  // Three replicas, OnDelete, the image changed; one of the three old pods was deleted by someone.
+  Rollout r = MakeRollout(3, [](CloneSetBuilder& cs) { cs.UpdateType("OnDelete"); });
+  r.request.mutable_pods()->RemoveLast();
+  return PlanCase("plan_on_delete",
+                  "updateStrategy.type OnDelete (v1alpha1) after an image change, one of three pods deleted by "
+                  "someone: its replacement is created on the new revision, the two old pods stay as they are "
+                  "and expectedUpdatedReplicas is 3.",
+                  std::move(r.request));
+}
+
+Case ProgressDeadlineExceeded() {
+  Rollout r = MakeRollout(3, [](CloneSetBuilder& cs) {
+    cs.UpdateType("ReCreate").MaxUnavailable(t::Int(1));
+    cs.mutable_clone_set()->mutable_spec()->set_progress_deadline_seconds(600);
+  });
+  pb::CloneSetStatus* status = r.request.mutable_clone_set()->mutable_status();
+  status->set_update_revision(r.new_revision);
+  pb::Condition* progressing = status->add_conditions();
+  progressing->set_type("Progressing");
+  progressing->set_status("True");
+  progressing->set_reason("CloneSetUpdated");
+  progressing->set_message("CloneSet is progressing");
+  *progressing->mutable_last_update_time() = t::Ts(Now() - absl::Seconds(601));
+  *progressing->mutable_last_transition_time() = t::Ts(Now() - absl::Seconds(601));
+  return PlanCase("plan_progress_deadline_exceeded",
+                  "progressDeadlineSeconds 600 and a rollout that has been progressing for 601 s without "
+                  "finishing: the Progressing condition turns False with reason ProgressDeadlineExceeded (the "
+                  "rollout itself goes on).",
+                  std::move(r.request));
+}
+
+Case NumericStringMaxSurge() {
+  Rollout r = MakeRollout(2, [](CloneSetBuilder& cs) { cs.MaxSurge(t::Str("5")); });
+  return PlanError("plan_error_numeric_string_max_surge",
+                   "maxSurge \"5\": a string must be a percentage; INVALID_ARGUMENT naming the field, never 5 pods "
+                   "or 5 %.",
+                   std::move(r.request), "spec.updateStrategy.maxSurge");
+}
+
+// A template using the claim templates "data" and "logs" (revision 1); the CloneSet now has only "data".
+std::string TemplateMounting(const std::string& image, bool logs) {
+  return absl::StrCat(R"({"metadata":{"labels":{"app":"demo"}},"spec":{"containers":[{"name":"main","image":")",
+                      image, R"(","volumeMounts":[{"name":"data","mountPath":"/data"})",
+                      logs ? R"(,{"name":"logs","mountPath":"/logs"})" : "", "]}]}}");
+}
+
+Case ClaimTemplateRemoved() {
+  CloneSetBuilder v1 = CloneSetBuilder().Replicas(2).Vct(t::VctJson("data")).Vct(t::VctJson("logs"))
+                           .Template(TemplateMounting("nginx:1.25", true));
+  CloneSetBuilder v2 = CloneSetBuilder().Replicas(3).Partition(t::Int(3)).Vct(t::VctJson("data"))
+                           .Template(TemplateMounting("nginx:1.26", false));
+  const pb::ControllerRevision r1 = StoredRevision(v1, 1);
+  const pb::ControllerRevision r2 = StoredRevision(v2, 2);
+  std::vector<pb::Pod> pods;
+  std::vector<pb::PersistentVolumeClaim> pvcs;
+  for (const char* id : {"p0", "p1"}) {
+    pods.push_back(RunningPod(id, r1.metadata().name()));
+    for (const char* vct : {"data", "logs"}) {
+      pvcs.push_back(PvcBuilder(absl::StrCat(vct, "-", t::kCloneSetName, "-", id), id));
+    }
+  }
+  pb::CloneSet cs = v2.Status(r1.metadata().name(), r2.metadata().name());
+  cs.mutable_metadata()->set_generation(3);
+  return PlanCase("plan_claim_template_removed",
+                  "The volumeClaimTemplate \"logs\" was removed while the partition keeps every pod on revision 1, "
+                  "whose template still mounts it; replicas 2 -> 3: the new revision-1 pod gets its \"data\" claim "
+                  "and an emptyDir for \"logs\" (VolumeClaimTemplateRemoved) instead of a pod the API server "
+                  "would refuse.",
+                  t::Request(cs, pods, pvcs, {r1, r2}));
+}
+
 Case BadPodTable() {
   pb::PlanRequest request = InPlaceRolloutRequest();
   absl::StatusOr<pb::PodTable> table = planapi::EncodePodTable(request.pods());
@@ -475,7 +547,11 @@ std::vector<Case> AllCases() {
       ImagePreDownload(),
       ImagePullJobCleanup(),
       CancelInPlaceDuringGrace(),
+      OnDelete(),
+      ProgressDeadlineExceeded(),
+      ClaimTemplateRemoved(),
       InvalidPartition(),
+      NumericStringMaxSurge(),
       UnknownUpdateType(),
       BadPodTable(),
       UnparsableBytes(),

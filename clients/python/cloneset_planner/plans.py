@@ -87,7 +87,7 @@ def pod_of_action(action: pb.Action) -> str:
             return json.loads(action.create_pod.pod_json).get("metadata", {}).get("name", "")
         except (ValueError, AttributeError):
             return ""
-    if kind in ("delete_pod", "patch_pod", "patch_pod_status"):
+    if kind in ("delete_pod", "patch_pod", "patch_pod_status", "resize_pod"):
         return getattr(action, kind).name
     if kind == "create_pvc":
         return action.create_pvc.pod_name

@@ -92,7 +92,7 @@ export function podOfAction(a: Action): string {
       } catch {
         return "";
       }
-    case "deletePod": case "patchPod": case "patchPodStatus":
+    case "deletePod": case "patchPod": case "patchPodStatus": case "resizePod":
       return a.kind.value.name;
     case "createPvc":
       return a.kind.value.podName;
