@@ -164,7 +164,8 @@ kubectl patch clonesets.apps.kruise.io inplace -n takeover --type=json \
 kubectl patch clonesets.apps.kruise.io recreate -n takeover --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"b"}]' >/dev/null
 kubectl patch clonesets.apps.kruise.io claims -n takeover --type=merge -p '{"spec":{"replicas":3}}' >/dev/null
-kubectl patch clonesets.apps.kruise.io canary -n takeover --type=merge \
+# Patches in v1alpha1's shape (updateStrategy.partition) name the version: kubectl's default is v1beta1.
+kubectl patch clonesets.v1alpha1.apps.kruise.io canary -n takeover --type=merge \
   -p '{"spec":{"updateStrategy":{"partition":2},"template":{"spec":{"containers":[{"name":"app","image":"registry.test/web:v2","env":[{"name":"MODE","value":"a"}]}]}}}}' >/dev/null
 for c in inplace:3 recreate:2 claims:3 canary:2 collided:2; do
   poll 180 "kruise-manager to roll ${c%%:*}" steady takeover "${c%%:*}" "${c#*:}"
@@ -240,7 +241,7 @@ inplace_before=$(uids inplace)
 canary_before=$(uids canary)
 kubectl patch clonesets.apps.kruise.io inplace -n takeover --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.test/web:v3"}]' >/dev/null
-kubectl patch clonesets.apps.kruise.io canary -n takeover --type=merge -p '{"spec":{"updateStrategy":{"partition":0}}}' >/dev/null
+kubectl patch clonesets.v1alpha1.apps.kruise.io canary -n takeover --type=merge -p '{"spec":{"updateStrategy":{"partition":0}}}' >/dev/null
 # At most maxUnavailable (1) pod of inplace not ready at any moment.
 peak=0
 until steady takeover inplace 3 && steady takeover canary 4; do
