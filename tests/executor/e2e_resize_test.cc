@@ -43,7 +43,7 @@ struct PodState {
 class ResizeTest : public E2eTest {
  public:
   static void SetUpTestSuite() {
-    StartCluster({.executor_flags = {"--feature_gates=InPlaceWorkloadVerticalScaling=true"}});
+    StartCluster({.executor_flags = {"--feature_gates=InPlaceWorkloadVerticalScaling=true"}, .crds = {}});
   }
 
  protected:
