@@ -19,7 +19,8 @@ run_once() {
     --image-pull-time='app:v2=2s' >"$d/dc.log" 2>&1 & pids+=($!)
   local kc=(kubectl --kubeconfig "$d/kc")
   wait_for "${kc[*]} get --raw /healthz"
-  for c in clonesets imagepulljobs nodeimages; do "${kc[@]}" apply -f "$ROOT/charts/cloneset/crds/$c.apps.kruise.io.yaml" >/dev/null; done
+  "${kc[@]}" apply -f "$ROOT/charts/cloneset/files/crds/clonesets.apps.kruise.io.yaml" >/dev/null
+  for c in imagepulljobs nodeimages; do "${kc[@]}" apply -f "$ROOT/charts/cloneset/crds/$c.apps.kruise.io.yaml" >/dev/null; done
   # (kubectl create namespace sends protobuf, which the embedded cluster does not speak; apply sends JSON)
   printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: cloneset-system}\n' | "${kc[@]}" apply -f - >/dev/null
   "$BIN/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 >"$d/planner.log" 2>&1 & pids+=($!)

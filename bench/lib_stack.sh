@@ -31,7 +31,7 @@ start_devcluster() {  # start_devcluster EXTRA_FLAGS...
   DEVCLUSTER_PID=$!
   SERVER="http://$(wait_line "$RUN_DIR/devcluster.out" "listening on")"
   export KUBECONFIG="$RUN_DIR/kubeconfig" KUBECACHEDIR="$RUN_DIR/kubecache"
-  kubectl apply -f "$ROOT/charts/cloneset/crds/clonesets.apps.kruise.io.yaml" >/dev/null
+  kubectl apply -f "$ROOT/charts/cloneset/files/crds/clonesets.apps.kruise.io.yaml" >/dev/null
   printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n' | kubectl apply -f - >/dev/null
   until kubectl get clonesets.apps.kruise.io >/dev/null 2>&1; do sleep 0.2; done
 }

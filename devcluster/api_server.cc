@@ -14,6 +14,7 @@
 #include "devcluster/object_meta.h"
 #include "devcluster/patch.h"
 #include "devcluster/table.h"
+#include "devcluster/versions.h"
 
 namespace cloneset::devcluster {
 
@@ -73,8 +74,9 @@ json ScaleOf(const ResourceType& t, const json& o) {
 namespace {
 
 // count_remaining: kube-apiserver reports remainingItemCount only for lists without a label or field selector
-// (with one, it cannot know how many of the remaining objects match without reading them all).
-std::string ListJson(const ResourceType& t, const ListResult& list, bool count_remaining) {
+// (with one, it cannot know how many of the remaining objects match without reading them all). The items in the
+// list's version: a conversion that fails fails the list, as kube-apiserver's does.
+absl::StatusOr<std::string> ListJson(const ResourceType& t, const ListResult& list, bool count_remaining) {
   json meta = {{"resourceVersion", std::to_string(list.resource_version)}};
   if (!list.continue_token.empty()) {
     meta["continue"] = list.continue_token;
@@ -84,11 +86,18 @@ std::string ListJson(const ResourceType& t, const ListResult& list, bool count_r
                                  R"(","metadata":)", meta.dump(), R"(,"items":[)");
   for (size_t i = 0; i < list.items.size(); ++i) {
     if (i) out += ',';
-    out += list.items[i]->json;
+    if (!t.MultiVersion()) {
+      out += list.items[i]->json;
+      continue;
+    }
+    absl::StatusOr<std::string> item = SerializedInVersion(t, list.items[i]->json, t.version);
+    if (!item.ok()) return item.status();
+    out += *item;
   }
   out += "]}";
   return out;
 }
+
 
 absl::StatusOr<int64_t> ParseInt(const std::string& s, const std::string& name) {
   int64_t v;
@@ -178,7 +187,7 @@ ApiResponse SelfSubjectReview(const ApiRequest& req, bool access) {
 }  // namespace
 
 std::vector<ResourceType> ApiServer::DiscoveryTypes() const {
-  std::vector<ResourceType> types = store_->Types();
+  std::vector<ResourceType> types = PerServedVersion(store_->Types());
   if (auto core = store_->FindType(kEvents)) {
     ResourceType ev = *core;
     ev.group = kEventsGroup;
@@ -276,7 +285,7 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
     return r;
   }
   std::vector<std::string> seg = absl::StrSplit(path, '/', absl::SkipEmpty());
-  auto types = [&] { return store_->Types(); };
+  auto types = [&] { return PerServedVersion(store_->Types()); };
   if (req.method == "GET") {
     if (path == "/api") return JsonResponse(200, ApiVersions(options_.server_address));
     if (path == "/apis") return JsonResponse(200, ApiGroupList(DiscoveryTypes()));
@@ -329,10 +338,11 @@ ApiResponse ApiServer::Dispatch(const ApiRequest& req) {
   if (r.size() >= 2) route.name = r[1];
   if (r.size() == 3) route.subresource = r[2];
   std::string id = route.group.empty() ? route.resource : route.resource + "." + route.group;
-  auto type = store_->FindType(id);
-  if (!type || type->version != route.version)
-    return StatusError(404, "NotFound", "the server could not find the requested resource");
-  route.type = *type;
+  auto stored_type = store_->FindType(id);
+  // The type in the URL's version: that version's schema, columns and subresources (a CRD may serve several).
+  std::optional<ResourceType> type = stored_type ? stored_type->InVersion(route.version) : std::nullopt;
+  if (!type) return StatusError(404, "NotFound", "the server could not find the requested resource");
+  route.type = *std::move(type);
   if (!route.ns.empty() && !type->namespaced)
     return StatusError(404, "NotFound", "the server could not find the requested resource");
   ApiResponse resp = HandleResource(req, route);
@@ -441,11 +451,18 @@ ApiResponse ApiServer::List(const ApiRequest& req, const Route& route) {
   }
   auto list = store_->List(route.type.Id(), o);
   if (!list.ok()) return FromStatus(list.status(), &route.type, "");
-  if (!WantsTable(req))
-    return Raw(200, ListJson(route.type, *list, o.label_selector.empty() && o.field_selector.empty()));
+  if (!WantsTable(req)) {
+    absl::StatusOr<std::string> body = ListJson(route.type, *list, o.label_selector.empty() && o.field_selector.empty());
+    if (!body.ok()) return FromStatus(body.status(), &route.type, "");
+    return Raw(200, *std::move(body));
+  }
   std::vector<json> objects;
   objects.reserve(list->items.size());
-  for (const auto& it : list->items) objects.push_back(it->Parse());
+  for (const auto& it : list->items) {
+    absl::StatusOr<json> item = ParsedInVersion(route.type, it);
+    if (!item.ok()) return FromStatus(item.status(), &route.type, "");
+    objects.push_back(*std::move(item));
+  }
   return JsonResponse(200, BuildTable(route.type, objects, Now(store_), std::to_string(list->resource_version),
                               list->continue_token, req.Query("includeObject") == "Object"));
 }
@@ -526,15 +543,25 @@ ApiServer::StreamStep ApiServer::FormatWatchEvent(WatchStream& s, const WatchEve
     *out = json{{"type", "BOOKMARK"}, {"object", obj}}.dump() + "\n";
     return StreamStep::kData;
   }
+  // Each event's object in the watch's version; one that cannot be converted ends the watch with an error event, as
+  // kube-apiserver's does.
+  absl::StatusOr<std::string> object = StoredInVersion(s.type, ev.object);
+  if (!object.ok()) {
+    s.ended = true;
+    json status = {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
+                   {"message", std::string(object.status().message())}, {"reason", "InternalError"}, {"code", 500}};
+    *out = json{{"type", "ERROR"}, {"object", status}}.dump() + "\n";
+    return StreamStep::kData;
+  }
   if (s.table) {
-    json table = BuildTable(s.type, {ev.object->Parse()}, Now(store_), std::to_string(ev.resource_version), "",
+    json table = BuildTable(s.type, {json::parse(*object)}, Now(store_), std::to_string(ev.resource_version), "",
                             false, !s.sent_columns);
     s.sent_columns = true;
     *out = json{{"type", type}, {"object", table}}.dump() + "\n";
   } else if (s.events_v1) {
     *out = json{{"type", type}, {"object", CoreEventToEventsV1(ev.object->Parse())}}.dump() + "\n";
   } else {
-    *out = absl::StrCat(R"({"type":")", type, R"(","object":)", ev.object->json, "}\n");
+    *out = absl::StrCat(R"({"type":")", type, R"(","object":)", *object, "}\n");
   }
   return StreamStep::kData;
 }
@@ -543,10 +570,16 @@ ApiResponse ApiServer::Get(const ApiRequest& req, const Route& route) {
   auto obj = store_->GetStored(route.type.Id(), route.ns, route.name);
   if (!obj.ok()) return FromStatus(obj.status(), &route.type, route.name);
   if (route.subresource == "scale") return JsonResponse(200, ScaleOf(route.type, (*obj)->Parse()));
-  if (WantsTable(req))
-    return JsonResponse(200, BuildTable(route.type, {(*obj)->Parse()}, Now(store_), std::to_string((*obj)->resource_version),
-                                "", req.Query("includeObject") == "Object"));
-  return Raw(200, (*obj)->json);
+  if (WantsTable(req)) {
+    absl::StatusOr<json> object = ParsedInVersion(route.type, *obj);
+    if (!object.ok()) return FromStatus(object.status(), &route.type, route.name);
+    return JsonResponse(200, BuildTable(route.type, {*std::move(object)}, Now(store_),
+                                        std::to_string((*obj)->resource_version), "",
+                                        req.Query("includeObject") == "Object"));
+  }
+  absl::StatusOr<std::string> body = StoredInVersion(route.type, *obj);
+  if (!body.ok()) return FromStatus(body.status(), &route.type, route.name);
+  return Raw(200, *std::move(body));
 }
 
 }  // namespace cloneset::devcluster

@@ -10,6 +10,7 @@
 #include "devcluster/k8s_protobuf.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/patch.h"
+#include "devcluster/versions.h"
 
 namespace cloneset::devcluster {
 
@@ -35,9 +36,11 @@ std::string MediaType(const std::string& content_type) {
 bool DryRun(const ApiRequest& req) { return req.Query("dryRun") == "All"; }
 
 // The write options of a create/update/patch: dry run, and fieldValidation (Ignore, Warn, Strict; Warn when
-// absent, as kube-apiserver) whose warnings go to the response. Nullopt when fieldValidation is not one of those.
-std::optional<WriteOptions> WriteOptionsFor(const ApiRequest& req, ApiResponse* response) {
+// absent, as kube-apiserver) whose warnings go to the response, and the route's version for a type served in
+// several. Nullopt when fieldValidation is not one of those.
+std::optional<WriteOptions> WriteOptionsFor(const ApiRequest& req, const ResourceType& type, ApiResponse* response) {
   WriteOptions wo{.dry_run = DryRun(req)};
+  if (type.MultiVersion()) wo.version = type.version;
   std::string v = req.Query("fieldValidation");
   if (!v.empty() && v != "Ignore" && v != "Warn" && v != "Strict") return std::nullopt;
   if (!v.empty()) wo.field_validation = v;
@@ -118,6 +121,12 @@ std::string NameOf(const json& obj) {
   return "";
 }
 
+// A deleted object (or the Status a delete answers) in the request's version.
+absl::StatusOr<json> InRequestVersion(const ResourceType& t, json answer) {
+  if (!t.MultiVersion() || answer.value("kind", "") != t.kind) return answer;
+  return ConvertToVersion(t, answer, t.version);
+}
+
 absl::Status ApplyScale(const ResourceType& t, json& object, const json& scale) {
   const json* replicas = LookupPath(scale, ".spec.replicas");
   if (!replicas || !replicas->is_number_integer())
@@ -139,9 +148,10 @@ ApiResponse ApiServer::Create(const ApiRequest& req, const Route& route) {
   std::string name = NameOf(*obj);
   ObjectPtr stored;
   ApiResponse collect;
-  auto wo = WriteOptionsFor(req, &collect);
+  auto wo = WriteOptionsFor(req, route.type, &collect);
   if (!wo) return BadFieldValidation(req);
-  wo->stored = &stored;
+  // The stored serialization is the answer only when the type is stored in the request's version.
+  if (!route.type.MultiVersion()) wo->stored = &stored;
   auto created = store_->Create(route.type.Id(), std::move(*obj), *wo);
   if (!created.ok()) return FromStatus(created.status(), &route.type, name);
   return WithWarnings(Written(201, *created, stored), collect.warnings);
@@ -152,7 +162,7 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
   auto obj = DecodeBody(req, &error);
   if (!obj) return error;
   ApiResponse collect;
-  auto wo_or = WriteOptionsFor(req, &collect);
+  auto wo_or = WriteOptionsFor(req, route.type, &collect);
   if (!wo_or) return BadFieldValidation(req);
   WriteOptions wo = *wo_or;
   if (route.subresource == "scale") {
@@ -171,6 +181,12 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
     return JsonResponse(200, ScaleOf(route.type, *r));
   }
   if (auto e = FillNamespace(*obj, route.type, route.ns)) return std::move(*e);
+  // A body of another version than the URL's is refused as kube-apiserver's decoder refuses it (a type served in
+  // several versions would otherwise take one version's object for another's).
+  if (auto v = obj->find("apiVersion"); v != obj->end() && *v != route.type.ApiVersion())
+    return StatusError(400, "BadRequest",
+                       absl::StrCat("the API version in the data (", v->dump(), ") does not match the expected API "
+                                    "version (", route.type.ApiVersion(), ")"));
   std::string name = NameOf(*obj);
   if (name.empty()) (*obj)["metadata"]["name"] = name = route.name;
   if (name != route.name)
@@ -178,7 +194,7 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
                        absl::StrCat("the name of the object (", name, ") does not match the name on the URL (",
                                     route.name, ")"));
   ObjectPtr stored;
-  wo.stored = &stored;
+  if (!route.type.MultiVersion()) wo.stored = &stored;
   wo.pod_resize = route.subresource == "resize";
   auto r = route.subresource == "status" ? store_->UpdateStatus(route.type.Id(), std::move(*obj), wo)
                                          : store_->Update(route.type.Id(), std::move(*obj), wo);
@@ -205,7 +221,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
   if (kind != Kind::kJson && !patch->is_object())
     return StatusError(400, "BadRequest", "the patch must be a JSON object");
   ApiResponse collect;
-  auto wo_or = WriteOptionsFor(req, &collect);
+  auto wo_or = WriteOptionsFor(req, route.type, &collect);
   if (!wo_or) return BadFieldValidation(req);
   WriteOptions wo = *wo_or;
   auto apply = [&](const json& target) -> absl::StatusOr<json> {
@@ -230,7 +246,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
   bool status_only = route.subresource == "status";
   wo.pod_resize = route.subresource == "resize";
   ObjectPtr stored;
-  if (route.subresource != "scale") wo.stored = &stored;
+  if (route.subresource != "scale" && !route.type.MultiVersion()) wo.stored = &stored;
   auto r = store_->Mutate(
       route.type.Id(), route.ns, route.name, status_only,
       [&](json& o) -> absl::Status {
@@ -286,7 +302,9 @@ ApiResponse ApiServer::Delete(const ApiRequest& req, const Route& route) {
   }
   auto r = store_->Delete(route.type.Id(), route.ns, route.name, o);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
-  return JsonResponse(200, *r);
+  absl::StatusOr<json> answer = InRequestVersion(route.type, *std::move(r));
+  if (!answer.ok()) return FromStatus(answer.status(), &route.type, route.name);
+  return JsonResponse(200, *answer);
 }
 
 ApiResponse ApiServer::DeleteCollection(const ApiRequest& req, const Route& route) {
@@ -301,7 +319,9 @@ ApiResponse ApiServer::DeleteCollection(const ApiRequest& req, const Route& rout
   json items = json::array();
   for (const auto& obj : list->items) {
     auto r = store_->Delete(route.type.Id(), obj->ns, obj->name, o);
-    if (r.ok()) items.push_back(*r);
+    if (!r.ok()) continue;
+    absl::StatusOr<json> item = InRequestVersion(route.type, *std::move(r));
+    if (item.ok()) items.push_back(*std::move(item));
   }
   return JsonResponse(200, {{"kind", route.type.kind + "List"}, {"apiVersion", route.type.ApiVersion()},
                     {"metadata", {{"resourceVersion", std::to_string(store_->CurrentResourceVersion())}}},

@@ -37,17 +37,21 @@ class CrdDirTest : public ::testing::Test {
   ApiServer api_{&store_, ApiServerOptions{.token = "secret", .server_address = "127.0.0.1:1"}};
 };
 
-// The chart's own crds/ directory: every CRD is served afterwards, and applying again (a restart over a kept
-// --data-dir) succeeds with the same names.
+// The chart's CRD directories (crds/, and files/crds/ of the CloneSet CRD the chart templates): every CRD is served
+// afterwards, and applying again (a restart over a kept --data-dir) succeeds with the same names.
 TEST_F(CrdDirTest, TheChartsCrdsAreServedAndReapplied) {
-  const std::string chart_crds = fs::path(CLONESET_CHART_CRD).parent_path().string();
-  auto applied = ApplyCrdDir(api_, "secret", chart_crds);
+  const fs::path cloneset_crds = fs::path(CLONESET_CHART_CRD).parent_path();
+  const fs::path chart_crds = cloneset_crds.parent_path().parent_path() / "crds";
+  auto applied = ApplyCrdDir(api_, "secret", chart_crds.string());
   ASSERT_TRUE(applied.ok()) << applied.status();
-  EXPECT_EQ(*applied, (std::vector<std::string>{"clonesets.apps.kruise.io", "imagepulljobs.apps.kruise.io",
-                                                "nodeimages.apps.kruise.io"}));
+  EXPECT_EQ(*applied, (std::vector<std::string>{"imagepulljobs.apps.kruise.io", "nodeimages.apps.kruise.io"}));
+  auto cloneset = ApplyCrdDir(api_, "secret", cloneset_crds.string());
+  ASSERT_TRUE(cloneset.ok()) << cloneset.status();
+  EXPECT_EQ(*cloneset, (std::vector<std::string>{"clonesets.apps.kruise.io"}));
   EXPECT_EQ(Get("/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets"), 200);
+  EXPECT_EQ(Get("/apis/apps.kruise.io/v1beta1/namespaces/default/clonesets"), 200);
   EXPECT_EQ(Get("/apis/apps.kruise.io/v1alpha1/nodeimages"), 200);
-  auto again = ApplyCrdDir(api_, "secret", chart_crds);
+  auto again = ApplyCrdDir(api_, "secret", chart_crds.string());
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(*again, *applied);
 }

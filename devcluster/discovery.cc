@@ -42,6 +42,18 @@ std::string Message(std::initializer_list<std::pair<int, std::string>> fields) {
 
 }  // namespace
 
+std::vector<ResourceType> PerServedVersion(const std::vector<ResourceType>& types) {
+  std::vector<ResourceType> out;
+  for (const ResourceType& t : types) {
+    if (!t.MultiVersion()) {
+      out.push_back(t);
+      continue;
+    }
+    for (const ServedVersion& v : t.served) out.push_back(*t.InVersion(v.name));
+  }
+  return out;
+}
+
 json ApiVersions(const std::string& server_address) {
   return {{"kind", "APIVersions"},
           {"versions", {"v1"}},
@@ -53,7 +65,11 @@ json ApiGroupList(const std::vector<ResourceType>& types) {
   for (const auto& t : types)
     if (!t.group.empty()) groups[t.group].insert(t.version);
   json list = json::array();
-  for (const auto& [g, versions] : groups) {
+  for (const auto& [g, version_set] : groups) {
+    // kube-apiserver's order, whose first is the preferred version (v1beta1 before v1alpha1).
+    std::vector<std::string> versions(version_set.begin(), version_set.end());
+    std::sort(versions.begin(), versions.end(),
+              [](const std::string& a, const std::string& b) { return KubeAwareVersionBefore(a, b); });
     json vs = json::array();
     for (const auto& v : versions) vs.push_back({{"groupVersion", g + "/" + v}, {"version", v}});
     list.push_back({{"name", g}, {"versions", vs}, {"preferredVersion", vs[0]}});

@@ -12,6 +12,10 @@
 
 namespace cloneset::devcluster {
 
+// Each type once per version it is served in (a CRD serving v1alpha1 and v1beta1 becomes two entries, each with
+// that version's schema and columns): what discovery and OpenAPI list.
+std::vector<ResourceType> PerServedVersion(const std::vector<ResourceType>& types);
+
 // GET /api: legacy APIVersions.
 nlohmann::json ApiVersions(const std::string& server_address);
 // GET /apis: legacy APIGroupList (every non-core group with a registered type).

@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -41,8 +42,9 @@ ABSL_FLAG(std::string, data_dir, "",
           "restarts; empty = state in memory only, certificates in a temporary directory");
 ABSL_FLAG(std::string, kubeconfig, "", "Write a kubeconfig for this cluster to this path");
 ABSL_FLAG(std::string, crd_dir, "",
-          "Directory of CustomResourceDefinition manifests (*.yaml) applied before the server listens, e.g. the "
-          "chart's crds/ (for a cluster started with no kubectl beside it, as in a container)");
+          "Directories (comma-separated) of CustomResourceDefinition manifests (*.yaml) applied before the server "
+          "listens, e.g. the chart's crds/ and files/crds/ (for a cluster started with no kubectl beside it, as in "
+          "a container)");
 ABSL_FLAG(std::string, token, "",
           "Bearer token clients must send; empty = generate one (kept in --data-dir/token when set)");
 ABSL_FLAG(bool, insecure_http, false, "Serve plain HTTP instead of HTTPS (the token is still required)");
@@ -185,7 +187,8 @@ int main(int argc, char** argv) {
   api_options.token = token;
   api_options.version_minor = absl::GetFlag(FLAGS_version_minor);
   cd::ApiServer api(&store, api_options);
-  if (std::string crd_dir = absl::GetFlag(FLAGS_crd_dir); !crd_dir.empty()) {
+  for (absl::string_view dir : absl::StrSplit(absl::GetFlag(FLAGS_crd_dir), ',', absl::SkipEmpty())) {
+    const std::string crd_dir(dir);
     auto applied = cd::ApplyCrdDir(api, token, crd_dir);
     if (!applied.ok()) return Fail(applied.status());
     cloneset::base::ProcessLogger().Info("CRDs applied", {{"dir", crd_dir}, {"count", static_cast<int64_t>(applied->size())}});

@@ -1,5 +1,8 @@
 #include "devcluster/resources.h"
 
+#include <tuple>
+#include <utility>
+
 #include <algorithm>
 #include <regex>
 
@@ -106,10 +109,108 @@ std::vector<ResourceType> BuiltinResourceTypes() {
   return types;
 }
 
-absl::StatusOr<ResourceType> ResourceTypeFromCrd(const nlohmann::json& crd) {
-  auto field = [](absl::string_view path, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+namespace {
+
+absl::Status CrdField(absl::string_view path, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+}
+
+absl::StatusOr<ServedVersion> ParseServedVersion(const nlohmann::json& v) {
+  ServedVersion out;
+  out.name = v["name"];
+  if (v.contains("subresources") && v["subresources"].is_object()) {
+    const auto& sub = v["subresources"];
+    out.has_status = sub.contains("status");
+    if (sub.contains("scale") && sub["scale"].is_object()) {
+      out.has_scale = true;
+      const auto& sc = sub["scale"];
+      out.scale_spec_path = sc.value("specReplicasPath", ".spec.replicas");
+      out.scale_status_path = sc.value("statusReplicasPath", ".status.replicas");
+      out.scale_selector_path = sc.value("labelSelectorPath", "");
+    }
+  }
+  if (const nlohmann::json* schema = v.contains("schema") && v["schema"].is_object() &&
+                                             v["schema"].contains("openAPIV3Schema")
+                                         ? &v["schema"]["openAPIV3Schema"]
+                                         : nullptr) {
+    if (!schema->is_object()) return CrdField("spec.versions[].schema.openAPIV3Schema", "Invalid value: must be an object");
+    out.schema = CompileSchema(*schema);
+  }
+  if (v.contains("additionalPrinterColumns") && v["additionalPrinterColumns"].is_array()) {
+    for (const auto& c : v["additionalPrinterColumns"]) {
+      if (!c.is_object()) continue;
+      PrinterColumn col;
+      col.name = c.value("name", "");
+      col.type = c.value("type", "string");
+      col.json_path = c.value("jsonPath", "");
+      col.priority = c.value("priority", 0);
+      col.description = c.value("description", "");
+      if (col.name.empty() || col.json_path.empty())
+        return CrdField("spec.versions[].additionalPrinterColumns", "name and jsonPath are required");
+      out.printer_columns.push_back(std::move(col));
+    }
+  }
+  return out;
+}
+
+void UseVersion(const ServedVersion& v, ResourceType* t) {
+  t->version = v.name;
+  t->has_status = v.has_status;
+  t->has_scale = v.has_scale;
+  t->scale_spec_path = v.scale_spec_path;
+  t->scale_status_path = v.scale_status_path;
+  t->scale_selector_path = v.scale_selector_path;
+  t->printer_columns = v.printer_columns;
+  t->schema = v.schema;
+}
+
+// (kind, major, minor) of "v<major>[alpha|beta<minor>]"; kind 2 GA, 1 beta, 0 alpha, -1 not such a name.
+std::tuple<int, int64_t, int64_t> VersionRank(std::string_view v) {
+  auto number = [](std::string_view s, size_t* i) -> int64_t {
+    int64_t n = -1;
+    while (*i < s.size() && s[*i] >= '0' && s[*i] <= '9') n = (n < 0 ? 0 : n) * 10 + (s[(*i)++] - '0');
+    return n;
   };
+  if (v.size() < 2 || v[0] != 'v') return {-1, 0, 0};
+  size_t i = 1;
+  const int64_t major = number(v, &i);
+  if (major < 0) return {-1, 0, 0};
+  if (i == v.size()) return {2, major, 0};
+  for (auto [word, kind] : {std::pair<std::string_view, int>{"alpha", 0}, {"beta", 1}}) {
+    if (v.substr(i, word.size()) != word) continue;
+    i += word.size();
+    const int64_t minor = number(v, &i);
+    if (minor < 0 || i != v.size()) return {-1, 0, 0};
+    return {kind, major, minor};
+  }
+  return {-1, 0, 0};
+}
+
+}  // namespace
+
+bool KubeAwareVersionBefore(std::string_view a, std::string_view b) {
+  const auto ra = VersionRank(a), rb = VersionRank(b);
+  if (std::get<0>(ra) < 0 || std::get<0>(rb) < 0) {
+    if (std::get<0>(ra) != std::get<0>(rb)) return std::get<0>(rb) < 0;  // kube-like names first
+    return a < b;
+  }
+  if (ra != rb) return ra > rb;
+  return a < b;
+}
+
+std::optional<ResourceType> ResourceType::InVersion(std::string_view v) const {
+  if (served.empty()) return v == version ? std::optional<ResourceType>(*this) : std::nullopt;
+  for (const ServedVersion& s : served) {
+    if (s.name != v) continue;
+    ResourceType t = *this;
+    UseVersion(s, &t);
+    return t;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<ResourceType> ResourceTypeFromCrd(const nlohmann::json& crd) {
+  auto field = CrdField;
   if (!crd.is_object() || !crd.contains("spec") || !crd["spec"].is_object())
     return field("spec", "Required value");
   const auto& spec = crd["spec"];
@@ -140,46 +241,22 @@ absl::StatusOr<ResourceType> ResourceTypeFromCrd(const nlohmann::json& crd) {
   t.namespaced = scope == "Namespaced";
   if (!spec.contains("versions") || !spec["versions"].is_array() || spec["versions"].empty())
     return field("spec.versions", "Required value");
-  const nlohmann::json* chosen = nullptr;
+  int storage = -1;
   for (const auto& v : spec["versions"]) {
     if (!v.is_object() || !v.contains("name") || !v["name"].is_string())
       return field("spec.versions[].name", "Required value");
     if (!v.value("served", true)) continue;
-    if (!chosen || v.value("storage", false)) chosen = &v;
+    auto parsed = ParseServedVersion(v);
+    if (!parsed.ok()) return parsed.status();
+    if (storage < 0 || v.value("storage", false)) storage = static_cast<int>(t.served.size());
+    t.served.push_back(*std::move(parsed));
   }
-  if (!chosen) return field("spec.versions", "Invalid value: no served version");
-  t.version = (*chosen)["name"];
-  if (chosen->contains("subresources") && (*chosen)["subresources"].is_object()) {
-    const auto& sub = (*chosen)["subresources"];
-    t.has_status = sub.contains("status");
-    if (sub.contains("scale") && sub["scale"].is_object()) {
-      t.has_scale = true;
-      const auto& sc = sub["scale"];
-      t.scale_spec_path = sc.value("specReplicasPath", ".spec.replicas");
-      t.scale_status_path = sc.value("statusReplicasPath", ".status.replicas");
-      t.scale_selector_path = sc.value("labelSelectorPath", "");
-    }
-  }
-  if (const nlohmann::json* schema = chosen->contains("schema") && (*chosen)["schema"].is_object() &&
-                               (*chosen)["schema"].contains("openAPIV3Schema")
-                           ? &(*chosen)["schema"]["openAPIV3Schema"]
-                           : nullptr) {
-    if (!schema->is_object()) return field("spec.versions[].schema.openAPIV3Schema", "Invalid value: must be an object");
-    t.schema = CompileSchema(*schema);
-  }
-  if (chosen->contains("additionalPrinterColumns") && (*chosen)["additionalPrinterColumns"].is_array()) {
-    for (const auto& c : (*chosen)["additionalPrinterColumns"]) {
-      if (!c.is_object()) continue;
-      PrinterColumn col;
-      col.name = c.value("name", "");
-      col.type = c.value("type", "string");
-      col.json_path = c.value("jsonPath", "");
-      col.priority = c.value("priority", 0);
-      col.description = c.value("description", "");
-      if (col.name.empty() || col.json_path.empty())
-        return field("spec.versions[].additionalPrinterColumns", "name and jsonPath are required");
-      t.printer_columns.push_back(std::move(col));
-    }
+  if (storage < 0) return field("spec.versions", "Invalid value: no served version");
+  UseVersion(t.served[storage], &t);
+  if (const auto* conversion = spec.contains("conversion") && spec["conversion"].is_object() ? &spec["conversion"] : nullptr) {
+    t.conversion_strategy = conversion->value("strategy", "None");
+    if (t.conversion_strategy != "None" && t.conversion_strategy != "Webhook")
+      return field("spec.conversion.strategy", "Unsupported value: must be None or Webhook");
   }
   return t;
 }

@@ -18,6 +18,7 @@
 #include "devcluster/object_meta.h"
 #include "devcluster/pod_resize.h"
 #include "devcluster/stored_object.h"
+#include "devcluster/versions.h"
 
 namespace cloneset::devcluster {
 
@@ -414,9 +415,15 @@ class StoreOwnerLookup final : public OwnerLookup {
   }
 
  private:
+  // An owner reference may name any version the owner's type is served in (the executor's pods name v1alpha1 of
+  // CloneSets stored as v1beta1).
   const TypeState* Resolve(std::string_view api_version, std::string_view kind) const {
-    for (const auto& [id, ts] : types_)
-      if (ts->type.kind == kind && ts->type.ApiVersion() == api_version) return ts.get();
+    for (const auto& [id, ts] : types_) {
+      if (ts->type.kind != kind) continue;
+      if (ts->type.ApiVersion() == api_version) return ts.get();
+      for (const ServedVersion& v : ts->type.served)
+        if (absl::StrCat(ts->type.group, "/", v.name) == api_version) return ts.get();
+    }
     return nullptr;
   }
   const std::map<std::string, std::shared_ptr<TypeState>, std::less<>>& types_;
@@ -599,8 +606,33 @@ struct PreparedWrite {
   bool owners_changed = false;  // owner references added or changed: collect it if they dangle
 };
 
-absl::StatusOr<PreparedWrite> PrepareWrite(const ResourceType& type, const StoredObject& old, nlohmann::json prev,
-                                           nlohmann::json incoming, bool status, const WriteOptions& options) {
+// The type as the write's request sees it: in options.version (the storage version when empty). A type served in
+// one version is itself (no copy on the hot path of pods); `holder` keeps another version's.
+absl::StatusOr<const ResourceType*> RequestType(const ResourceType& type, const WriteOptions& options,
+                                                std::optional<ResourceType>* holder) {
+  if (options.version.empty() || options.version == type.version) return &type;
+  *holder = type.InVersion(options.version);
+  if (!*holder) return absl::NotFoundError(absl::StrCat("the server could not find the requested resource (", type.Id(),
+                                                        " is not served in version ", options.version, ")"));
+  return &**holder;
+}
+
+absl::StatusOr<PreparedWrite> PrepareWrite(const ResourceType& stored_type, const StoredObject& old,
+                                           nlohmann::json prev, nlohmann::json incoming, bool status,
+                                           const WriteOptions& options) {
+  // Decided in the request's version, as kube-apiserver admits a write; stored in the storage version. `prev` is
+  // converted first (it may also be stored in a version the CRD no longer stores in).
+  std::optional<ResourceType> holder;
+  absl::StatusOr<const ResourceType*> request_type = RequestType(stored_type, options, &holder);
+  if (!request_type.ok()) return request_type.status();
+  const ResourceType& type = **request_type;
+  nlohmann::json stored_prev;  // multi-version types: prev as stored, which the no-op check compares with
+  if (stored_type.MultiVersion()) {
+    stored_prev = prev;
+    absl::StatusOr<nlohmann::json> p = ConvertToVersion(stored_type, prev, type.version);
+    if (!p.ok()) return p.status();
+    prev = *std::move(p);
+  }
   auto& meta = incoming["metadata"];
   const std::string name = meta["name"];
   if (auto rv = meta.find("resourceVersion");
@@ -666,7 +698,14 @@ absl::StatusOr<PreparedWrite> PrepareWrite(const ResourceType& type, const Store
     if (!t.ok()) return t.status();
     WarnAboutUnevaluatedRules(*t, options);
   }
-  if (next == prev) {  // no-op: no new resourceVersion, no event
+  nlohmann::json to_store;
+  if (stored_type.MultiVersion()) {
+    absl::StatusOr<nlohmann::json> s = ConvertToVersion(stored_type, next, stored_type.version);
+    if (!s.ok()) return s.status();
+    to_store = *std::move(s);
+  }
+  nlohmann::json& written = stored_type.MultiVersion() ? to_store : next;
+  if (written == (stored_type.MultiVersion() ? stored_prev : prev)) {  // no-op: no new resourceVersion, no event
     out.outcome = PreparedWrite::Outcome::kNoop;
     return out;
   }
@@ -677,7 +716,7 @@ absl::StatusOr<PreparedWrite> PrepareWrite(const ResourceType& type, const Store
   out.finalize = old.deleting && (!next["metadata"].contains("finalizers"));
   // A reference added or changed may name an owner that does not exist (or no longer does).
   out.owners_changed = HasOwnerReferences(next) && !SameOwnerReferences(next, prev);
-  out.stored = MakeUnversionedObject(next, type.Id());
+  out.stored = MakeUnversionedObject(written, type.Id());
   return out;
 }
 
@@ -716,7 +755,16 @@ absl::StatusOr<nlohmann::json> Store::State::GuaranteedWrite(
     const int64_t types_generation_seen = types_generation;
     if (!locked_throughout) l.unlock();
     nlohmann::json prev = old->Parse();
-    auto in = incoming(*type, *old, prev);
+    // A Mutate callback edits the object in the request's version.
+    absl::StatusOr<nlohmann::json> in;
+    if (type->MultiVersion()) {
+      absl::StatusOr<nlohmann::json> in_version =
+          ConvertToVersion(*type, prev, options.version.empty() ? type->version : options.version);
+      if (!in_version.ok()) return answer(in_version.status());
+      in = incoming(*type, *old, *in_version);
+    } else {
+      in = incoming(*type, *old, prev);
+    }
     if (!in.ok()) return answer(in.status());
     auto prepared = PrepareWrite(*type, *old, std::move(prev), *std::move(in), status, attempt_options);
     if (!prepared.ok()) return answer(prepared.status());
@@ -884,7 +932,10 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   auto ts_or = state_->TypeOr404(resource);
   if (!ts_or.ok()) return ts_or.status();
   TypeState& ts = **ts_or;
-  const ResourceType& type = ts.type;
+  std::optional<ResourceType> holder;  // admitted in the request's version, stored converted
+  absl::StatusOr<const ResourceType*> request_type = RequestType(ts.type, options, &holder);
+  if (!request_type.ok()) return request_type.status();
+  const ResourceType& type = **request_type;
   auto& meta = object["metadata"];
   if (meta.is_null()) meta = nlohmann::json::object();
   if (!meta.is_object()) return absl::InvalidArgumentError("metadata: Invalid value: must be an object");
@@ -951,6 +1002,13 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   }
   if (absl::Status s = AdmitCustomResource(type, object, nullptr, options); !s.ok()) return s;
   if (options.dry_run) return object;
+  if (ts.type.MultiVersion()) {
+    absl::StatusOr<nlohmann::json> stored = ConvertToVersion(ts.type, object, ts.type.version);
+    if (!stored.ok()) return stored.status();
+    if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, *stored, options.stored); !s.ok()) return s;
+    if (HasOwnerReferences(*stored)) state_->CollectIfGarbageLocked(ts, Key(ns, name), "", 0, &*stored);
+    return ConvertToVersion(ts.type, *stored, type.version);  // the answer, read back as the request's version
+  }
   if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object, options.stored); !s.ok()) return s;
   if (HasOwnerReferences(object)) state_->CollectIfGarbageLocked(ts, Key(ns, name), "", 0, &object);
   return object;

@@ -86,6 +86,10 @@ struct WriteOptions {
   // `warnings`, "Strict" refuses the write (FailedPrecondition naming the fields).
   std::string field_validation = "Warn";
   std::vector<std::string>* warnings = nullptr;
+  // Custom resources served in several versions: the version of the request (empty: the storage version). The
+  // object is admitted against that version's schema, given to Mutate callbacks and answered in it, and stored
+  // converted to the storage version (versions.h), as kube-apiserver does.
+  std::string version = "";
   // Pods only, with status = false: the write is one of the pods/resize subresource (pod_resize.h): only the
   // containers' resources and resize policies are taken from it, validated as kube-apiserver's ValidatePodResize.
   bool pod_resize = false;

@@ -54,9 +54,10 @@ std::vector<std::string> OwnerCloneSetKeys(const pb::ObjectMeta& meta) {
   return out;
 }
 
-InformerCache::InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Duration resync)
+InformerCache::InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Duration resync,
+                             const std::string& cloneset_api_version)
     : client_(client), enqueue_(std::move(enqueue)) {
-  kube::InformerOptions cs_opts{.path = "/apis/apps.kruise.io/v1alpha1/clonesets", .resync_period = resync};
+  kube::InformerOptions cs_opts{.path = "/apis/" + cloneset_api_version + "/clonesets", .resync_period = resync};
   kube::Informer<pb::CloneSet>::Handlers cs_handlers;
   const auto key_of = [](const pb::CloneSet& cs) { return cs.metadata().namespace_() + "/" + cs.metadata().name(); };
   cs_handlers.on_add = [this, key_of](const auto& p) { enqueue_(key_of(*p)); };

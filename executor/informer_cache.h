@@ -21,10 +21,18 @@
 
 namespace cloneset::executor {
 
+// The version the executor reads and writes CloneSets in by default: the CRD's storage version (docs/deployment.md,
+// "The CloneSet CRD"), so that the conversion webhook is never on its path.
+inline constexpr char kCloneSetApiVersion[] = "apps.kruise.io/v1beta1";
+
 class InformerCache final : public ClusterCache {
  public:
   using Enqueue = std::function<void(const std::string& key)>;
-  InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Duration resync = absl::Hours(10));
+  // `cloneset_api_version`: the version CloneSets are listed and watched in, "apps.kruise.io/v1beta1" (the CRD's
+  // storage version, which the API server serves without calling the conversion webhook) or
+  // "apps.kruise.io/v1alpha1"; the CloneSets' writes follow the version they were read in.
+  InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Duration resync = absl::Hours(10),
+                const std::string& cloneset_api_version = kCloneSetApiVersion);
   ~InformerCache() override;
 
   void Start();

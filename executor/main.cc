@@ -47,6 +47,9 @@ ABSL_FLAG(std::string, planner_tls_cert, "", "PEM client certificate for mTLS to
 ABSL_FLAG(std::string, planner_tls_key, "", "PEM key of --planner_tls_cert");
 ABSL_FLAG(int32_t, shards, 1, "Number of shards (one Lease each); CloneSets map to fnv(namespace/name) mod N");
 ABSL_FLAG(std::string, lease_namespace, "cloneset-system", "Namespace of the shard and membership Leases");
+ABSL_FLAG(std::string, cloneset_api_version, cloneset::executor::kCloneSetApiVersion,
+          "Version CloneSets are read and written in: apps.kruise.io/v1beta1, the CRD's storage version (no "
+          "conversion webhook on the way), or apps.kruise.io/v1alpha1 for a cluster whose CRD serves only that");
 ABSL_FLAG(std::string, identity, "", "Lease holder identity (default: hostname_pid)");
 ABSL_FLAG(int32_t, workers, 4, "Concurrent reconciles (different CloneSets)");
 ABSL_FLAG(int32_t, apply_parallelism, 4,
@@ -181,7 +184,14 @@ int Run() {
   ExecutorMetrics metrics(*registry);
   metrics.FeatureGates(gates->honoured);
   kube::WorkQueue queue({.name = "cloneset", .registry = registry.get()});
-  InformerCache cache(**client, [&queue](const std::string& key) { queue.Add(key); });
+  const std::string cloneset_api_version = absl::GetFlag(FLAGS_cloneset_api_version);
+  if (cloneset_api_version != "apps.kruise.io/v1beta1" && cloneset_api_version != "apps.kruise.io/v1alpha1") {
+    Log(LogLevel::kError, "--cloneset_api_version must be apps.kruise.io/v1beta1 or apps.kruise.io/v1alpha1",
+        {{"flag", "cloneset_api_version"}, {"value", cloneset_api_version}});
+    return 2;
+  }
+  InformerCache cache(**client, [&queue](const std::string& key) { queue.Add(key); }, absl::Hours(10),
+                      cloneset_api_version);
   ShardOptions shard_opts;
   shard_opts.shards = shard_count;
   shard_opts.lease_namespace = absl::GetFlag(FLAGS_lease_namespace);

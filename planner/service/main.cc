@@ -17,6 +17,7 @@
 #include "base/endpoints.h"
 #include "base/log.h"
 #include "base/signals.h"
+#include "planner/service/conversion_server.h"
 #include "planner/service/default_functions.h"
 #include "planner/service/idle_memory.h"
 #include "planner/service/metrics.h"
@@ -36,6 +37,13 @@ ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (chain); enables TL
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle; when set, clients must present a certificate signed by it (mutual TLS).");
+ABSL_FLAG(std::string, conversion_listen, "",
+          "HTTPS listen address host:port of the CloneSet CRD's conversion webhook (POST /convert, a "
+          "ConversionReview); port 0 picks a free port (printed as \"conversion webhook listening on "
+          "https://<addr>\"). Empty disables it. Needs --conversion_tls_cert and --conversion_tls_key.");
+ABSL_FLAG(std::string, conversion_tls_cert, "",
+          "PEM serving certificate (chain) of the conversion webhook, re-read when it changes.");
+ABSL_FLAG(std::string, conversion_tls_key, "", "PEM private key of --conversion_tls_cert.");
 ABSL_FLAG(int64_t, max_request_bytes, 64 << 20,
           "Largest accepted request in bytes; bigger requests fail with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int32_t, shutdown_grace_seconds, 5,
@@ -107,6 +115,25 @@ int Run() {
     log.Info("metrics listening", {{"address", bound}});
   }
 
+  std::unique_ptr<ConversionServer> conversion;
+  if (const std::string listen = absl::GetFlag(FLAGS_conversion_listen); !listen.empty()) {
+    ConversionServerOptions copts;
+    copts.listen = listen;
+    copts.tls_cert = absl::GetFlag(FLAGS_conversion_tls_cert);
+    copts.tls_key = absl::GetFlag(FLAGS_conversion_tls_key);
+    copts.max_body_bytes = options.max_request_bytes;
+    auto started = ConversionServer::Start(copts, *registry, &log);
+    if (!started.ok()) {
+      log.Error("cannot serve the conversion webhook", {{"error", std::string(started.status().message())}});
+      running->server->Shutdown();
+      return 1;
+    }
+    conversion = *std::move(started);
+    const std::string bound = WithPort(listen, conversion->port());
+    std::cout << "conversion webhook listening on https://" << bound << std::endl;
+    log.Info("conversion webhook listening", {{"address", bound}, {"path", std::string("/convert")}});
+  }
+
   absl::Notification stopping;
   std::thread release_memory;
   if (const int32_t idle = absl::GetFlag(FLAGS_release_memory_idle_seconds); idle > 0) {
@@ -130,8 +157,11 @@ int Run() {
   log.Info("shutting down", {{"signal", static_cast<int64_t>(signal_number)}});
   const auto shutdown_start = std::chrono::steady_clock::now();
   running->server->GetHealthCheckService()->Shutdown();
-  // civetweb takes a second or two to stop; do it while the gRPC calls drain.
-  std::thread stop_metrics([&exposer] { exposer.reset(); });
+  // civetweb takes a second or two to stop; do it (and the conversion webhook) while the gRPC calls drain.
+  std::thread stop_metrics([&exposer, &conversion] {
+    if (conversion != nullptr) conversion->Stop();
+    exposer.reset();
+  });
   // Drain: let calls in flight finish (up to the grace period), then shut down with an immediate deadline. gRPC's
   // own Shutdown(deadline) also waits out the whole deadline while idle clients stay connected, which would
   // make every restart slow.
@@ -165,8 +195,10 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the CloneSet planning service (gRPC cloneset.planner.v1.Planner: Plan, Validate, "
       "ComputeRevision), with the gRPC health service, reflection and Prometheus /metrics.\n"
+      "It also serves the CloneSet CRD's conversion webhook (HTTPS) when --conversion_listen is set.\n"
       "Usage: cloneset-planner [--listen=127.0.0.1:7070] [--metrics_listen=127.0.0.1:9464] "
-      "[--tls_cert=F --tls_key=F [--tls_client_ca=F]]");
+      "[--tls_cert=F --tls_key=F [--tls_client_ca=F]] "
+      "[--conversion_listen=0.0.0.0:9443 --conversion_tls_cert=F --conversion_tls_key=F]");
   if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
   absl::ParseCommandLine(argc, argv);
   return cloneset::planner::service::Run();

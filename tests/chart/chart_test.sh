@@ -7,7 +7,7 @@ SRC="${CLONESET_SOURCE_DIR:?}"
 BUILD="${CLONESET_BUILD_DIR:?}"
 CC="${CHARTCHECK:?}"
 CHART="$SRC/charts/cloneset"
-CRD="$CHART/crds/clonesets.apps.kruise.io.yaml"
+CRD="$CHART/files/crds/clonesets.apps.kruise.io.yaml"
 DATA="$SRC/tests/chart/testdata"
 SEEDS="$SRC/tests/data/seeds"
 TMP="$(mktemp -d)"
@@ -84,7 +84,15 @@ case_render_default() {
   expect_count ServiceAccount 2 "$TMP/out.yaml"
   expect_count HorizontalPodAutoscaler 0 "$TMP/out.yaml"
   expect_count ServiceMonitor 0 "$TMP/out.yaml"
-  expect_count CustomResourceDefinition 0 "$TMP/out.yaml" # crds/ are installed by helm install, not templated
+  # The CloneSet CRD is templated (its conversion webhook is this release's); crds/ holds the other two.
+  expect_count CustomResourceDefinition 1 "$TMP/out.yaml"
+  grep -q '^          path: /convert$' "$TMP/out.yaml" && grep -q '^          name: cloneset-planner$' "$TMP/out.yaml" ||
+    fail "CRD conversion not wired to the planner"
+  grep -q -- '- --conversion_listen=0.0.0.0:9443$' "$TMP/out.yaml" || fail "planner does not serve the conversion webhook"
+  expect_count Secret 1 "$TMP/out.yaml"  # the webhook's certificate, made by the chart
+  template --set crd.install=false > "$TMP/nocrd.yaml"
+  expect_count CustomResourceDefinition 0 "$TMP/nocrd.yaml"
+  grep -q -- '--conversion_listen' "$TMP/nocrd.yaml" && fail "planner serves a webhook no CRD calls"
   grep -q '^  clusterIP: None$' "$TMP/out.yaml" || fail "no headless planner Service"
   grep -q -- '- --planner_address=dns:///cloneset-planner-headless.cloneset-system.svc:7070$' "$TMP/out.yaml" \
     || fail "executor does not resolve the headless planner Service"
@@ -94,7 +102,7 @@ case_render_default() {
   notes > "$TMP/notes.txt"
   grep -q 'rollout status deploy/cloneset-executor' "$TMP/notes.txt" || { cat "$TMP/notes.txt"; fail "NOTES.txt lacks the install check"; }
   grep -q 'feature gates' "$TMP/notes.txt" && fail "NOTES.txt names feature gates that are not set"
-  # --include-crds puts the three CRDs first.
+  # --include-crds puts the other two CRDs first.
   template --include-crds > "$TMP/crds.yaml"
   expect_count CustomResourceDefinition 3 "$TMP/crds.yaml"
   # Another release name and namespace change every name consistently.
@@ -114,7 +122,10 @@ case_render_all_options() {
   expect_count ServiceMonitor 3 "$out"
   expect_count PodMonitor 1 "$out"
   expect_count PrometheusRule 1 "$out"
-  expect_count Certificate 2 "$out"
+  expect_count Certificate 3 "$out"  # the planner's and the executor's mTLS, the conversion webhook's
+  grep -q 'cert-manager.io/inject-ca-from: cloneset-system/cloneset-planner-webhook$' "$out" ||
+    fail "the CRD does not ask cert-manager's CA injector for the webhook's CA"
+  grep -q -- '- --conversion_listen=0.0.0.0:8443$' "$out" || fail "conversionWebhook.port not applied"
   expect_count NetworkPolicy 3 "$out"
   expect_count ConfigMap 1 "$out"
   [ "$(grep -c '^        - alert: ' "$out")" = "$(grep -c '^      - alert: ' "$SRC/deploy/prometheus/alerts.yaml")" ] \
@@ -192,6 +203,8 @@ case_crd_schema() {
   # The CEL-only examples pass the OpenAPI part, so chart.helm_install_real's rejections of them come from CEL.
   "$CC" crd -crd "$CRD" -expect accept "$DATA"/crd-invalid-cel/*.yaml
   "$CC" seeds -crd "$CRD" -min-complete 5 "$SEEDS" "$SRC/tests/data/seed000"
+  # The hand-written v1beta1 CloneSets (tests/data/v1beta1) against the v1beta1 schema.
+  "$CC" crd -crd "$CRD" -expect accept "$SRC"/tests/data/v1beta1/*.yaml
 }
 
 case_files_in_sync() {
@@ -314,7 +327,7 @@ case_kubectl_apply() {
   start_and_wait devcluster server "$bin/cloneset-devcluster" --listen=127.0.0.1:0 \
     --data_dir="$TMP/dc" --kubeconfig="$TMP/dc/kubeconfig"
   export KUBECONFIG="$TMP/dc/kubeconfig"
-  kubectl apply -f "$CHART/crds/" -f "$DATA/third-party-crds/"
+  kubectl apply -f "$CHART/crds/" -f "$CHART/files/crds/" -f "$DATA/third-party-crds/"
   local i
   for i in $(seq 1 50); do kubectl get clone,servicemonitors,certificates -A > /dev/null 2>&1 && break; sleep 0.2; done
   kubectl get clone,servicemonitors,podmonitors,prometheusrules,certificates -A > /dev/null \
@@ -344,7 +357,8 @@ case_kubectl_apply() {
   # Install with the default values, then upgrade to all options (three-way strategic merge patches).
   kubectl apply -f "$TMP/default.yaml" > "$TMP/apply1.out"
   local want got
-  want=$(grep -c '^kind: ' "$TMP/default.yaml")
+  # The CloneSet CRD was applied from its file before the seeds: configured, not created.
+  want=$(($(grep -c '^kind: ' "$TMP/default.yaml") - 1))
   got=$(grep -c ' created$' "$TMP/apply1.out" || true)
   [ "$got" = "$want" ] || { cat "$TMP/apply1.out"; fail "default install created $got of $want objects"; }
   kubectl apply -f "$TMP/chart.yaml" > "$TMP/apply2.out"
@@ -429,6 +443,18 @@ case_helm_install_real() {
   done
   kubectl -n cloneset-system rollout status deploy/cloneset-executor --timeout=60s > /dev/null
   kubectl -n cloneset-system rollout status deploy/cloneset-planner --timeout=60s > /dev/null
+  # The chart's conversion wiring, as the API server stored it: the planner Service's webhook port, the CA of the
+  # certificate in the Secret the planners mount.
+  local conv
+  conv=$(kubectl get crd clonesets.apps.kruise.io -o jsonpath='{.spec.conversion.strategy} {.spec.conversion.webhook.clientConfig.service.namespace}/{.spec.conversion.webhook.clientConfig.service.name}:{.spec.conversion.webhook.clientConfig.service.port}{.spec.conversion.webhook.clientConfig.service.path}')
+  [ "$conv" = "Webhook cloneset-system/cloneset-planner:443/convert" ] || fail "CRD conversion is '$conv'"
+  [ "$(kubectl get crd clonesets.apps.kruise.io -o jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}')" = \
+    "$(kubectl -n cloneset-system get secret cloneset-planner-webhook-tls -o jsonpath='{.data.ca\.crt}')" ] ||
+    fail "the CRD's caBundle is not the CA of the planner's webhook certificate"
+  [ "$(kubectl get crd clonesets.apps.kruise.io -o jsonpath='{.spec.versions[?(@.storage==true)].name}')" = v1beta1 ] ||
+    fail "the CRD does not store v1beta1"
+  # kwok's planner pods serve nothing: the API server converts through this run's webhook from here on.
+  "$SRC/run" conversion || fail "./run conversion"
 
   # Every invalid example is rejected by the server, naming the field (and, for CEL, the rule's message).
   local f n=0 bad=0 want
@@ -447,12 +473,13 @@ case_helm_install_real() {
   echo "$n invalid CloneSets rejected by the API server"
   # Every valid example and every complete seed CloneSet is accepted (server-side dry run: schema, CEL, defaults).
   n=0
-  for f in "$DATA"/crd-valid/*.yaml "$SEEDS"/*.yaml "$SRC/tests/data/seed000/cloneset.yaml"; do
+  for f in "$DATA"/crd-valid/*.yaml "$SEEDS"/*.yaml "$SRC/tests/data/seed000/cloneset.yaml" \
+           "$SRC"/tests/data/v1beta1/*.yaml; do
     kubectl apply --dry-run=server -n default -f "$f" > "$TMP/o" 2>&1 || { cat "$TMP/o"; fail "$f rejected"; }
     n=$((n + $(grep -c '^kind: CloneSet$' "$f")))
   done
   echo "$n valid CloneSets accepted by the API server"
-  [ "$n" -ge 6 ] || fail "too few valid CloneSets"
+  [ "$n" -ge 10 ] || fail "too few valid CloneSets"
   # The transition rule: a stored CloneSet's selector cannot change.
   kubectl apply -n default -f "$SEEDS/003.yaml" > /dev/null
   if kubectl patch -n default clonesets.apps.kruise.io cs-demo --type=merge \

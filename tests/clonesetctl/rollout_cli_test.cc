@@ -219,7 +219,9 @@ TEST_F(ClonesetctlRollout, StatusFailsOnDeadlineInvalidAndMissing) {
 TEST_F(ClonesetctlRollout, PauseResumeRestartNext) {
   Apply(2);
   auto get = [&](const std::string& jsonpath) {
-    return stack_.Kubectl({"get", "clonesets.apps.kruise.io", "web", "-o", "jsonpath={" + jsonpath + "}"}).output;
+    // v1alpha1's shape (updateStrategy.paused): kubectl's default version is v1beta1.
+    return stack_.Kubectl({"get", "clonesets.v1alpha1.apps.kruise.io", "web", "-o", "jsonpath={" + jsonpath + "}"})
+        .output;
   };
   struct Step {
     std::vector<std::string> args;
@@ -268,7 +270,7 @@ TEST_F(ClonesetctlRollout, HistoryAndUndo) {
   ASSERT_EQ(stack_.Kubectl({"annotate", "clonesets.apps.kruise.io", "web", "--overwrite",
                             "kubernetes.io/change-cause=image nginx:1.26"}).exit_code, 0);
   // The canary workflow: partition 2 of 3, new image, wait for the canary, see what holds it, continue.
-  ASSERT_EQ(stack_.Kubectl({"patch", "clonesets.apps.kruise.io", "web", "--type=json", "-p",
+  ASSERT_EQ(stack_.Kubectl({"patch", "clonesets.v1alpha1.apps.kruise.io", "web", "--type=json", "-p",
                             R"([{"op":"replace","path":"/spec/updateStrategy/partition","value":2},)"
                             R"({"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx:1.26"}])"})
                 .exit_code, 0);

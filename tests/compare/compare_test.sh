@@ -249,17 +249,18 @@ case_subresources() {
   poll 120 "4 ready pods" ready $ns web 4
   expect_eq "scale status follows" 4 "$(api GET $base/scale | cut -d' ' -f2- | json 'd["status"]["replicas"]')"
   # Status write: spec changes in the body are ignored. Main write: status changes are ignored. (The executor writes
-  # the status too, so a 409 is retried with a fresh read.)
+  # the status too, so a 409 is retried with a fresh read; read in v1alpha1, the version of $base, not kubectl's
+  # default v1beta1.)
   local i out
   for i in 1 2 3 4 5; do
-    out=$(kc -n $ns get cloneset web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], replicas=9), status=dict(d["status"], labelSelector="written-by-test")))')
+    out=$(kc -n $ns get clonesets.v1alpha1.apps.kruise.io web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], replicas=9), status=dict(d["status"], labelSelector="written-by-test")))')
     r=$(api PUT $base/status -H 'Content-Type: application/json' -d "$out")
     [ "$(code_of "$r")" = 409 ] || break
   done
   expect_eq "PUT status: spec ignored, status stored" "200 4 written-by-test" \
     "$(code_of "$r") $(echo "${r#* }" | json '"%s %s" % (d["spec"]["replicas"], d["status"].get("labelSelector"))')"
   for i in 1 2 3 4 5; do
-    out=$(kc -n $ns get cloneset web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], minReadySeconds=1), status=dict(d["status"], replicas=77)))')
+    out=$(kc -n $ns get clonesets.v1alpha1.apps.kruise.io web -o json | json 'json.dumps(dict(d, spec=dict(d["spec"], minReadySeconds=1), status=dict(d["status"], replicas=77)))')
     r=$(api PUT $base -H 'Content-Type: application/json' -d "$out")
     [ "$(code_of "$r")" = 409 ] || break
   done
@@ -464,22 +465,23 @@ case_kubectl133() {
   expect_eq "get -w header" "NAME DESIRED UPDATED UPDATED_READY UPDATED_AVAILABLE READY TOTAL AGE" "$(head -1 "$TMP/w.out" | tr -s ' ')"
   expect_eq "get -w row for the scale" 1 "$seen_4"
   # Rollout-like edits: image by JSON patch, partition by merge patch, pause by merge patch; generation counts them.
+  # kubectl's default version of CloneSets is v1beta1 (the CRD serves v1alpha1 too): rolling fields under rollingUpdate.
   local gen; gen=$("$K133" -n $ns get cloneset video-transcoder -o jsonpath='{.metadata.generation}')
   "$K133" -n $ns patch cloneset video-transcoder --type=json \
     -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"my-registry/video-transcoder:v1.3.0"}]' >/dev/null
-  "$K133" -n $ns patch cloneset video-transcoder --type=merge -p '{"spec":{"updateStrategy":{"partition":2,"paused":true}}}' >/dev/null
+  "$K133" -n $ns patch cloneset video-transcoder --type=merge -p '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":2,"paused":true}}}}' >/dev/null
   expect_eq "edits stored, generation +2" "my-registry/video-transcoder:v1.3.0 2 true $((gen + 2))" \
-    "$("$K133" -n $ns get cloneset video-transcoder -o jsonpath='{.spec.template.spec.containers[0].image} {.spec.updateStrategy.partition} {.spec.updateStrategy.paused} {.metadata.generation}')"
+    "$("$K133" -n $ns get cloneset video-transcoder -o jsonpath='{.spec.template.spec.containers[0].image} {.spec.updateStrategy.rollingUpdate.partition} {.spec.updateStrategy.rollingUpdate.paused} {.metadata.generation}')"
   out=$("$K133" -n $ns patch cloneset video-transcoder -p '{"spec":{"replicas":5}}' 2>&1)
-  expect_contains "strategic merge patch of a custom resource: refused" "is not supported by apps.kruise.io/v1alpha1, Kind=CloneSet" "$out"
+  expect_contains "strategic merge patch of a custom resource: refused" "is not supported by apps.kruise.io/v1beta1, Kind=CloneSet" "$out"
   out=$("$K133" -n $ns set image cloneset/video-transcoder transcoder=x:1 2>&1)
   expect_contains "kubectl set image does not know CloneSets" 'error: no kind "CloneSet" is registered' "$out"
   # explain from the CRD's published schema.
   out=$("$K133" explain cloneset 2>&1)
   expect_contains "explain: kind" "KIND:       CloneSet" "$out"
   expect_contains "explain: group" "GROUP:      apps.kruise.io" "$out"
-  expect_contains "explain: version" "VERSION:    v1alpha1" "$out"
-  out=$("$K133" explain cloneset.spec.updateStrategy.partition 2>&1)
+  expect_contains "explain: version" "VERSION:    v1beta1" "$out"
+  out=$("$K133" explain cloneset.spec.updateStrategy.rollingUpdate.partition 2>&1)
   expect_contains "explain: a field" "FIELD: partition" "$out"
   # auth can-i: SelfSubjectAccessReview for the admin, SubjectAccessReview (--as) for the executor's identity.
   expect_eq "can-i: admin" "yes" "$("$K133" auth can-i delete clonesets.apps.kruise.io -n $ns 2>&1)"

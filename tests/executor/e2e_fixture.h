@@ -32,7 +32,7 @@ struct PodInfo {
 struct E2eClusterOptions {
   std::vector<std::string> executor_flags;  // e.g. --feature_gates=...
   // More CRDs of charts/cloneset/crds/ (file names), applied before the executor starts.
-  std::vector<std::string> crds;
+  std::vector<std::string> crds = {};
 };
 
 // The processes (tests/support/stack.h), shared by every test of the binary.

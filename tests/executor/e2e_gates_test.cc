@@ -103,7 +103,8 @@ TEST_F(GatesTest, CloneSetPartitionRollbackMovesPodsBack) {
     return OnImage("rollback", "img:v2") == 2 &&
            CloneSet("rollback").value("status", json::object()).value("updatedReadyReplicas", 0) == 2;
   })) << Describe("rollback");
-  MergePatch("clonesets.apps.kruise.io/rollback", R"({"spec":{"updateStrategy":{"partition":3}}})");
+  // v1alpha1's shape (updateStrategy.partition): kubectl's default version is v1beta1.
+  MergePatch("clonesets.v1alpha1.apps.kruise.io/rollback", R"({"spec":{"updateStrategy":{"partition":3}}})");
   ASSERT_TRUE(Eventually([&] {
     const auto pods = Pods("rollback");
     int ready = 0;
@@ -138,7 +139,7 @@ TEST_F(GatesTest, PreparingUpdateAsUpdateCountsTheHeldPodWhenScaling) {
     }
     return !held.empty();
   })) << Describe("prep");
-  MergePatch("clonesets.apps.kruise.io/prep", R"({"spec":{"replicas":4,"updateStrategy":{"partition":3}}})");
+  MergePatch("clonesets.v1alpha1.apps.kruise.io/prep", R"({"spec":{"replicas":4,"updateStrategy":{"partition":3}}})");
   ASSERT_TRUE(Eventually([&] {
     const auto pods = Pods("prep");
     int ready = 0;

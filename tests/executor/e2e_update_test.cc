@@ -29,8 +29,9 @@ class UpdateTest : public E2eTest {
                  absl::StrCat(R"([{"op":"replace","path":"/spec/template/spec/containers/0/image","value":")", image,
                               "\"}]")});
   }
+  // Patches written in v1alpha1's shape (updateStrategy.partition): kubectl's default version is v1beta1.
   void MergePatch(const std::string& app, const std::string& patch) {
-    MustKubectl({"patch", "-n", ns_, "clonesets.apps.kruise.io/" + app, "--type=merge", "-p", patch});
+    MustKubectl({"patch", "-n", ns_, "clonesets.v1alpha1.apps.kruise.io/" + app, "--type=merge", "-p", patch});
   }
   int OnImage(const std::string& app, const std::string& image) {
     int n = 0;

@@ -99,7 +99,7 @@ grep -q 'server: https://127.0.0.1:6443$' "$TMP/kubeconfig" || fail "unexpected 
 chmod 0644 "$TMP/kubeconfig"
 sed "s#127.0.0.1:6443#127.0.0.1:$(port 6443)#" "$TMP/kubeconfig" >"$TMP/kubeconfig.host"
 kc=(kubectl --kubeconfig "$TMP/kubeconfig.host")
-"${kc[@]}" apply -f "$ROOT/charts/cloneset/crds/clonesets.apps.kruise.io.yaml" >/dev/null
+"${kc[@]}" apply -f "$ROOT/charts/cloneset/files/crds/clonesets.apps.kruise.io.yaml" >/dev/null
 printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n' | "${kc[@]}" apply -f - >/dev/null
 poll 20 "the simulated node devcluster-node-0" "${kc[@]}" get node devcluster-node-0
 

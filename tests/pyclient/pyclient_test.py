@@ -106,7 +106,7 @@ class ClusterTest(unittest.TestCase):
             if e.status != 404:
                 raise
             import yaml
-            with open(os.path.join(ARGS.repo, "charts/cloneset/crds/clonesets.apps.kruise.io.yaml")) as f:
+            with open(os.path.join(ARGS.repo, "charts/cloneset/files/crds/clonesets.apps.kruise.io.yaml")) as f:
                 client.ApiextensionsV1Api().create_custom_resource_definition(yaml.safe_load(f))
         wait_for("the CloneSet CRD to be served", lambda: _served())
 

@@ -69,6 +69,9 @@ kubectl cordon kwok-node-0 >/dev/null
 helm uninstall cloneset-local -n cloneset-system --wait --timeout 2m >"$LOG/uninstall.out" 2>&1 ||
   { cat "$LOG/uninstall.out"; fail "helm uninstall of ./run up's identities release"; }
 kubectl delete namespace cloneset-system --timeout=120s >/dev/null || fail "deleting namespace cloneset-system"
+# The CloneSet CRD is the chart's (a template: its conversion names the release's planner Service); `./run up`
+# applied the file for its own processes, which a user's cluster does not have.
+kubectl delete crd clonesets.apps.kruise.io --wait=true --timeout=120s >/dev/null || fail "deleting ./run up's CloneSet CRD"
 
 # The README's commands, as written.
 readme="$LOG/readme.sh"

@@ -10,15 +10,15 @@
 #    kruise-manager counted a collision: status.collisionCount 1). The name is learnt from kruise-manager itself:
 #    the same CloneSet created in a scratch namespace first (a revision's name depends on the template and the
 #    collision count only).
-# 2. kruise-manager stops; our planner and executor start (the chart's executor identity, kruise-manager's
-#    --feature-gates as they are). Once the executor has reconciled every CloneSet and gone quiet: every pod, claim
-#    and ControllerRevision has the resourceVersion kruise-manager left, and the audit log holds no write of the
-#    executor to pods, claims or revisions.
+# 2. kruise-manager stops; our CRD replaces Kruise 1.8's; our planner and executor start (the chart's executor
+#    identity, kruise-manager's --feature-gates as they are). Once the executor has reconciled every CloneSet and
+#    gone quiet: every pod, claim and ControllerRevision has the resourceVersion kruise-manager left, and the audit
+#    log holds no write of the executor to pods, claims or revisions.
 # 3. A template change (`inplace`: image v3) and a partition move (`canary`: 2 -> 0) roll as kruise-manager would:
 #    in place (same UIDs, restartCount + 1), at most maxUnavailable pods updating at a time.
-# 4. Back to kruise-manager: our executor stops, kruise-manager starts again and, once it has reconciled, has
-#    written nothing to any pod, claim or revision either: the revision names and pod labels our executor wrote are
-#    the ones upstream computes.
+# 4. Back to kruise-manager: our executor stops, every CloneSet is stored as v1alpha1 again under Kruise 1.8's CRD,
+#    kruise-manager starts again and, once it has reconciled, has written nothing to any pod, claim or revision
+#    either: the revision names and pod labels our executor wrote are the ones upstream computes.
 #
 # Needs the Go-built tools (./run toolchain: kube-apiserver, kwok, kruise-manager) and jq. About 4 minutes.
 set -euo pipefail
@@ -128,7 +128,40 @@ writes() {
   audit_writes | awk -v cl="$1" '$1 == cl && $3 ~ /^(pods|persistentvolumeclaims|controllerrevisions)(\/|$)/'
 }
 
+# The CloneSet CRD as each controller's release installs it. Ours serves v1alpha1 and v1beta1, stores v1beta1 and
+# converts through the conversion webhook (`./run up` runs one and points the CRD at it). Kruise 1.8's serves and
+# stores v1alpha1 only: kruise-manager 1.8 points every apps.kruise.io CRD that has a conversion webhook at itself,
+# and it has no v1beta1 CloneSet to convert to, so it runs on its own CRD. Moving between them is what an operator
+# does (docs/deployment.md, "The CloneSet CRD"): onto ours, apply it; back to Kruise 1.8, store every CloneSet as
+# v1alpha1 first (our webhook converts), then Kruise's CRD.
+CRD=clonesets.apps.kruise.io
+crd_replace() {  # crd_replace JQ: the live CRD edited by JQ, replaced (optimistically, by its resourceVersion)
+  kubectl get crd "$CRD" -o json | jq "del(.status, .metadata.managedFields) | $1" | kubectl replace -f - >/dev/null
+}
+store_as_v1alpha1() {
+  crd_replace '.spec.versions |= map(.storage = (.name == "v1alpha1"))' || fail "storing v1alpha1"
+  local i
+  for i in 1 2 3 4 5; do  # a controller's status write may move an object on between the read and the write
+    kubectl get clonesets.v1alpha1.apps.kruise.io -A -o json | kubectl replace -f - >/dev/null 2>"$RUN_DIR/replace.err" &&
+      break
+    grep -q 'the object has been modified' "$RUN_DIR/replace.err" || { cat "$RUN_DIR/replace.err"; fail "rewriting the CloneSets in v1alpha1"; }
+  done
+  kubectl patch crd "$CRD" --subresource=status --type=merge -p '{"status":{"storedVersions":["v1alpha1"]}}' >/dev/null ||
+    fail "storedVersions [v1alpha1]"
+}
+crd_like_kruise_18() {
+  crd_replace '.spec.versions |= map(select(.name == "v1alpha1")) | .spec.conversion = {strategy: "None"}' ||
+    fail "the CRD as Kruise 1.8 installs it"
+}
+crd_ours() {
+  kubectl apply --server-side --force-conflicts -f "$SRC/charts/cloneset/files/crds/$CRD.yaml" >/dev/null ||
+    fail "applying our CloneSet CRD"
+  "$SRC/run" conversion >/dev/null || fail "./run conversion"
+}
+
 # --- 1. kruise-manager creates and rolls (holding its Lease, as Kruise's chart runs it).
+store_as_v1alpha1
+crd_like_kruise_18
 t0=$SECONDS
 export KRUISE_LEADER_ELECTION=1
 start_kruise_manager
@@ -164,7 +197,8 @@ kubectl patch clonesets.apps.kruise.io inplace -n takeover --type=json \
 kubectl patch clonesets.apps.kruise.io recreate -n takeover --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"b"}]' >/dev/null
 kubectl patch clonesets.apps.kruise.io claims -n takeover --type=merge -p '{"spec":{"replicas":3}}' >/dev/null
-kubectl patch clonesets.apps.kruise.io canary -n takeover --type=merge \
+# Patches in v1alpha1's shape (updateStrategy.partition) name the version: kubectl's default is v1beta1.
+kubectl patch clonesets.v1alpha1.apps.kruise.io canary -n takeover --type=merge \
   -p '{"spec":{"updateStrategy":{"partition":2},"template":{"spec":{"containers":[{"name":"app","image":"registry.test/web:v2","env":[{"name":"MODE","value":"a"}]}]}}}}' >/dev/null
 for c in inplace:3 recreate:2 claims:3 canary:2 collided:2; do
   poll 180 "kruise-manager to roll ${c%%:*}" steady takeover "${c%%:*}" "${c#*:}"
@@ -184,6 +218,7 @@ if check; then cat "$RUN_DIR/check.out"; fail "clonesetctl migrate from-kruise s
 grep -q "Blocker: kruise-manager is running" "$RUN_DIR/check.out" ||
   { cat "$RUN_DIR/check.out"; fail "clonesetctl migrate from-kruise did not name the running kruise-manager"; }
 stop_pid "$KRUISE_PID"; KRUISE_PID=""
+crd_ours  # once kruise-manager is stopped: it would point the CRD's conversion at itself
 deadline=$((SECONDS + 60))
 until check; do
   [ "$SECONDS" -lt "$deadline" ] ||
@@ -197,7 +232,8 @@ statuses() { kubectl get clonesets.apps.kruise.io -n takeover -o json |
   jq -c '[.items[] | {n: .metadata.name, c: .status.currentRevision, u: .status.updateRevision, k: (.status.collisionCount // 0)}]'; }
 status_before=$(statuses)
 
-# --- 2. Ours takes over.
+# --- 2. Ours takes over (on our CRD: the CloneSets stay stored as v1alpha1 until written; the executor reads
+# v1beta1 through the webhook meanwhile).
 t0=$SECONDS
 "$BIN/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 >"$RUN_DIR/planner.log" 2>&1 &
 PLANNER_PID=$!
@@ -240,7 +276,7 @@ inplace_before=$(uids inplace)
 canary_before=$(uids canary)
 kubectl patch clonesets.apps.kruise.io inplace -n takeover --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.test/web:v3"}]' >/dev/null
-kubectl patch clonesets.apps.kruise.io canary -n takeover --type=merge -p '{"spec":{"updateStrategy":{"partition":0}}}' >/dev/null
+kubectl patch clonesets.v1alpha1.apps.kruise.io canary -n takeover --type=merge -p '{"spec":{"updateStrategy":{"partition":0}}}' >/dev/null
 # At most maxUnavailable (1) pod of inplace not ready at any moment.
 peak=0
 until steady takeover inplace 3 && steady takeover canary 4; do
@@ -258,9 +294,11 @@ quiet 5
 stop_pid "$EXECUTOR_PID"; EXECUTOR_PID=""
 echo "rollout after takeover: in place, peak unready $peak"
 
-# --- 4. Back to kruise-manager: nothing to write either.
+# --- 4. Back to kruise-manager (on Kruise 1.8's CRD, every CloneSet stored as v1alpha1 again): nothing to write either.
 before=$(snapshot)
 status_before=$(statuses)
+store_as_v1alpha1
+crd_like_kruise_18
 kruise_before=$(audit_writes)
 t0=$SECONDS
 start_kruise_manager

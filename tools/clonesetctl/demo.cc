@@ -107,8 +107,10 @@ std::vector<std::string> DemoReplicasArgs(int replicas) {
   return PatchArgs("merge", absl::StrCat(R"({"spec":{"replicas":)", replicas, "}}"));
 }
 
+// kubectl reads and patches CloneSets in v1beta1, the CRD's preferred version: the partition is under rollingUpdate
+// there (the seed's v1alpha1 manifest has it in updateStrategy; the API server converts).
 std::vector<std::string> DemoCanaryArgs(int partition, const std::string& image) {
-  return PatchArgs("json", absl::StrCat(R"([{"op":"replace","path":"/spec/updateStrategy/partition","value":)",
+  return PatchArgs("json", absl::StrCat(R"([{"op":"replace","path":"/spec/updateStrategy/rollingUpdate/partition","value":)",
                                         partition, "},",
                                         R"({"op":"replace","path":"/spec/template/spec/containers/0/image","value":")",
                                         image, R"("}])"));
@@ -116,7 +118,8 @@ std::vector<std::string> DemoCanaryArgs(int partition, const std::string& image)
 
 std::vector<std::string> DemoPartitionArgs(int partition) {
   return PatchArgs("json",
-                   absl::StrCat(R"([{"op":"replace","path":"/spec/updateStrategy/partition","value":)", partition, "}]"));
+                   absl::StrCat(R"([{"op":"replace","path":"/spec/updateStrategy/rollingUpdate/partition","value":)",
+                                partition, "}]"));
 }
 
 std::vector<std::string> DemoPodsToDeleteArgs(int replicas, const std::string& pod) {

@@ -115,9 +115,9 @@ absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::
 }
 
 absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& client, const std::string& server,
-                                                         const std::string& ns) {
+                                                         const std::string& ns, const std::string& api_version) {
   const std::string in = ns.empty() ? "" : absl::StrCat("/namespaces/", ns);
-  auto sets = Items(client, server, absl::StrCat("/apis/apps.kruise.io/v1alpha1", in, "/clonesets"));
+  auto sets = Items(client, server, absl::StrCat("/apis/", api_version, in, "/clonesets"));
   if (!sets.ok()) return sets.status();
   std::vector<LiveCloneSet> out;
   std::map<std::string, size_t> by_uid;

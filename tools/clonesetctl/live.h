@@ -29,9 +29,12 @@ struct LiveCloneSet {
 absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::string& server,
                                            const std::string& namespace_, const std::string& name);
 
-// Every CloneSet of namespace `ns` (every namespace when empty) with what it owns, one LIST per kind.
+// Every CloneSet of namespace `ns` (every namespace when empty) with what it owns, one LIST per kind. The
+// CloneSets are listed in `api_version` (apps.kruise.io/v1alpha1 or v1beta1: the decoder reads both); listing
+// them in the version the CRD stores needs no conversion webhook.
 absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& client, const std::string& server,
-                                                         const std::string& ns);
+                                                         const std::string& ns,
+                                                         const std::string& api_version = "apps.kruise.io/v1alpha1");
 
 // The CloneSet's progress: a summary line, a progress bar of updated/ready/desired and one row per pod
 // (name, node, revision, lifecycle state, ready, restarts, PVCs).

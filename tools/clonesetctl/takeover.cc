@@ -110,22 +110,49 @@ std::vector<std::string> CrdBlockers(const Json& crd) {
     return out;
   }
   const Json spec = crd.value("spec", Json::object());
+  bool serves_v1beta1 = false;
   for (const Json& version : spec.value("versions", Json::array())) {
-    if (version.is_object() && version.value("storage", false) && Str(version, "name") != "v1alpha1") {
-      out.push_back(absl::StrCat("the CloneSet CRD stores apps.kruise.io/", Str(version, "name"),
-                                 " (Kruise 1.9 and later): this executor reads and stores v1alpha1 only; CloneSets "
-                                 "stored in another version would be converted by a webhook that is going away"));
+    if (!version.is_object()) continue;
+    const std::string name = Str(version, "name");
+    if (name == "v1beta1" && version.value("served", true)) serves_v1beta1 = true;
+    if (version.value("storage", false) && name != "v1alpha1" && name != "v1beta1") {
+      out.push_back(absl::StrCat("the CloneSet CRD stores apps.kruise.io/", name,
+                                 ", which this project does not know (it serves and converts v1alpha1 and v1beta1)"));
     }
   }
+  // This project's CRD carries the label app.kubernetes.io/part-of: cloneset; its webhook is the planners.
+  const Json labels = crd.value("metadata", Json::object()).value("labels", Json::object());
+  const bool ours = labels.is_object() && labels.value("app.kubernetes.io/part-of", "") == "cloneset";
   const Json conversion = spec.value("conversion", Json::object());
-  if (Str(conversion, "strategy") == "Webhook") {
+  if (!ours && Str(conversion, "strategy") == "Webhook") {
     const Json service = conversion.value("webhook", Json::object())
                              .value("clientConfig", Json::object())
                              .value("service", Json::object());
     out.push_back(absl::StrCat("the CloneSet CRD converts through the webhook of service ",
                                Str(service, "namespace"), "/", Str(service, "name"),
-                               ": apply this project's CRD (charts/cloneset/crds) first, which converts nothing"));
+                               ", not this project's (kruise-manager's stops with it): once kruise-manager is stopped, "
+                               "apply this project's CRD (charts/cloneset/files/crds, or install the chart), whose "
+                               "webhook is the planners"));
+  } else if (!serves_v1beta1) {
+    out.push_back("the CloneSet CRD does not serve apps.kruise.io/v1beta1, which the executor reads (Kruise 1.8's "
+                  "CRD, or an older one of this project): apply this project's CRD (charts/cloneset/files/crds, or "
+                  "install the chart) once kruise-manager is stopped");
   }
+  return out;
+}
+
+std::vector<std::string> CloneSetListVersions(const Json& crd) {
+  const Json spec = crd.is_object() ? crd.value("spec", Json::object()) : Json::object();
+  std::vector<std::string> out;
+  for (const bool storage : {true, false}) {
+    for (const Json& version : spec.value("versions", Json::array())) {
+      if (!version.is_object() || version.value("storage", false) != storage) continue;
+      if (!version.value("served", true)) continue;
+      const std::string name = Str(version, "name");
+      if (name == "v1alpha1" || name == "v1beta1") out.push_back(absl::StrCat("apps.kruise.io/", name));
+    }
+  }
+  if (out.empty()) out.push_back("apps.kruise.io/v1alpha1");
   return out;
 }
 

@@ -42,10 +42,19 @@ struct WebhookFindings {
 };
 WebhookFindings KruiseWebhooks(const nlohmann::json& list, std::string_view kind);
 
-// The CloneSet CRD as the API server serves it: a blocker when it stores a version other than v1alpha1 or converts
-// through a webhook (Kruise 1.9's CRD stores v1beta1 and converts in kruise-manager), since objects would then be
-// read through a webhook that is going away.
+// The CloneSet CRD as the API server serves it (null when absent): blockers for what must change before the
+// executor can run on it. No CRD; a storage version other than v1alpha1 and v1beta1; a conversion webhook that is not
+// this project's (Kruise 1.9's converts in kruise-manager, which stops; ours carries the label
+// app.kubernetes.io/part-of: cloneset and converts in the planners); no v1beta1 served (Kruise 1.8's CRD), which the
+// executor reads.
 std::vector<std::string> CrdBlockers(const nlohmann::json& crd);
+
+// The apiVersions to list CloneSets in, to try in order: the CRD's storage version first, then the other one of
+// v1alpha1 and v1beta1 that it serves (apps.kruise.io/v1alpha1 alone when the CRD is unknown). A list in the version an
+// object is stored in needs no conversion webhook: the check reads a cluster whose webhook is gone (kruise-manager's,
+// stopped) or not yet running (the planners', before the install) as long as its CloneSets are stored in one version
+// (Kruise 1.8's in v1alpha1 under this project's CRD, which stores v1beta1 from then on; Kruise 1.9's in v1beta1).
+std::vector<std::string> CloneSetListVersions(const nlohmann::json& crd);
 
 struct TakeoverReport {
   std::vector<TakeoverCheck> clone_sets;

@@ -31,7 +31,17 @@ absl::StatusOr<Json> GetOrNull(kube::RestClient& client, const std::string& path
 
 int CheckKruiseTakeover(kube::RestClient& client, const std::string& server, const std::string& ns,
                         const pb::FeatureGates& gates, absl::Time now, std::ostream& out, std::ostream& err) {
-  auto sets = FetchCloneSets(client, server, ns);
+  // The CRD first: the CloneSets are listed in the version it stores, then in the other it serves, the first list
+  // that succeeds counts (a list in the version the objects are stored in needs no conversion webhook).
+  auto crd = GetOrNull(client, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clonesets.apps.kruise.io");
+  absl::StatusOr<std::vector<LiveCloneSet>> sets = absl::UnknownError("no version to list CloneSets in");
+  bool first = true;
+  for (const std::string& version : CloneSetListVersions(crd.ok() ? *crd : Json())) {
+    auto listed = FetchCloneSets(client, server, ns, version);
+    if (first || listed.ok()) sets = std::move(listed);
+    first = false;
+    if (sets.ok()) break;
+  }
   if (!sets.ok()) {
     err << "error: " << sets.status().message() << "\n";
     return 1;
@@ -68,7 +78,6 @@ int CheckKruiseTakeover(kube::RestClient& client, const std::string& server, con
     report.blockers.insert(report.blockers.end(), found.blockers.begin(), found.blockers.end());
     report.notes.insert(report.notes.end(), found.notes.begin(), found.notes.end());
   }
-  auto crd = GetOrNull(client, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clonesets.apps.kruise.io");
   if (crd.ok()) {
     for (std::string& b : CrdBlockers(*crd)) report.blockers.push_back(std::move(b));
   } else {

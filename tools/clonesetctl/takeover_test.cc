@@ -95,8 +95,18 @@ TEST(KruiseWebhooks, Table) {
 }
 
 TEST(CrdBlockers, Table) {
-  const Json v1alpha1{{"spec", {{"versions", {{{"name", "v1alpha1"}, {"served", true}, {"storage", true}}}}}}};
-  EXPECT_THAT(CrdBlockers(v1alpha1), IsEmpty());
+  const Json ours{{"metadata", {{"labels", {{"app.kubernetes.io/part-of", "cloneset"}}}}},
+                  {"spec",
+                   {{"versions",
+                     {{{"name", "v1alpha1"}, {"served", true}, {"storage", false}},
+                      {{"name", "v1beta1"}, {"served", true}, {"storage", true}}}},
+                    {"conversion",
+                     {{"strategy", "Webhook"},
+                      {"webhook",
+                       {{"clientConfig", {{"service", {{"namespace", "cloneset-system"}, {"name", "cloneset-planner"}}}}}}}}}}}};
+  EXPECT_THAT(CrdBlockers(ours), IsEmpty());
+  const Json kruise18{{"spec", {{"versions", {{{"name", "v1alpha1"}, {"served", true}, {"storage", true}}}}}}};
+  EXPECT_THAT(CrdBlockers(kruise18), ElementsAre(HasSubstr("does not serve apps.kruise.io/v1beta1")));
   const Json kruise19{{"spec",
                        {{"versions",
                          {{{"name", "v1alpha1"}, {"storage", false}}, {{"name", "v1beta1"}, {"storage", true}}}},
@@ -105,9 +115,28 @@ TEST(CrdBlockers, Table) {
                           {"webhook",
                            {{"clientConfig",
                              {{"service", {{"namespace", "kruise-system"}, {"name", "kruise-webhook-service"}}}}}}}}}}}};
-  EXPECT_THAT(CrdBlockers(kruise19), ElementsAre(HasSubstr("stores apps.kruise.io/v1beta1"),
-                                                 HasSubstr("service kruise-system/kruise-webhook-service")));
+  EXPECT_THAT(CrdBlockers(kruise19), ElementsAre(HasSubstr("service kruise-system/kruise-webhook-service")));
+  Json future = ours;
+  future["spec"]["versions"][1]["storage"] = false;
+  future["spec"]["versions"].push_back({{"name", "v1"}, {"served", true}, {"storage", true}});
+  EXPECT_THAT(CrdBlockers(future), ElementsAre(HasSubstr("stores apps.kruise.io/v1, which this project does not know")));
   EXPECT_THAT(CrdBlockers(Json()), ElementsAre(HasSubstr("no CloneSet CRD")));
+}
+
+TEST(CloneSetListVersions, Table) {
+  auto crd = [](const std::string& stored, bool beta_served = true) {
+    return Json{{"spec",
+                 {{"versions",
+                   {{{"name", "v1alpha1"}, {"served", true}, {"storage", stored == "v1alpha1"}},
+                    {{"name", "v1beta1"}, {"served", beta_served}, {"storage", stored == "v1beta1"}},
+                    {{"name", "v1"}, {"served", true}, {"storage", stored == "v1"}}}}}}};
+  };
+  EXPECT_THAT(CloneSetListVersions(crd("v1alpha1")), ElementsAre("apps.kruise.io/v1alpha1", "apps.kruise.io/v1beta1"));
+  EXPECT_THAT(CloneSetListVersions(crd("v1beta1")), ElementsAre("apps.kruise.io/v1beta1", "apps.kruise.io/v1alpha1"));
+  EXPECT_THAT(CloneSetListVersions(crd("v1alpha1", false)), ElementsAre("apps.kruise.io/v1alpha1"));
+  // A version this project does not know (a blocker of its own) is never listed in.
+  EXPECT_THAT(CloneSetListVersions(crd("v1")), ElementsAre("apps.kruise.io/v1alpha1", "apps.kruise.io/v1beta1"));
+  EXPECT_THAT(CloneSetListVersions(Json()), ElementsAre("apps.kruise.io/v1alpha1"));
 }
 
 TEST(CheckPlan, EveryActionIsAWriteButTheStatus) {

@@ -20,7 +20,7 @@ source "$ROOT/tools/run.d/real_node.sh"
 source "$ROOT/tools/run.d/real_services.sh"  # kube-proxy, CoreDNS, API relay of the real nodes
 
 # Components in start order; real_cluster_down stops them in reverse (after the real nodes, real_node.sh).
-REAL_CLUSTER_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok provisioner)
+REAL_CLUSTER_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok provisioner conversion-webhook)
 # Service addresses: written into Services only, never routed.
 REAL_SERVICE_CIDR=10.96.0.0/16
 REAL_SERVICE_IP=10.96.0.1
@@ -370,6 +370,54 @@ real_cluster_up() {
   real_nodes_up "$real" "$real_nodes" "$APISERVER" || return 1
   real_services_up "$real" "$real_nodes" "$APISERVER" || return 1
   echo "$kubeconfig"
+}
+
+# real_webhook_up DIR: the CloneSet CRD's conversion webhook for kube-apiserver, a cloneset-planner of its own
+# (component conversion-webhook, no planning traffic) on https://127.0.0.1:<WEBHOOK in real/ports>/convert with a
+# serving certificate of the cluster CA. The port is chosen once per run directory, so the CRD keeps pointing at it
+# across restarts.
+real_webhook_up() {
+  local dir="$1" real="$1/real" pki="$1/real/pki"
+  if [ ! -f "$pki/webhook.crt" ]; then
+    (
+      set -e
+      cd "$pki"
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout webhook.key -out webhook.csr \
+        -subj "/CN=cloneset-conversion-webhook" 2>/dev/null
+      printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:cloneset-planner.cloneset-system.svc" \
+        "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" >webhook.ext
+      openssl x509 -req -in webhook.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out webhook.crt -days 3650 \
+        -extfile webhook.ext 2>/dev/null
+      chmod 600 webhook.key
+    ) || { echo "up: creating the conversion webhook's certificate in $pki failed" >&2; return 1; }
+  fi
+  # shellcheck source=/dev/null
+  source "$real/ports"
+  if [ -z "${WEBHOOK:-}" ]; then
+    WEBHOOK=$(_real_free_port "$ETCD_CLIENT" "$ETCD_PEER" "$APISERVER") || return 1
+    printf 'WEBHOOK=%s\n' "$WEBHOOK" >>"$real/ports"
+  fi
+  [ -x "$BUILD_DIR/bin/cloneset-planner" ] || cmd_build --target cloneset-planner
+  _start conversion-webhook "$BUILD_DIR/bin/cloneset-planner" --listen=127.0.0.1:0 --metrics_listen= \
+    --conversion_listen="127.0.0.1:$WEBHOOK" --conversion_tls_cert="$pki/webhook.crt" \
+    --conversion_tls_key="$pki/webhook.key"
+  local review='{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"up","desiredAPIVersion":"apps.kruise.io/v1beta1","objects":[]}}'
+  _real_wait 30 conversion-webhook "the conversion webhook" \
+    curl -sf --cacert "$pki/ca.crt" "https://127.0.0.1:$WEBHOOK/convert" -d "$review" || return 1
+}
+
+# real_point_crd_at_webhook DIR: the CloneSet CRD's conversion pointed at DIR's webhook (kube-apiserver calls it by
+# URL: its Service would need a route to 127.0.0.1). Run after every (re)creation of the CRD.
+real_point_crd_at_webhook() {
+  local dir="$1" real="$1/real"
+  # shellcheck source=/dev/null
+  source "$real/ports"
+  [ -n "${WEBHOOK:-}" ] || { echo "up: no conversion webhook in $dir (./run up --cluster real starts it)" >&2; return 1; }
+  local ca patch
+  ca=$(base64 -w0 "$real/pki/ca.crt")
+  patch=$(printf '{"spec":{"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"service":null,"url":"https://127.0.0.1:%s/convert","caBundle":"%s"}}}}}' "$WEBHOOK" "$ca")
+  kubectl --kubeconfig "$dir/kubeconfig" patch crd clonesets.apps.kruise.io --type=merge -p "$patch" >/dev/null ||
+    { echo "up: pointing the CloneSet CRD at the conversion webhook failed" >&2; return 1; }
 }
 
 real_cluster_down() {

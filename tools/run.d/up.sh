@@ -141,10 +141,11 @@ run_up() {
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"  # absolute: the data dir and CRI socket paths are handed to processes (unix:// URIs)
   # Only what this start runs: the end-to-end suites' real backend (--cluster real --executors 0 --planners 0)
-  # starts no binary of ours and must not build the tree.
+  # starts no binary of ours but the conversion webhook, and must not build the rest of the tree.
   local b need=()
   [ "$cluster" = embedded ] && [ -z "$kubeconfig" ] && need+=(cloneset-devcluster)
-  [ "$planners" -gt 0 ] && need+=(cloneset-planner)
+  # The real control plane's conversion webhook is a planner too.
+  { [ "$planners" -gt 0 ] || [ "$cluster" = real ]; } && need+=(cloneset-planner)
   [ "$executors" -gt 0 ] && need+=(cloneset-executor)
   for b in "${need[@]}"; do
     if [ ! -x "$bin/$b" ]; then cmd_build --target "${need[@]}"; break; fi
@@ -174,11 +175,15 @@ run_up() {
   local server="server=$kubeconfig"
   [ -z "$kubeconfig_given" ] && server="server=$(_addr devcluster 'listening on')"
   local kc=(kubectl --kubeconfig "$kubeconfig")
-  local crd="$ROOT/charts/cloneset/crds/clonesets.apps.kruise.io.yaml"
+  local crd="$ROOT/charts/cloneset/files/crds/clonesets.apps.kruise.io.yaml"
   [ -f "$crd" ] || crd="$ROOT/tests/executor/data/crd.yaml"
   "${kc[@]}" apply -f "$crd" >/dev/null 2>&1 || "${kc[@]}" get crd clonesets.apps.kruise.io >/dev/null 2>&1 ||
     "${kc[@]}" create -f "$crd" >/dev/null
   _wait_for 30 "the CloneSet CRD" "${kc[@]}" get clonesets.apps.kruise.io -A
+  # kube-apiserver converts between the CRD's versions through the webhook; the embedded cluster in process.
+  if [ "$cluster" = real ]; then
+    real_webhook_up "$dir" && real_point_crd_at_webhook "$dir" || return 1
+  fi
   # `apply` rather than `create namespace`: the embedded cluster takes JSON/YAML bodies only (no protobuf).
   printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n' | "${kc[@]}" apply -f - >/dev/null
 

@@ -116,3 +116,13 @@ seccompProfile:
       {{- include "cloneset.selectorLabels" . | nindent 6 }}
 {{- end }}
 {{- end }}
+
+{{/* Secret with the conversion webhook's serving certificate (tls.crt, tls.key, ca.crt). */}}
+{{- define "cloneset.webhookTLSSecret" -}}
+{{- .Values.conversionWebhook.certificate.secretName | default (printf "%s-webhook-tls" (include "cloneset.componentName" (dict "root" . "component" "planner"))) }}
+{{- end }}
+
+{{/* Whether the planner serves the CRD's conversion webhook (it does whenever the chart renders the CRD). */}}
+{{- define "cloneset.servesConversion" -}}
+{{- if .Values.crd.install }}true{{ end }}
+{{- end }}
