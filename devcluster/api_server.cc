@@ -126,6 +126,7 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
     case absl::StatusCode::kNotFound: return StatusError(404, "NotFound", msg, details);
     case absl::StatusCode::kAlreadyExists: return StatusError(409, "AlreadyExists", msg, details);
     case absl::StatusCode::kAborted: return StatusError(409, "Conflict", msg, details);
+    case absl::StatusCode::kPermissionDenied: return StatusError(403, "Forbidden", msg, details);
     case absl::StatusCode::kOutOfRange: return StatusError(410, "Expired", msg, details);
     case absl::StatusCode::kFailedPrecondition: return StatusError(400, "BadRequest", msg);
     case absl::StatusCode::kResourceExhausted: {

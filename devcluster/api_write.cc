@@ -48,6 +48,17 @@ std::optional<WriteOptions> WriteOptionsFor(const ApiRequest& req, const Resourc
   return wo;
 }
 
+// A claim's update is admitted against the StorageClasses as they are now (kube-apiserver's resize admission reads
+// them from its informer); read before the write, so the store decides without reading another type.
+void AddStorageClasses(const Store& store, const ApiServer::Route& route, WriteOptions& wo) {
+  if (route.type.Id() != kPersistentVolumeClaims || !route.subresource.empty()) return;
+  auto listed = store.List(kStorageClasses, ListOptions{});
+  if (!listed.ok()) return;
+  std::vector<json> classes;
+  for (const ObjectPtr& sc : listed->items) classes.push_back(sc->Parse());
+  wo.storage_classes = std::move(classes);
+}
+
 ApiResponse BadFieldValidation(const ApiRequest& req) {
   return StatusError(400, "BadRequest",
                      absl::StrCat("fieldValidation: Unsupported value: \"", req.Query("fieldValidation"),
@@ -196,6 +207,7 @@ ApiResponse ApiServer::Update(const ApiRequest& req, const Route& route) {
   ObjectPtr stored;
   if (!route.type.MultiVersion()) wo.stored = &stored;
   wo.pod_resize = route.subresource == "resize";
+  AddStorageClasses(*store_, route, wo);
   auto r = route.subresource == "status" ? store_->UpdateStatus(route.type.Id(), std::move(*obj), wo)
                                          : store_->Update(route.type.Id(), std::move(*obj), wo);
   if (!r.ok()) return FromStatus(r.status(), &route.type, route.name);
@@ -245,6 +257,7 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
   }
   bool status_only = route.subresource == "status";
   wo.pod_resize = route.subresource == "resize";
+  AddStorageClasses(*store_, route, wo);
   ObjectPtr stored;
   if (route.subresource != "scale" && !route.type.MultiVersion()) wo.stored = &stored;
   auto r = store_->Mutate(

@@ -17,6 +17,7 @@
 #include "devcluster/garbage_collector.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/pod_resize.h"
+#include "devcluster/pvc_resize.h"
 #include "devcluster/stored_object.h"
 #include "devcluster/versions.h"
 
@@ -684,6 +685,12 @@ absl::StatusOr<PreparedWrite> PrepareWrite(const ResourceType& stored_type, cons
         errors = ValidatePodUpdate(defaulted, next);
       }
       if (absl::Status s = FieldErrorsStatus(errors); !s.ok()) return s;
+    }
+    if (type.Id() == kPersistentVolumeClaims) {
+      static const std::vector<nlohmann::json> kNoClasses;
+      if (absl::Status s = ValidatePvcStorageUpdate(prev, next, options.storage_classes.value_or(kNoClasses));
+          !s.ok())
+        return s;
     }
     next["metadata"]["generation"] =
         prev["metadata"].value("generation", int64_t{1}) + (BumpsGeneration(type.Id(), prev, next) ? 1 : 0);

@@ -93,6 +93,9 @@ struct WriteOptions {
   // Pods only, with status = false: the write is one of the pods/resize subresource (pod_resize.h): only the
   // containers' resources and resize policies are taken from it, validated as kube-apiserver's ValidatePodResize.
   bool pod_resize = false;
+  // PersistentVolumeClaim updates: the StorageClass objects, read before the write, that decide whether a larger
+  // storage request is admitted (pvc_resize.h). Unset: no StorageClass exists.
+  std::optional<std::vector<nlohmann::json>> storage_classes;
 };
 
 struct DeleteOptions {

@@ -388,6 +388,15 @@ absl::Status Reconciler::ApplyAction(ApplyState& st, const pb::Action& action) {
       ExpectFromResponse(key, ObjectKind::kPvc, upd.name(), Want::kAtLeastVersion, *resp);
       return absl::OkStatus();
     }
+    case pb::Action::kExpandPvc: {
+      const auto& expand = action.expand_pvc();
+      const snapshot::ApiRequest req = snapshot::PvcExpandRequest(st.ns, expand);
+      auto resp = d_.client->Patch(req.path, kube::PatchType::kMerge, req.body);
+      if (kube::IsConflict(resp.status())) ReReadAfterConflict(key, ObjectKind::kPvc, req.path, expand.name());
+      if (!resp.ok()) return resp.status();
+      ExpectFromResponse(key, ObjectKind::kPvc, expand.name(), Want::kAtLeastVersion, *resp);
+      return absl::OkStatus();
+    }
     case pb::Action::kCreateImagePullJob: {
       auto resp = d_.client->Create(snapshot::ImagePullJobsPath(st.ns), action.create_image_pull_job().job_json());
       return resp.ok() || absl::IsAlreadyExists(resp.status()) ? absl::OkStatus() : resp.status();

@@ -80,12 +80,24 @@ InformerCache::InformerCache(kube::RestClient& client, Enqueue enqueue, absl::Du
       [](const pb::ControllerRevision& r) { return OwnerUids(r.metadata()); });
   nodes_ = std::make_unique<kube::Informer<pb::Node>>(client, kube::InformerOptions{.path = "/api/v1/nodes"},
                                                        [](std::string_view j) { return snapshot::NodeFromJson(j); });
+  kube::Informer<pb::StorageClass>::Handlers class_handlers;
+  const auto enqueue_all = [this] {
+    for (const std::string& key : CloneSetKeys()) enqueue_(key);
+  };
+  class_handlers.on_add = [enqueue_all](const auto&) { enqueue_all(); };
+  class_handlers.on_update = [enqueue_all](const auto& o, const auto& n) {
+    if (o->allow_volume_expansion() != n->allow_volume_expansion()) enqueue_all();
+  };
+  storage_classes_ = std::make_unique<kube::Informer<pb::StorageClass>>(
+      client, kube::InformerOptions{.path = "/apis/storage.k8s.io/v1/storageclasses"},
+      [](std::string_view j) { return snapshot::StorageClassFromJson(j); }, class_handlers);
 }
 
 InformerCache::~InformerCache() { Stop(); }
 
 void InformerCache::Start() {
   nodes_->Start();
+  storage_classes_->Start();
   pods_->Start();
   pvcs_->Start();
   revisions_->Start();
@@ -97,13 +109,15 @@ void InformerCache::Stop() {
   revisions_->Stop();
   pvcs_->Stop();
   pods_->Stop();
+  storage_classes_->Stop();
   nodes_->Stop();
 }
 
 bool InformerCache::HasSynced() {
   const bool nodes_settled = nodes_->HasSynced() || !nodes_->list_watch().last_error().ok();
+  const bool classes_settled = storage_classes_->HasSynced() || !storage_classes_->list_watch().last_error().ok();
   return clonesets_->HasSynced() && pods_->HasSynced() && pvcs_->HasSynced() && revisions_->HasSynced() &&
-         nodes_settled;
+         nodes_settled && classes_settled;
 }
 
 absl::Status InformerCache::NodesError() const {
@@ -116,6 +130,12 @@ std::vector<pb::Node> InformerCache::NodesNamed(const std::vector<std::string>& 
   for (const auto& name : names) {
     if (auto n = nodes_->Get(name)) out.push_back(*n);
   }
+  return out;
+}
+
+std::vector<pb::StorageClass> InformerCache::StorageClasses() {
+  std::vector<pb::StorageClass> out;
+  for (const auto& sc : storage_classes_->List()) out.push_back(*sc);
   return out;
 }
 

@@ -6,7 +6,9 @@
 // Nodes are cached too (name and labels only) for the spread ranker of scale-in (semantics §4.6). They are
 // optional: node changes enqueue nothing (a label change alone does not need a reconcile), and when nodes cannot
 // be listed (no RBAC for them) the cache still counts as synced, NodesNamed returns nothing and the planner falls
-// back to the same-node ranker.
+// back to the same-node ranker. StorageClasses are cached the same way (name and allowVolumeExpansion), for the
+// volume expansion of claims (semantics §4.11): optional, and a class added or changed enqueues every CloneSet
+// (classes are few and rarely change; a claim held for its class may now grow).
 #pragma once
 
 #include <functional>
@@ -46,7 +48,9 @@ class InformerCache final : public ClusterCache {
   Observed Lookup(ObjectKind kind, const std::string& ns, const std::string& name) override;
   absl::StatusOr<std::vector<pb::Pod>> ListPodsFresh(const std::string& ns, const std::string& owner_uid) override;
   std::vector<pb::Node> NodesNamed(const std::vector<std::string>& names) override;
-  // Synced once the CloneSet/pod/PVC/revision informers are, and the node informer has synced or failed.
+  std::vector<pb::StorageClass> StorageClasses() override;
+  // Synced once the CloneSet/pod/PVC/revision informers are, and the node and StorageClass informers have synced or
+  // failed.
   bool HasSynced() override;
 
   // Why nodes are not cached (OK while they are, or before the first LIST answered).
@@ -70,6 +74,7 @@ class InformerCache final : public ClusterCache {
   std::unique_ptr<kube::Informer<pb::PersistentVolumeClaim>> pvcs_;
   std::unique_ptr<kube::Informer<pb::ControllerRevision>> revisions_;
   std::unique_ptr<kube::Informer<pb::Node>> nodes_;
+  std::unique_ptr<kube::Informer<pb::StorageClass>> storage_classes_;
 };
 
 // The keys of the CloneSets listed in `meta`'s owner references (kind CloneSet).

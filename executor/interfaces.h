@@ -57,6 +57,9 @@ class ClusterCache {
   // The cached Nodes (name and labels) among `names`, in the order given; names not in the cache are skipped (the
   // planner skips pods on unreadable nodes, semantics §4.6), and so are all of them when nodes cannot be listed.
   virtual std::vector<pb::Node> NodesNamed(const std::vector<std::string>& names) = 0;
+  // The cached StorageClasses (name and allowVolumeExpansion), in any order; none when they cannot be listed (no
+  // RBAC for them): the planner then expands no claim (semantics §4.11).
+  virtual std::vector<pb::StorageClass> StorageClasses() { return {}; }
   virtual bool HasSynced() = 0;
 };
 

@@ -52,6 +52,7 @@ PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet
       cs, std::move(pods), d_.cache->PvcsOwnedBy(ns, uid), d_.cache->RevisionsOwnedBy(ns, uid),
       [this](const std::vector<std::string>& names) { return d_.cache->NodesNamed(names); }, d_.clock->Now(),
       options, &table_error);
+  planapi::SetStorageClasses(d_.cache->StorageClasses(), &snapshot.request);
   if (!table_error.ok() && !pod_table_fallback_reported_.exchange(true) && d_.pod_table_fallback) {
     d_.pod_table_fallback(key, table_error);
   }

@@ -672,6 +672,75 @@ TEST_F(ReconcilerTest, CreatePvcPostsTheClaimAndExpectsIt) {
   }
 }
 
+// A claim below its template's storage (semantics §4.11): the request carries the StorageClasses its claims name
+// (and only those), and ExpandPvc is one merge patch of the claim's storage request under its resourceVersion,
+// expected at the version it returns; the pod is not written. A conflict re-reads the claim and stops the plan.
+TEST_F(ReconcilerTest, ExpandPvcPatchesTheClaimsStorageUnderItsVersion) {
+  for (bool conflict : {false, true}) {
+    SCOPED_TRACE(conflict ? "conflict" : "patched");
+    expectations_.Forget(kKey);
+    pb::PersistentVolumeClaim pvc;
+    pvc.mutable_metadata()->set_name("ws-cs-a");
+    pvc.mutable_metadata()->set_resource_version("30");
+    pvc.set_storage_class_name("fast");
+    pvc.set_storage_request("10Gi");
+    EXPECT_CALL(cache_, PvcsOwnedBy("ns", _)).WillRepeatedly(Return(std::vector<pb::PersistentVolumeClaim>{pvc}));
+    std::vector<pb::StorageClass> classes(3);
+    classes[0].set_name("slow");
+    classes[1].set_name("fast");
+    classes[1].set_allow_volume_expansion(true);
+    classes[2].set_name("other");
+    EXPECT_CALL(cache_, StorageClasses()).WillRepeatedly(Return(classes));
+    pb::PlanResponse plan;
+    pb::ExpandPvc* e = plan.add_actions()->mutable_expand_pvc();
+    e->set_name("ws-cs-a");
+    e->set_uid("pvc-uid");
+    e->set_resource_version("30");
+    e->set_storage("20Gi");
+    e->set_pod_name("cs-a");
+    plan.set_write_status(true);
+    EXPECT_CALL(planner_, Validate(_)).WillRepeatedly(Return(pb::ValidateResponse()));
+    pb::PlanRequest sent;
+    EXPECT_CALL(planner_, Plan(_)).WillOnce([&](const pb::PlanRequest& request) {
+      sent = request;
+      return testing::AnswerLikeAPlanner(plan)(request);
+    });
+    {
+      InSequence seq;
+      EXPECT_CALL(client_, Patch("/api/v1/namespaces/ns/persistentvolumeclaims/ws-cs-a", PatchType::kMerge,
+                                 R"({"metadata":{"resourceVersion":"30"},)"
+                                 R"("spec":{"resources":{"requests":{"storage":"20Gi"}}}})"))
+          .WillOnce(Return(conflict ? absl::StatusOr<std::string>(Conflict())
+                                    : absl::StatusOr<std::string>(Obj("ws-cs-a", 31))));
+      if (conflict) {
+        EXPECT_CALL(client_, Get("/api/v1/namespaces/ns/persistentvolumeclaims/ws-cs-a"))
+            .WillOnce(Return(Obj("ws-cs-a", 35)));
+      } else {
+        EXPECT_CALL(client_, Patch("/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/cs/status",
+                                   PatchType::kMerge, _))
+            .WillOnce(Return(Obj("cs", 32)));
+      }
+    }
+    auto r = Make().Reconcile(kKey);
+    ASSERT_EQ(sent.storage_classes_size(), 1) << sent.ShortDebugString();
+    EXPECT_EQ(sent.storage_classes(0).name(), "fast");
+    EXPECT_TRUE(sent.storage_classes(0).allow_volume_expansion());
+    if (conflict) {
+      EXPECT_TRUE(kube::IsConflict(r.error)) << r.error;
+      EXPECT_EQ(expectations_.Get(kKey),
+                (std::vector<Expectation>{{ObjectKind::kPvc, "ws-cs-a", Want::kAtLeastVersion, "35"}}));
+    } else {
+      EXPECT_TRUE(r.error.ok()) << r.error;
+      EXPECT_EQ(expectations_.Get(kKey),
+                (std::vector<Expectation>{{ObjectKind::kPvc, "ws-cs-a", Want::kAtLeastVersion, "31"},
+                                          {ObjectKind::kCloneSet, "cs", Want::kAtLeastVersion, "32"}}));
+      EXPECT_EQ(metrics_.actions_total("ExpandPvc", "success"), 1);
+    }
+    ::testing::Mock::VerifyAndClearExpectations(&client_);
+    ::testing::Mock::VerifyAndClearExpectations(&cache_);
+  }
+}
+
 // A delete answered 500 after the commit: the read shows the pod terminating (or gone), so the pod's PVCs are
 // deleted next and the next snapshot waits for the pod to leave the cache.
 TEST_F(ReconcilerTest, DeleteAnswered500AfterTheCommitCountsAsDone) {

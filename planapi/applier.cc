@@ -26,6 +26,7 @@ std::string_view ActionType(const pb::Action& a) {
     case pb::Action::kDeletePvc: return "DeletePvc";
     case pb::Action::kCreatePvc: return "CreatePvc";
     case pb::Action::kUpdatePvcOwner: return "UpdatePvcOwner";
+    case pb::Action::kExpandPvc: return "ExpandPvc";
     case pb::Action::kPatchCloneSet: return "PatchCloneSet";
     case pb::Action::kCreateImagePullJob: return "CreateImagePullJob";
     case pb::Action::kDeleteImagePullJob: return "DeleteImagePullJob";

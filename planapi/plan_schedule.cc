@@ -25,6 +25,7 @@ std::string_view PodNameOf(const pb::Action& a, std::string* parsed) {
     case pb::Action::kPatchPodStatus: return a.patch_pod_status().name();
     case pb::Action::kResizePod: return a.resize_pod().name();
     case pb::Action::kCreatePvc: return a.create_pvc().pod_name();  // before the pod's other actions
+    case pb::Action::kExpandPvc: return a.expand_pvc().pod_name();
     default: return {};
   }
 }

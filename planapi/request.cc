@@ -1,6 +1,7 @@
 #include "planapi/request.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/base/call_once.h"
@@ -94,13 +95,18 @@ RequestBytes PlanSnapshot::Serialize() {
     return out;
   }
   // Protobuf writes the fields in field-number order: those before pod_table (10), pod_table, then
-  // accept_in_place_batches (11). Both leave the request while the others are serialized, and come back.
-  const bool batches = request.accept_in_place_batches();
+  // accept_in_place_batches (11) and storage_classes (12). They leave the request while the others are serialized,
+  // and come back.
+  pb::PlanRequest after;  // the fields after pod_table
+  after.set_accept_in_place_batches(request.accept_in_place_batches());
+  after.mutable_storage_classes()->Swap(request.mutable_storage_classes());
   pb::PodTable* table = request.unsafe_arena_release_pod_table();
   request.clear_accept_in_place_batches();
   out.head = request.SerializeAsString();
   request.unsafe_arena_set_allocated_pod_table(table);
-  request.set_accept_in_place_batches(batches);
+  out.tail = after.SerializeAsString();
+  request.set_accept_in_place_batches(after.accept_in_place_batches());
+  request.mutable_storage_classes()->Swap(after.mutable_storage_classes());
   const std::string& bytes = shared_table_->bytes();
   {
     google::protobuf::io::StringOutputStream stream(&out.head);
@@ -110,13 +116,6 @@ RequestBytes PlanSnapshot::Serialize() {
     coded.WriteVarint64(bytes.size());
   }
   out.table = *shared_table_;
-  if (batches) {
-    google::protobuf::io::StringOutputStream stream(&out.tail);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
-        pb::PlanRequest::kAcceptInPlaceBatchesFieldNumber, google::protobuf::internal::WireFormatLite::WIRETYPE_VARINT));
-    coded.WriteVarint32(1);
-  }
   return out;
 }
 
@@ -140,6 +139,21 @@ void PlanSnapshot::SendPodsAsObjects() {
   request.mutable_pods()->Reserve(static_cast<int>(table_pods.size()));
   for (const auto& p : table_pods) *request.add_pods() = *p;
   table_pods.clear();
+}
+
+void SetStorageClasses(const std::vector<pb::StorageClass>& known, pb::PlanRequest* request) {
+  request->clear_storage_classes();
+  std::set<std::string_view> named;
+  for (const pb::PersistentVolumeClaim& pvc : request->pvcs()) {
+    if (!pvc.storage_class_name().empty()) named.insert(pvc.storage_class_name());
+  }
+  if (named.empty()) return;
+  std::vector<const pb::StorageClass*> kept;
+  for (const pb::StorageClass& sc : known) {
+    if (named.contains(sc.name())) kept.push_back(&sc);
+  }
+  std::sort(kept.begin(), kept.end(), [](const auto* a, const auto* b) { return a->name() < b->name(); });
+  for (const pb::StorageClass* sc : kept) *request->add_storage_classes() = *sc;
 }
 
 bool NeedsNodes(std::string_view template_json) {

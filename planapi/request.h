@@ -8,7 +8,8 @@
 //  * PVCs that are being deleted left out (the planner must not count a claim that is going away as the pod's);
 //  * the pods as a pod table (pod_table.h) unless a caller says otherwise or a timestamp does not fit the table;
 //  * accept_in_place_batches, and every batch expanded (in_place_batches.h) before anyone reads the plan;
-//  * the feature gates the caller runs with (feature_gates.h), in every request.
+//  * the feature gates the caller runs with (feature_gates.h), in every request;
+//  * the StorageClasses the claims name (SetStorageClasses), so the planner can tell which claims may grow.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,7 @@ struct RequestBytes {
   std::string head;
   // Holds the table's bytes alive as long as these pieces are.
   std::optional<SharedPodTable> table;
-  // The fields after pod_table (accept_in_place_batches).
+  // The fields after pod_table (accept_in_place_batches, storage_classes).
   std::string tail;
 };
 
@@ -137,6 +138,11 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const
 PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vector<pb::PersistentVolumeClaim> pvcs,
                              std::vector<pb::ControllerRevision> revisions, const NodeLookup& nodes, absl::Time now,
                              const RequestOptions& options, absl::Status* table_error = nullptr);
+
+// Sets request.storage_classes to those of `known` that the request's PVCs name, sorted by name (the planner
+// expands a claim only when its class allows it, semantics §4.11). A caller that cannot read StorageClasses passes
+// none: no claim is expanded.
+void SetStorageClasses(const std::vector<pb::StorageClass>& known, pb::PlanRequest* request);
 
 // Whether a PodTemplateSpec JSON has topologySpreadConstraints with a topologyKey (the planner's rule for the
 // spread ranker): only then does the snapshot carry the Nodes of the pods. A cheap substring test comes first;

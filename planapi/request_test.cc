@@ -199,6 +199,11 @@ TEST_P(SerializeTest, PiecesAreTheRequestsBytes) {
   if (tc.extras) {
     s.request.mutable_feature_gates()->set_clone_set_short_hash(true);
     s.request.add_image_pull_jobs("cs-old-main");
+    pb::StorageClass sc;
+    sc.set_name("fast");
+    sc.set_allow_volume_expansion(true);
+    s.request.mutable_pvcs(0)->set_storage_class_name("fast");
+    SetStorageClasses({sc}, &s.request);
   }
   const std::string want = s.request.SerializeAsString();
   const RequestBytes got = s.Serialize();
@@ -230,6 +235,29 @@ INSTANTIATE_TEST_SUITE_P(
                       BytesCase{"objects_no_batches", {.pod_table = false, .in_place_batches = false}, "", false,
                                 false, false}),
     [](const auto& info) { return info.param.name; });
+
+TEST(SetStorageClasses, TheClassesTheClaimsNameSortedByName) {
+  const auto cls = [](const std::string& name, bool allow) {
+    pb::StorageClass sc;
+    sc.set_name(name);
+    sc.set_allow_volume_expansion(allow);
+    return sc;
+  };
+  pb::PlanRequest req;
+  req.add_pvcs()->set_storage_class_name("slow");
+  req.add_pvcs()->set_storage_class_name("fast");
+  req.add_pvcs()->set_storage_class_name("fast");
+  req.add_pvcs();  // no class
+  req.add_storage_classes()->set_name("stale");
+  SetStorageClasses({cls("unused", true), cls("slow", false), cls("fast", true)}, &req);
+  ASSERT_EQ(req.storage_classes_size(), 2);
+  EXPECT_EQ(req.storage_classes(0).name(), "fast");
+  EXPECT_TRUE(req.storage_classes(0).allow_volume_expansion());
+  EXPECT_EQ(req.storage_classes(1).name(), "slow");
+  EXPECT_FALSE(req.storage_classes(1).allow_volume_expansion());
+  SetStorageClasses({}, &req);
+  EXPECT_EQ(req.storage_classes_size(), 0);
+}
 
 TEST(SerializeTest, AnEmptyTableIsAPiece) {
   SnapshotPods pods;

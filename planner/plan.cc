@@ -21,6 +21,7 @@
 #include "planner/status.h"
 #include "planner/update.h"
 #include "planner/validation.h"
+#include "planner/volume_expansion.h"
 
 // The reconcile skeleton of semantics §0.5 as a pure function.
 //
@@ -130,6 +131,7 @@ absl::Status PlanChecked(const v1::PlanRequest& request, v1::PlanResponse* out, 
   PlanUnusableRevisionEvents(ctx, plan);
   PlanPvcCleanupAndRelease(ctx, plan);
   PlanMissingClaims(ctx, plan);
+  PlanVolumeExpansion(ctx, plan);
   PlanImagePreDownload(ctx, plan);
 
   absl::Status scale_error;

@@ -9,6 +9,7 @@
 #include "planner/inplace.h"
 #include "planner/pod_facts.h"
 #include "planner/predicates.h"
+#include "planner/volume_expansion.h"
 
 namespace cloneset::planner {
 namespace {
@@ -274,6 +275,7 @@ pb::CloneSetStatus ComputeStatus(const PlanContext& ctx, const absl::Status& sca
   }
   ComputeProgressing(ctx, s, plan);
   SetResizePending(ctx, s, plan);
+  SetVolumeExpansionHeld(ctx, s, plan);
   if (scale_error.ok() && update_error.ok()) PushMinReadyRequeue(ctx, s, plan);
   return s;
 }
@@ -302,7 +304,8 @@ bool StatusNeedsWrite(const pb::CloneSetStatus& previous, const pb::CloneSetStat
   }
   return !SameFailure(Find(previous, kFailedScale), Find(next, kFailedScale)) ||
          !SameFailure(Find(previous, kFailedUpdate), Find(next, kFailedUpdate)) ||
-         !SameFailure(Find(previous, kResizePendingCondition), Find(next, kResizePendingCondition));
+         !SameFailure(Find(previous, kResizePendingCondition), Find(next, kResizePendingCondition)) ||
+         !SameFailure(Find(previous, kVolumeExpansionHeldCondition), Find(next, kVolumeExpansionHeldCondition));
 }
 
 }  // namespace cloneset::planner

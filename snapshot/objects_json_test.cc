@@ -12,12 +12,40 @@ TEST(PvcFromJson, MetadataAndPhase) {
     "metadata":{"name":"workspace-cs-abcde","namespace":"ns","uid":"u","resourceVersion":"5",
       "labels":{"apps.kruise.io/cloneset-instance-id":"abcde","app.kruise.io/instance":"cs"},
       "ownerReferences":[{"kind":"CloneSet","name":"cs","uid":"cs-uid","controller":true}]},
-    "spec":{"resources":{"requests":{"storage":"50Gi"}}},"status":{"phase":"Bound"}})");
+    "spec":{"storageClassName":"fast","resources":{"requests":{"storage":"50Gi"}}},
+    "status":{"phase":"Bound","capacity":{"storage":"40Gi"}}})");
   ASSERT_TRUE(pvc.ok()) << pvc.status();
   EXPECT_EQ(pvc->metadata().name(), "workspace-cs-abcde");
   EXPECT_EQ(pvc->metadata().labels().at("apps.kruise.io/cloneset-instance-id"), "abcde");
   EXPECT_EQ(pvc->metadata().owner_references(0).uid(), "cs-uid");
   EXPECT_EQ(pvc->phase(), "Bound");
+  EXPECT_EQ(pvc->storage_class_name(), "fast");
+  EXPECT_EQ(pvc->storage_request(), "50Gi");
+  EXPECT_EQ(pvc->storage_capacity(), "40Gi");
+}
+
+TEST(PvcFromJson, StorageFieldsAbsentOrMalformed) {
+  auto bare = PvcFromJson(R"({"kind":"PersistentVolumeClaim","metadata":{"name":"c"},"spec":{}})");
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ(bare->storage_class_name(), "");
+  EXPECT_EQ(bare->storage_request(), "");
+  auto bad = PvcFromJson(R"({"kind":"PersistentVolumeClaim","spec":{"resources":{"requests":{"storage":5}}}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), testing::HasSubstr("spec.resources.requests.storage"));
+}
+
+TEST(StorageClassFromJson, NameAndExpansion) {
+  auto sc = StorageClassFromJson(R"({"apiVersion":"storage.k8s.io/v1","kind":"StorageClass",
+    "metadata":{"name":"fast"},"provisioner":"x","allowVolumeExpansion":true})");
+  ASSERT_TRUE(sc.ok()) << sc.status();
+  EXPECT_EQ(sc->name(), "fast");
+  EXPECT_TRUE(sc->allow_volume_expansion());
+  auto absent = StorageClassFromJson(R"({"kind":"StorageClass","metadata":{"name":"slow"},"provisioner":"x"})");
+  ASSERT_TRUE(absent.ok()) << absent.status();
+  EXPECT_FALSE(absent->allow_volume_expansion());
+  auto bad = StorageClassFromJson(R"({"kind":"StorageClass","allowVolumeExpansion":"yes"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), testing::HasSubstr("allowVolumeExpansion"));
 }
 
 TEST(RevisionFromJson, DataBecomesCompactSortedJson) {

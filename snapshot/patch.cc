@@ -192,6 +192,12 @@ ApiRequest PvcOwnerPatchRequest(std::string_view namespace_, const pb::Persisten
   return Patch("/api/v1", namespace_, internal::Cat("persistentvolumeclaims/", update.name()), kMergePatch, body);
 }
 
+ApiRequest PvcExpandRequest(std::string_view namespace_, const pb::ExpandPvc& expand) {
+  const Json body = {{"metadata", {{"resourceVersion", expand.resource_version()}}},
+                     {"spec", {{"resources", {{"requests", {{"storage", expand.storage()}}}}}}}};
+  return Patch("/api/v1", namespace_, internal::Cat("persistentvolumeclaims/", expand.name()), kMergePatch, body);
+}
+
 std::string PodsPath(std::string_view namespace_) {
   return internal::Cat("/api/v1/namespaces/", namespace_, "/pods");
 }
@@ -223,6 +229,8 @@ absl::StatusOr<ApiRequest> ActionToPatch(const pb::Action& action, std::string_v
       return PodStatusPatchRequest(namespace_, action.patch_pod_status());
     case pb::Action::kResizePod:
       return PodResizeRequest(namespace_, action.resize_pod());
+    case pb::Action::kExpandPvc:
+      return PvcExpandRequest(namespace_, action.expand_pvc());
     case pb::Action::kUpdateRevision:
       return RevisionPatchRequest(namespace_, action.update_revision());
     case pb::Action::kPatchCloneSet:

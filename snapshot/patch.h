@@ -61,6 +61,10 @@ ApiRequest CloneSetStatusRequest(std::string_view namespace_, std::string_view c
 ApiRequest PvcOwnerPatchRequest(std::string_view namespace_, const pb::PersistentVolumeClaim& pvc,
                                 const pb::UpdatePvcOwner& update);
 
+// ExpandPvc: a merge patch of the claim's spec.resources.requests.storage under the action's
+// metadata.resourceVersion (the API server refuses a shrink, and a growth the claim's StorageClass does not allow).
+ApiRequest PvcExpandRequest(std::string_view namespace_, const pb::ExpandPvc& expand);
+
 // The collections a plan POSTs to (CreatePod's PVCs and pod, CreatePvc, CreateRevision, CreateImagePullJob); an
 // object's own path is the collection's plus "/<name>" (the deletions, and the GETs that read an outcome back).
 std::string PodsPath(std::string_view namespace_);
@@ -72,7 +76,7 @@ std::string CloneSetPath(std::string_view namespace_, std::string_view cloneset_
 // The body of every DELETE of a plan: DeleteOptions with the uid precondition when `uid` is not empty.
 std::string DeleteBody(std::string_view uid);
 
-// Dispatches on the action kind: PatchPod, PatchPodStatus, ResizePod, UpdateRevision and PatchCloneSet. Other
+// Dispatches on the action kind: PatchPod, PatchPodStatus, ResizePod, ExpandPvc, UpdateRevision and PatchCloneSet. Other
 // kinds are not patches and get INVALID_ARGUMENT.
 absl::StatusOr<ApiRequest> ActionToPatch(const pb::Action& action, std::string_view namespace_,
                                          std::string_view cloneset_name, std::string_view api_version);

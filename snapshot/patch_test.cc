@@ -229,6 +229,22 @@ TEST(PvcOwnerPatchRequest, ReplacesTheOwnerListUnderThePrecondition) {
             R"("kind":"CloneSet","name":"cs","uid":"cs-uid"}],"resourceVersion":"9"}})");
 }
 
+TEST(PvcExpandRequest, SetsTheStorageRequestUnderThePrecondition) {
+  pb::Action action;
+  pb::ExpandPvc* e = action.mutable_expand_pvc();
+  e->set_name("data-cs-a");
+  e->set_uid("pvc-uid");
+  e->set_resource_version("12");
+  e->set_storage("20Gi");
+  e->set_pod_name("cs-a");
+  auto req = ActionToPatch(action, "ns", "cs", "apps.kruise.io/v1beta1");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->method, "PATCH");
+  EXPECT_EQ(req->path, "/api/v1/namespaces/ns/persistentvolumeclaims/data-cs-a");
+  EXPECT_EQ(req->content_type, kMergePatch);
+  EXPECT_EQ(req->body, R"({"metadata":{"resourceVersion":"12"},"spec":{"resources":{"requests":{"storage":"20Gi"}}}})");
+}
+
 TEST(WritePaths, CollectionsDeleteBodyAndTheCloneSet) {
   EXPECT_EQ(PodsPath("ns"), "/api/v1/namespaces/ns/pods");
   EXPECT_EQ(PvcsPath("ns"), "/api/v1/namespaces/ns/persistentvolumeclaims");

@@ -40,7 +40,11 @@ absl::Status PodFromJson(std::string_view json, pb::Pod* out, PodParts parts = P
 // A v1 PodList (or any object with an `items` array of pods); decodes every item.
 absl::StatusOr<std::vector<pb::Pod>> PodListFromJson(std::string_view json);
 
+// Metadata, status.phase, and what a volume expansion reads: spec.storageClassName, spec.resources.requests.storage
+// and status.capacity.storage.
 absl::StatusOr<pb::PersistentVolumeClaim> PvcFromJson(std::string_view json);
+// A storage.k8s.io/v1 StorageClass: its name and allowVolumeExpansion (absent: false).
+absl::StatusOr<pb::StorageClass> StorageClassFromJson(std::string_view json);
 // An apps/v1 ControllerRevision; `data` becomes compact JSON with sorted keys.
 absl::StatusOr<pb::ControllerRevision> RevisionFromJson(std::string_view json);
 absl::StatusOr<pb::Node> NodeFromJson(std::string_view json);

@@ -161,6 +161,8 @@ func PodOfAction(a *pb.Action) string {
 		return k.ResizePod.GetName()
 	case *pb.Action_CreatePvc:
 		return k.CreatePvc.GetPodName()
+	case *pb.Action_ExpandPvc:
+		return k.ExpandPvc.GetPodName()
 	}
 	return ""
 }

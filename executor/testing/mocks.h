@@ -38,6 +38,7 @@ class MockClusterCache : public ClusterCache {
   MOCK_METHOD(absl::StatusOr<std::vector<pb::Pod>>, ListPodsFresh, (const std::string&, const std::string&),
               (override));
   MOCK_METHOD(std::vector<pb::Node>, NodesNamed, (const std::vector<std::string>&), (override));
+  MOCK_METHOD(std::vector<pb::StorageClass>, StorageClasses, (), (override));
   MOCK_METHOD(bool, HasSynced, (), (override));
 };
 

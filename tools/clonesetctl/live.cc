@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/resources.h"
 #include "executor/planner_client.h"
 #include "nlohmann/json.hpp"
 #include "planner/context.h"
@@ -69,6 +70,26 @@ std::optional<std::filesystem::path> RunDir() {
   return std::nullopt;
 }
 
+// Every StorageClass the client may read; none when it may not (the planner then expands no claim).
+std::vector<pb::StorageClass> StorageClasses(kube::RestClient& client, const std::string& server) {
+  std::vector<pb::StorageClass> out;
+  if (auto listed = Items(client, server, "/apis/storage.k8s.io/v1/storageclasses"); listed.ok()) {
+    for (const std::string& item : *listed) {
+      if (auto sc = snapshot::StorageClassFromJson(item); sc.ok()) out.push_back(*std::move(sc));
+    }
+  }
+  return out;
+}
+
+// "data-cs-a", or "data-cs-a (expanding to 20Gi)" while the claim's request is above its capacity.
+std::string ClaimCell(const pb::PersistentVolumeClaim& pvc) {
+  if (pvc.storage_capacity().empty() || pvc.storage_request().empty()) return pvc.metadata().name();
+  absl::StatusOr<__int128> want = common::QuantityNanos(pvc.storage_request());
+  absl::StatusOr<__int128> have = common::QuantityNanos(pvc.storage_capacity());
+  if (!want.ok() || !have.ok() || *want <= *have) return pvc.metadata().name();
+  return absl::StrCat(pvc.metadata().name(), " (expanding to ", pvc.storage_request(), ")");
+}
+
 }  // namespace
 
 absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::string& server,
@@ -111,6 +132,7 @@ absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::
       if (node.ok()) live.nodes.push_back(*std::move(node));
     }
   }
+  live.storage_classes = StorageClasses(client, server);
   return live;
 }
 
@@ -131,7 +153,7 @@ absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& clien
       return absl::Status(cs.status().code(), absl::StrCat("CloneSet ", what, ": ", cs.status().message()));
     }
     by_uid[cs->metadata().uid()] = out.size();
-    out.push_back(LiveCloneSet{*std::move(cs), {}, {}, {}, {}});
+    out.push_back(LiveCloneSet{*std::move(cs), {}, {}, {}, {}, {}});
   }
   if (out.empty()) return out;
   // One list per kind for every CloneSet at once, each object given to the CloneSet its owner reference names.
@@ -168,10 +190,12 @@ absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& clien
       if (auto node = snapshot::NodeFromJson(item); node.ok()) nodes.push_back(*std::move(node));
     }
   }
+  const std::vector<pb::StorageClass> classes = StorageClasses(client, server);
   for (LiveCloneSet& live : out) {
     std::sort(live.pods.begin(), live.pods.end(),
               [](const pb::Pod& a, const pb::Pod& b) { return a.metadata().name() < b.metadata().name(); });
     live.nodes = nodes;
+    live.storage_classes = classes;
   }
   return out;
 }
@@ -217,7 +241,7 @@ std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
     std::vector<std::string> claims;
     for (const pb::PersistentVolumeClaim& pvc : live.pvcs) {
       if (!planner::InstanceId(pvc).empty() && planner::InstanceId(pvc) == planner::InstanceId(pod)) {
-        claims.push_back(pvc.metadata().name());
+        claims.push_back(ClaimCell(pvc));
       }
     }
     std::string state(planner::LifecycleState(pod));
@@ -261,8 +285,10 @@ planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, c
     }
     return out;
   };
-  return planapi::AssembleRequest(live.clone_set, {live.pods, live.pvcs, live.revisions}, nodes, now,
-                                  planapi::RequestOptions{.feature_gates = gates});
+  planapi::PlanSnapshot snapshot = planapi::AssembleRequest(
+      live.clone_set, {live.pods, live.pvcs, live.revisions}, nodes, now, planapi::RequestOptions{.feature_gates = gates});
+  planapi::SetStorageClasses(live.storage_classes, &snapshot.request);
+  return snapshot;
 }
 
 std::string DescribeAction(const pb::Action& a) {
@@ -327,6 +353,10 @@ std::string DescribeAction(const pb::Action& a) {
       break;
     }
     case pb::Action::kUpdatePvcOwner: line = "move owner of PVC " + a.update_pvc_owner().name(); break;
+    case pb::Action::kExpandPvc:
+      line = absl::StrCat("expand PVC ", a.expand_pvc().name(), " of pod ", a.expand_pvc().pod_name(), " to ",
+                          a.expand_pvc().storage());
+      break;
     case pb::Action::kPatchCloneSet:
       line = absl::StrCat("patch CloneSet (", a.patch_clone_set().purpose(), "): ",
                           a.patch_clone_set().merge_patch_json());

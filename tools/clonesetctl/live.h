@@ -22,6 +22,8 @@ struct LiveCloneSet {
   std::vector<pb::PersistentVolumeClaim> pvcs;
   std::vector<pb::ControllerRevision> revisions;
   std::vector<pb::Node> nodes;
+  // Every StorageClass the cluster lets us read (none without access): which claims may grow (semantics §4.11).
+  std::vector<pb::StorageClass> storage_classes;
 };
 
 // NOT_FOUND "CloneSet ns/name not found"; UNAVAILABLE "cannot reach the cluster at <server>: ..." on transport
@@ -37,7 +39,8 @@ absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& clien
                                                          const std::string& api_version = "apps.kruise.io/v1alpha1");
 
 // The CloneSet's progress: a summary line, a progress bar of updated/ready/desired and one row per pod
-// (name, node, revision, lifecycle state, ready, restarts, PVCs).
+// (name, node, revision, lifecycle state, ready, restarts, PVCs; a claim whose storage request is above its
+// capacity shows "(expanding to <request>)").
 std::string RenderStatus(const LiveCloneSet& live, absl::Time now);
 
 // Asks the planner at `address` (gRPC target, e.g. 127.0.0.1:7070) for the next plan through the executor's planner

@@ -210,6 +210,15 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
       ++out.writes;
       return absl::OkStatus();
     }
+    case pb::Action::kExpandPvc: {
+      const pb::ExpandPvc& e = action.expand_pvc();
+      auto it = pvcs_.find(e.name());
+      if (it == pvcs_.end()) return NotFound(e.name());
+      it->second.set_storage_request(e.storage());
+      it->second.mutable_metadata()->set_resource_version(NextVersion());
+      ++out.writes;
+      return absl::OkStatus();
+    }
     case pb::Action::kPatchCloneSet:
       ++out.writes;
       return PatchCloneSet(action.patch_clone_set(), now);

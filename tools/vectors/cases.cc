@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "nlohmann/json.hpp"
 #include "planapi/pod_table.h"
 #include "planner/keys.h"
 #include "planner/inplace_state.h"
@@ -291,6 +292,28 @@ Case MissingPvc() {
   return PlanCase("plan_missing_pvc",
                   "A live pod whose claim is gone: the claim is created again from the volumeClaimTemplate "
                   "(CreatePvc) with a MissingPVC warning.",
+                  std::move(s.request));
+}
+
+Case ClaimStorageGrown() {
+  Steady s = MakeSteady(CloneSetBuilder().Replicas(2), 2, /*vct=*/true);
+  nlohmann::json vct = nlohmann::json::parse(t::VctJson("data"));
+  vct["spec"]["resources"]["requests"]["storage"] = "2Gi";
+  *s.request.mutable_clone_set()->mutable_spec()->mutable_volume_claim_templates_json(0) = vct.dump();
+  const char* classes[] = {"fast", "slow"};
+  for (int i = 0; i < 2; ++i) {
+    pb::PersistentVolumeClaim* pvc = s.request.mutable_pvcs(i);
+    pvc->set_storage_request("1Gi");
+    pvc->set_storage_capacity("1Gi");
+    pvc->set_storage_class_name(classes[i]);
+    pb::StorageClass* sc = s.request.add_storage_classes();
+    sc->set_name(classes[i]);
+    sc->set_allow_volume_expansion(i == 0);
+  }
+  return PlanCase("plan_claim_storage_grown",
+                  "The volumeClaimTemplate's storage grew from 1Gi to 2Gi: no pod rolls; the claim whose StorageClass "
+                  "allows expansion is expanded in place (ExpandPvc, ExpandingPVC), the other is held "
+                  "(VolumeExpansionHeld condition, a VolumeExpansionNotAllowed warning).",
                   std::move(s.request));
 }
 
@@ -587,6 +610,7 @@ std::vector<Case> AllCases() {
       ProgressDeadlineExceeded(),
       ClaimTemplateRemoved(),
       InPlaceResize(),
+      ClaimStorageGrown(),
       InvalidPartition(),
       NumericStringMaxSurge(),
       UnknownUpdateType(),

@@ -89,8 +89,8 @@ def pod_of_action(action: pb.Action) -> str:
             return ""
     if kind in ("delete_pod", "patch_pod", "patch_pod_status", "resize_pod"):
         return getattr(action, kind).name
-    if kind == "create_pvc":
-        return action.create_pvc.pod_name
+    if kind in ("create_pvc", "expand_pvc"):
+        return getattr(action, kind).pod_name
     return ""
 
 

@@ -360,6 +360,9 @@ class Fleet(cp.PlanHandler):
         pvc.metadata.resource_version = self.next_version()
         self.out.writes += 1
 
+    def expand_pvc(self, action: pb.ExpandPvc) -> None:
+        pass  # the fleet's claims carry no storage request, so none is ever expanded
+
     def patch_clone_set(self, action: pb.PatchCloneSet) -> None:
         self.out.writes += 1
         self.apply_clone_set(merge_patch(self.manifest, json.loads(action.merge_patch_json)), self.now)

@@ -151,7 +151,7 @@ export class SimFleet implements Fleet {
       case "deletePod": return this.deletePod(a.kind.value);
       case "patchPod": return this.patchPod(a.kind.value);
       case "patchPodStatus": return this.patchPodStatus(a.kind.value);
-      case "deletePvc": case "createPvc": case "updatePvcOwner": case "createImagePullJob": case "deleteImagePullJob":
+      case "deletePvc": case "createPvc": case "updatePvcOwner": case "expandPvc": case "createImagePullJob": case "deleteImagePullJob":
         return; // the fleet has no volumes and no image pre-download
       default:
         throw new Error(`action ${a.kind.case} is not supported by this fleet`);

@@ -94,7 +94,7 @@ export function podOfAction(a: Action): string {
       }
     case "deletePod": case "patchPod": case "patchPodStatus": case "resizePod":
       return a.kind.value.name;
-    case "createPvc":
+    case "createPvc": case "expandPvc":
       return a.kind.value.podName;
     default:
       return "";

@@ -131,7 +131,7 @@ func (f *fleet) Apply(a *pb.Action) error {
 		return f.patchPod(k.PatchPod)
 	case *pb.Action_PatchPodStatus:
 		return f.patchPodStatus(k.PatchPodStatus)
-	case *pb.Action_DeletePvc, *pb.Action_CreatePvc, *pb.Action_UpdatePvcOwner,
+	case *pb.Action_DeletePvc, *pb.Action_CreatePvc, *pb.Action_UpdatePvcOwner, *pb.Action_ExpandPvc,
 		*pb.Action_CreateImagePullJob, *pb.Action_DeleteImagePullJob:
 		// The fleet has no volumes and no image pre-download.
 	default:
