@@ -11,6 +11,7 @@
 #include "planner/context_facts.h"
 #include "planner/pod_factory.h"
 #include "planner/predicates.h"
+#include "planner/revision.h"
 
 namespace cloneset::planner {
 
@@ -48,6 +49,8 @@ std::string HeldReason(const pb::PersistentVolumeClaim& pvc,
                        const absl::flat_hash_map<std::string_view, bool>& classes) {
   const std::string& cls = pvc.storage_class_name();
   if (cls.empty()) return "the claim names no StorageClass";
+  // Kubernetes changes the request of a Bound claim only.
+  if (pvc.phase() != "Bound") return absl::StrCat("the claim is ", pvc.phase().empty() ? "not bound" : pvc.phase());
   auto it = classes.find(cls);
   if (it == classes.end()) return absl::StrCat("StorageClass ", cls, " is unknown");
   if (!it->second) return absl::StrCat("StorageClass ", cls, " does not allow volume expansion");
@@ -86,7 +89,7 @@ std::vector<ClaimGrowth> ClaimGrowths(const PlanContext& ctx) {
         if (nanos.ok()) it->second = *nanos;
       }
       if (!it->second.has_value() || *it->second == t.nanos) continue;
-      ClaimGrowth g{.pvc = &pvc, .pod = std::string(cold[i].name), .storage = t.storage};
+      ClaimGrowth g{.pvc = &pvc, .pod = std::string(cold[i].name), .template_name = t.name, .storage = t.storage};
       g.shrink = *it->second > t.nanos;
       if (!g.shrink) g.held = HeldReason(pvc, classes);
       out.push_back(std::move(g));
@@ -95,9 +98,60 @@ std::vector<ClaimGrowth> ClaimGrowths(const PlanContext& ctx) {
   return out;
 }
 
+// The UpdateRevision that sets the update revision's claim-template hash to the templates' own, when the claims are
+// all about to grow to the templates and that is the templates' only change (volume_expansion.h); nullopt otherwise.
+std::optional<pb::UpdateRevision> VctHashRefresh(const PlanContext& ctx, const std::vector<ClaimGrowth>& growths) {
+  if (growths.empty() || ctx.current_revision != ctx.update_revision) return std::nullopt;
+  const pb::ControllerRevision* update = nullptr;
+  for (const pb::ControllerRevision* rev : ctx.revisions) {
+    if (rev->metadata().name() == ctx.update_revision) update = rev;
+  }
+  if (update == nullptr) return std::nullopt;
+  auto annotation = update->metadata().annotations().find(kVctHashAnnotation);
+  if (annotation == update->metadata().annotations().end() || annotation->second == ctx.update_vct_hash) {
+    return std::nullopt;
+  }
+  std::vector<PodHotFacts> scratch;
+  for (const PodHotFacts& f : AllFacts(ctx, scratch)) {
+    if (!f.on_update_revision) return std::nullopt;
+  }
+  // The storage each template's differing claims hold now: one value per template, or the templates cannot be
+  // told apart from their earlier form.
+  absl::flat_hash_map<std::string, std::pair<std::string, __int128>> held_before;
+  for (const ClaimGrowth& g : growths) {
+    if (g.shrink || !g.held.empty()) return std::nullopt;
+    absl::StatusOr<__int128> nanos = common::QuantityNanos(g.pvc->storage_request());
+    if (!nanos.ok()) return std::nullopt;
+    auto [it, inserted] = held_before.try_emplace(g.template_name, g.pvc->storage_request(), *nanos);
+    if (!inserted && it->second.second != *nanos) return std::nullopt;
+  }
+  pb::CloneSetSpec before = ctx.clone_set->spec();
+  for (std::string& text : *before.mutable_volume_claim_templates_json()) {
+    Json vct = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!vct.is_object()) return std::nullopt;
+    auto it = held_before.find(vct["metadata"].value("name", ""));
+    if (it == held_before.end()) continue;
+    vct["spec"]["resources"]["requests"]["storage"] = it->second.first;
+    text = vct.dump();
+  }
+  absl::StatusOr<std::string> hash = VolumeClaimTemplatesHash(before);
+  if (!hash.ok() || *hash != annotation->second) return std::nullopt;
+  pb::UpdateRevision refresh;
+  refresh.set_name(update->metadata().name());
+  refresh.set_resource_version(update->metadata().resource_version());
+  (*refresh.mutable_set_annotations())[kVctHashAnnotation] = ctx.update_vct_hash;
+  return refresh;
+}
+
 void PlanVolumeExpansion(const PlanContext& ctx, PlanBuilder& plan) {
   if (IsSet(ctx.clone_set->metadata().deletion_timestamp())) return;
-  for (const ClaimGrowth& g : ClaimGrowths(ctx)) {
+  const std::vector<ClaimGrowth> growths = ClaimGrowths(ctx);
+  if (std::optional<pb::UpdateRevision> refresh = VctHashRefresh(ctx, growths)) {
+    pb::Action* action = plan.AddAction();
+    action->set_stop_on_error(true);
+    *action->mutable_update_revision() = *std::move(refresh);
+  }
+  for (const ClaimGrowth& g : growths) {
     const std::string& name = g.pvc->metadata().name();
     if (g.shrink) {
       plan.summary()->add_blocked_reasons(absl::StrCat("PVC ", name, " holds ", g.pvc->storage_request(),

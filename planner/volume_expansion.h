@@ -18,10 +18,12 @@ inline constexpr char kVolumeExpansionHeldCondition[] = "VolumeExpansionHeld";
 struct ClaimGrowth {
   const pb::PersistentVolumeClaim* pvc = nullptr;
   std::string pod;        // the live pod that mounts it
+  std::string template_name;  // its volumeClaimTemplate's metadata.name
   std::string storage;    // the template's spec.resources.requests.storage, as the template spells it
   bool shrink = false;    // the template asks for less than the claim holds: never done
-  // Growth only: empty when the claim's StorageClass allows expansion, else why it is held ("StorageClass slow
-  // does not allow volume expansion", "StorageClass fast is unknown", "the claim names no StorageClass").
+  // Growth only: empty when the claim is Bound and its StorageClass allows expansion, else why it is held
+  // ("StorageClass slow does not allow volume expansion", "StorageClass fast is unknown", "the claim names no
+  // StorageClass", "the claim is Pending").
   std::string held;
 };
 
@@ -32,6 +34,12 @@ std::vector<ClaimGrowth> ClaimGrowths(const PlanContext& ctx);
 
 // An ExpandPvc action and a Normal event ExpandingPVC for each claim that may grow; a blocked reason for each held
 // claim and for each template smaller than its claims. Nothing for a CloneSet being deleted.
+//
+// When every claim that differs can grow, every pod is on the update revision, and the templates differ from those
+// the update revision's volumeClaimTemplate hash annotation was made of only in the storage the claims now grow to
+// (the hash of the templates with the claims' present storage requests is that annotation), the annotation is set to
+// the templates' hash first (UpdateRevision): the claims will match the templates, so a later template change
+// updates those pods in place instead of recreating them for a claim-template change (§3.3).
 void PlanVolumeExpansion(const PlanContext& ctx, PlanBuilder& plan);
 
 // The VolumeExpansionHeld condition of `status` (whose conditions are the CloneSet's): True with reason

@@ -1,5 +1,6 @@
 // Growing claims (semantics §4.11): a volumeClaimTemplate's storage request raised expands the live pods' claims in
 // place when their StorageClass allows it (and rolls no pod), holds them visibly when it does not, never shrinks.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "planner/keys.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
+#include "planner/revision.h"
 #include "planner/testing/both_encodings.h"
 #include "planner/testing/fixtures.h"
 #include "planner/volume_expansion.h"
@@ -36,6 +38,7 @@ struct Claim {
   std::string storage;  // the claim's spec.resources.requests.storage
   std::string cls;      // its storageClassName
   std::string pod_state = kStateNormal;  // lifecycle state; "deleting" = the pod has a deletionTimestamp
+  std::string phase = "Bound";           // the claim's status.phase
 };
 
 // A steady CloneSet (every pod ready on the one revision) whose template asks for `storage`.
@@ -59,6 +62,7 @@ pb::PlanRequest Steady(const std::string& storage, const std::vector<Claim>& cla
     pvc.mutable_metadata()->set_resource_version("rv-" + c.id);
     pvc.set_storage_request(c.storage);
     pvc.set_storage_class_name(c.cls);
+    pvc.set_phase(c.phase);
     pvcs.push_back(pvc);
   }
   pb::PlanRequest request = t::Request(cs, pods, pvcs, {t::RevisionBuilder(kRev, 1)});
@@ -80,6 +84,12 @@ std::vector<std::string> Actions(const pb::PlanResponse& resp) {
         out.push_back(absl::StrCat("expand ", a.expand_pvc().name(), " ", a.expand_pvc().storage(), " rv=",
                                    a.expand_pvc().resource_version(), " uid=", a.expand_pvc().uid(), " pod=",
                                    a.expand_pvc().pod_name()));
+        break;
+      case pb::Action::kUpdateRevision:
+        EXPECT_TRUE(a.stop_on_error());
+        out.push_back(absl::StrCat("annotate ", a.update_revision().name(), " rv=",
+                                   a.update_revision().resource_version(), " vct-hash=",
+                                   a.update_revision().set_annotations().at(kVctHashAnnotation)));
         break;
       default:
         out.push_back(absl::StrCat("other ", a.ShortDebugString()));
@@ -178,6 +188,18 @@ INSTANTIATE_TEST_SUITE_P(
                           "20Gi: StorageClass fast is unknown); data-cs-bbbbb (10Gi < 20Gi: the claim names no "
                           "StorageClass)",
                           kHeldTail)},
+        Case{"grow, the claim is not bound",
+             "20Gi",
+             {{"aaaaa", "10Gi", "fast", kStateNormal, "Pending"}},
+             {{"fast", true}},
+             {},
+             {absl::StrCat("Warning VolumeExpansionNotAllowed: 1 PVC is below the volumeClaimTemplate's storage and "
+                           "not expanded: data-cs-aaaaa (10Gi < 20Gi: the claim is Pending)",
+                           kHeldTail)},
+             {"PVC data-cs-aaaaa is not expanded to 20Gi: the claim is Pending"},
+             absl::StrCat("1 PVC is below the volumeClaimTemplate's storage and not expanded: data-cs-aaaaa (10Gi < "
+                          "20Gi: the claim is Pending)",
+                          kHeldTail)},
         Case{"shrink is never done",
              "5Gi",
              {{"aaaaa", "10Gi", "fast"}},
@@ -249,6 +271,69 @@ TEST(VolumeExpansionRevision, AGrowthAloneRollsNoPod) {
   EXPECT_EQ(resp->update_revision(), kRev);
   EXPECT_EQ(resp->summary().phase(), "housekeeping");
   EXPECT_EQ(resp->summary().update_num(), 0);
+}
+
+std::string VctHash(const std::string& vct_json) {
+  pb::CloneSetSpec spec;
+  spec.add_volume_claim_templates_json(vct_json);
+  absl::StatusOr<std::string> hash = VolumeClaimTemplatesHash(spec);
+  EXPECT_TRUE(hash.ok()) << hash.status();
+  return hash.ok() ? *hash : "";
+}
+
+// The update revision's claim-template hash follows a growth the claims follow in place, so that a later template
+// change updates the pods in place rather than recreating them for a claim-template change (§3.3); only when the
+// growth is the templates' only change, every claim can grow and no rollout is under way.
+TEST(VolumeExpansionRevision, TheUpdateRevisionsHashFollowsAStorageOnlyGrowth) {
+  Json rwx = Json::parse(Vct("10Gi"));
+  rwx["spec"]["accessModes"] = Json::array({"ReadWriteMany"});
+  struct Case {
+    std::string name;
+    std::string annotated;  // the claim templates the revision's hash annotation was made of
+    std::vector<Claim> claims;
+    bool allowed = true;
+    bool refreshed;
+  };
+  const std::vector<Case> cases = {
+      {"storage only", Vct("10Gi"), {{"aaaaa", "10Gi", "fast"}, {"bbbbb", "10240Mi", "fast"}}, true, true},
+      {"a claim created after the growth", Vct("10Gi"), {{"aaaaa", "10Gi", "fast"}, {"bbbbb", "20Gi", "fast"}},
+       true, true},
+      {"access modes changed too", rwx.dump(), {{"aaaaa", "10Gi", "fast"}}, true, false},
+      {"claims of two sizes", Vct("10Gi"), {{"aaaaa", "10Gi", "fast"}, {"bbbbb", "15Gi", "fast"}}, true, false},
+      {"a claim is held", Vct("10Gi"), {{"aaaaa", "10Gi", "fast"}}, false, false},
+      {"already the templates' hash", Vct("20Gi"), {{"aaaaa", "10Gi", "fast"}}, true, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    pb::PlanRequest request = Steady("20Gi", c.claims, {{"fast", c.allowed}});
+    pb::ControllerRevision* rev = request.mutable_revisions(0);
+    rev->mutable_metadata()->set_resource_version("rev-rv");
+    (*rev->mutable_metadata()->mutable_annotations())[kVctHashAnnotation] = VctHash(c.annotated);
+    absl::StatusOr<pb::PlanResponse> resp = t::PlanBothEncodings(request);
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    const std::vector<std::string> actions = Actions(*resp);
+    ASSERT_FALSE(actions.empty());
+    const std::string refresh = absl::StrCat("annotate ", kRev, " rv=rev-rv vct-hash=", VctHash(Vct("20Gi")));
+    if (c.refreshed) {
+      EXPECT_EQ(actions[0], refresh) << "before the claims grow";
+      EXPECT_EQ(std::count(actions.begin(), actions.end(), refresh), 1);
+    } else {
+      EXPECT_EQ(std::count(actions.begin(), actions.end(), refresh), 0);
+    }
+  }
+}
+
+// During a rollout (pods on two revisions) the hash stays: the claims still grow.
+TEST(VolumeExpansionRevision, NoRefreshDuringARollout) {
+  pb::PlanRequest request = Steady("20Gi", {{"aaaaa", "10Gi", "fast"}}, {{"fast", true}});
+  (*request.mutable_revisions(0)->mutable_metadata()->mutable_annotations())[kVctHashAnnotation] =
+      VctHash(Vct("10Gi"));
+  request.mutable_clone_set()->mutable_status()->set_current_revision("cs-rev-0");
+  *request.add_revisions() = t::RevisionBuilder("cs-rev-0", 0).Template(t::TemplateJson("nginx:1.24"));
+  request.mutable_clone_set()->mutable_spec()->mutable_update_strategy()->set_paused(true);
+  absl::StatusOr<pb::PlanResponse> resp = t::PlanBothEncodings(request);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  for (const pb::Action& a : resp->actions()) EXPECT_FALSE(a.has_update_revision()) << a.ShortDebugString();
 }
 
 }  // namespace

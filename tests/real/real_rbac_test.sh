@@ -175,6 +175,8 @@ executor allow -n default create -f PVC --dry-run=server
 executor allow -n default get controllerrevisions
 executor allow -n default create -f EVENT --dry-run=server
 executor allow get nodes
+executor allow get storageclasses.storage.k8s.io
+executor deny patch storageclasses.storage.k8s.io standard --type=merge -p {"allowVolumeExpansion":true} --dry-run=server
 executor allow -n cloneset-system create -f LEASE --dry-run=server
 executor allow -n default delete imagepulljobs.apps.kruise.io rbac-probe --dry-run=server
 executor allow delete nodeimages.apps.kruise.io kwok-node-0 --dry-run=server
