@@ -89,7 +89,11 @@ std::vector<ClaimGrowth> ClaimGrowths(const PlanContext& ctx) {
         if (nanos.ok()) it->second = *nanos;
       }
       if (!it->second.has_value() || *it->second == t.nanos) continue;
-      ClaimGrowth g{.pvc = &pvc, .pod = std::string(cold[i].name), .template_name = t.name, .storage = t.storage};
+      ClaimGrowth g;
+      g.pvc = &pvc;
+      g.pod = std::string(cold[i].name);
+      g.template_name = t.name;
+      g.storage = t.storage;
       g.shrink = *it->second > t.nanos;
       if (!g.shrink) g.held = HeldReason(pvc, classes);
       out.push_back(std::move(g));
