@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "common/resources.h"
@@ -59,7 +60,7 @@ absl::Status ValidatePvcStorageUpdate(const json& old_pvc, const json& new_pvc, 
   if (new_size < old_size) return absl::OkStatus();
   // Admission (PersistentVolumeClaimResize).
   const std::string name = new_pvc["metadata"].value("name", "");
-  const auto forbidden = [&](std::string_view why) {
+  const auto forbidden = [&](const char* why) {
     return absl::PermissionDeniedError(absl::StrCat("persistentvolumeclaims \"", name, "\" is forbidden: ", why));
   };
   if (!bound) return forbidden("Only bound persistent volume claims can be expanded");

@@ -95,7 +95,7 @@ struct WriteOptions {
   bool pod_resize = false;
   // PersistentVolumeClaim updates: the StorageClass objects, read before the write, that decide whether a larger
   // storage request is admitted (pvc_resize.h). Unset: no StorageClass exists.
-  std::optional<std::vector<nlohmann::json>> storage_classes;
+  std::optional<std::vector<nlohmann::json>> storage_classes = std::nullopt;
 };
 
 struct DeleteOptions {

@@ -125,6 +125,11 @@ absl::Status InformerCache::NodesError() const {
   return nodes_->list_watch().last_error();
 }
 
+absl::Status InformerCache::StorageClassesError() const {
+  if (storage_classes_->HasSynced()) return absl::OkStatus();
+  return storage_classes_->list_watch().last_error();
+}
+
 std::vector<pb::Node> InformerCache::NodesNamed(const std::vector<std::string>& names) {
   std::vector<pb::Node> out;
   for (const auto& name : names) {

@@ -55,6 +55,8 @@ class InformerCache final : public ClusterCache {
 
   // Why nodes are not cached (OK while they are, or before the first LIST answered).
   absl::Status NodesError() const;
+  // The same for StorageClasses.
+  absl::Status StorageClassesError() const;
 
   std::vector<std::string> CloneSetKeys() const;
   size_t pods() const { return pod_rows_.size(); }

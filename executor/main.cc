@@ -278,6 +278,7 @@ int Run() {
   predownload.Start([&shards] { return shards.OwnsShard(0); });
   std::thread gauges([&] {
     bool nodes_logged = false;
+    bool classes_logged = false;
     while (!stopping) {
       if (!nodes_logged) {
         // Once: without Nodes (typically no RBAC for them) the spread ranker of scale-in is not available.
@@ -286,6 +287,14 @@ int Run() {
               "cannot list nodes; scale-in of CloneSets with topologySpreadConstraints ranks by node only",
               {{"error", s.ToString()}});
           nodes_logged = true;
+        }
+      }
+      if (!classes_logged) {
+        // Once: without StorageClasses no claim is expanded when a volumeClaimTemplate grows (semantics §4.11).
+        if (absl::Status s = cache.StorageClassesError(); !s.ok()) {
+          Log(LogLevel::kWarn, "cannot list storageclasses; claims are not expanded when a volumeClaimTemplate grows",
+              {{"error", s.ToString()}});
+          classes_logged = true;
         }
       }
       metrics.Shards(shards.owned(), shard_count);
