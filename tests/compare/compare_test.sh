@@ -20,6 +20,8 @@
 #   kubectl133       kubectl 1.33 workflows of the seeds: get -w, edits, explain, auth can-i
 #   pod_resize       the pods/resize subresource: cpu/memory change (and nothing else of the write), the
 #                    generation; each refusal with its message; the pods endpoint refusing resources changes
+#   pvc_resize       a Bound claim's storage request grown (its class allows expansion, or not) and shrunk to its
+#                    capacity: the answer and message of each
 set -uo pipefail
 BACKEND="${1:?usage: compare_test.sh embedded|real REPO_ROOT CASE...}"
 ROOT="${2:?usage: compare_test.sh embedded|real REPO_ROOT CASE...}"
@@ -534,6 +536,52 @@ YAML
   expect_eq "only the accepted resize is stored" "300m 150m 128Mi"     "$(kc -n $ns get pod web -o jsonpath='{.spec.containers[0].resources.limits.cpu} {.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.limits.memory}')"
   expect_eq "not for configmaps" 404 "$(code_of "$(api GET /api/v1/namespaces/$ns/configmaps/x/resize)")"
   kc delete namespace $ns --wait=false >/dev/null
+}
+
+# --- pvc_resize ------------------------------------------------------------------------------------------------------
+case_pvc_resize() {
+  local ns=cmp-pvc-resize c=/api/v1/namespaces/cmp-pvc-resize/persistentvolumeclaims
+  namespace $ns
+  local allow
+  for allow in true false; do
+    kc apply -f - >/dev/null <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: cmp-expand-$allow}
+provisioner: cloneset.test/hostpath-provisioner
+allowVolumeExpansion: $allow
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim-$allow, namespace: $ns}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: cmp-expand-$allow
+  resources: {requests: {storage: 1Gi}}
+YAML
+  done
+  local i phases
+  for i in $(seq 1 60); do
+    phases=$(kc -n $ns get pvc claim-true claim-false -o jsonpath='{.items[*].status.phase}')
+    [ "$phases" = "Bound Bound" ] && break
+    sleep 1
+  done
+  expect_eq "both claims bound" "Bound Bound" "$phases"
+  local mp=(-H 'Content-Type: application/merge-patch+json') r
+  r=$(api PATCH $c/claim-false "${mp[@]}" -d '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}')
+  expect_eq "grow, class without expansion: 403" 403 "$(code_of "$r")"
+  expect_eq "grow, class without expansion: message" \
+    'persistentvolumeclaims "claim-false" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize' \
+    "$(echo "${r#* }" | json 'd.get("message")')"
+  r=$(api PATCH $c/claim-true "${mp[@]}" -d '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}')
+  expect_eq "grow, class with expansion" "200 2Gi" "$(code_of "$r") $(echo "${r#* }" | json 'd["spec"]["resources"]["requests"]["storage"]')"
+  r=$(api PATCH $c/claim-true "${mp[@]}" -d '{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}')
+  expect_eq "shrink to the capacity: 422" 422 "$(code_of "$r")"
+  expect_eq "shrink to the capacity: message" \
+    'PersistentVolumeClaim "claim-true" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity' \
+    "$(echo "${r#* }" | json 'd.get("message")')"
+  kc delete namespace $ns --wait=false >/dev/null
+  kc delete storageclass cmp-expand-true cmp-expand-false --wait=false >/dev/null
 }
 
 up
