@@ -66,12 +66,18 @@ TEST_P(PlanRequestTest, IsTheExecutorsRequest) {
   live.clone_set.mutable_spec()->set_template_json(GetParam().template_json);
   live.pods = {Pod("cs-a", "11", "n1"), Pod("cs-b", "12", "n2")};  // FetchCloneSet sorts by name
   live.pvcs = {Pvc("data-cs-a", false), Pvc("data-cs-b", false), Pvc("data-cs-old", true)};
+  live.pvcs[0].set_storage_class_name("fast");
+  live.storage_classes.resize(2);  // every class of the cluster; the request carries those its claims name
+  live.storage_classes[0].set_name("slow");
+  live.storage_classes[1].set_name("fast");
+  live.storage_classes[1].set_allow_volume_expansion(true);
   live.revisions.emplace_back().mutable_metadata()->set_name("cs-abc");
   live.nodes = {Node("n1", "a"), Node("n2", "b"), Node("n3", "c")};  // every node of the cluster
 
   NiceMock<executor::testing::MockClusterCache> cache;
   ON_CALL(cache, PvcsOwnedBy("ns", "uid-1")).WillByDefault(Return(live.pvcs));
   ON_CALL(cache, RevisionsOwnedBy("ns", "uid-1")).WillByDefault(Return(live.revisions));
+  ON_CALL(cache, StorageClasses()).WillByDefault(Return(live.storage_classes));
   ON_CALL(cache, NodesNamed(_)).WillByDefault([&live](const std::vector<std::string>& names) {
     std::vector<pb::Node> out;
     for (const std::string& name : names) {
@@ -92,6 +98,8 @@ TEST_P(PlanRequestTest, IsTheExecutorsRequest) {
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ours.request.feature_gates(), gates->gates));
   EXPECT_EQ(ours.request.random_seed(), executor.request.random_seed());
   EXPECT_EQ(ours.request.pvcs_size(), 2) << "a terminating PVC is not sent";
+  ASSERT_EQ(ours.request.storage_classes_size(), 1);
+  EXPECT_EQ(ours.request.storage_classes(0).name(), "fast");
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ours.request, executor.request))
       << "clonesetctl: " << ours.request.ShortDebugString() << "\nexecutor: " << executor.request.ShortDebugString();
 }
@@ -102,6 +110,27 @@ INSTANTIATE_TEST_SUITE_P(Templates, PlanRequestTest,
                                            Case{"gates", R"({"spec":{"containers":[]}})",
                                                 "CloneSetShortHash=true,InPlaceUpdateEnvFromMetadata=false"}),
                          [](const auto& info) { return info.param.name; });
+
+// A claim whose request is above its capacity (an expansion the storage driver has not finished) says so in the
+// PVC column; one at its capacity shows its name only.
+TEST(RenderStatus, ClaimsWaitingForExpansion) {
+  LiveCloneSet live;
+  live.clone_set.mutable_metadata()->set_name("cs");
+  live.clone_set.mutable_metadata()->set_namespace_("ns");
+  for (const char* id : {"aaaaa", "bbbbb"}) {
+    pb::Pod pod = Pod(std::string("cs-") + id, "1", "n1");
+    (*pod.mutable_metadata()->mutable_labels())["apps.kruise.io/cloneset-instance-id"] = id;
+    live.pods.push_back(pod);
+    pb::PersistentVolumeClaim pvc = Pvc(std::string("data-cs-") + id, false);
+    (*pvc.mutable_metadata()->mutable_labels())["apps.kruise.io/cloneset-instance-id"] = id;
+    pvc.set_storage_request("20Gi");
+    pvc.set_storage_capacity(std::string(id) == "aaaaa" ? "10Gi" : "20480Mi");
+    live.pvcs.push_back(pvc);
+  }
+  const std::string out = RenderStatus(live, absl::FromUnixSeconds(1767225600));
+  EXPECT_THAT(out, ::testing::HasSubstr("data-cs-aaaaa (expanding to 20Gi)")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("data-cs-bbbbb\n")) << out;
+}
 
 }  // namespace
 }  // namespace cloneset::clonesetctl
