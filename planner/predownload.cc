@@ -189,6 +189,7 @@ std::string JobJson(const PlanContext& ctx, const std::string& container, const 
 
 bool PreDownloadEnabled(const PlanContext& ctx) {
   return ctx.gates.pre_download_image_for_in_place_update() ||
+         ctx.clone_set->spec().update_strategy().has_image_predownload_parallelism() ||
          ctx.clone_set->metadata().annotations().contains(kParallelismAnnotation);
 }
 
