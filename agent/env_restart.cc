@@ -1,7 +1,7 @@
 #include "agent/env_restart.h"
 
 #include "common/image_ref.h"
-#include "common/inplace_completion.h"
+#include "kruise/inplace_completion.h"
 #include "nlohmann/json.hpp"
 
 namespace cloneset::agent {
@@ -40,7 +40,7 @@ EnvRestartDecision DecideEnvRestarts(const pb::Pod& pod) {
     if (!it->is_object()) continue;
     const auto recorded = it->find("containerID");
     if (recorded == it->end() || !recorded->is_string() || recorded->get<std::string>().empty()) continue;
-    const common::ObservedContainer now = common::Observe(pod, it.key());
+    const kruise::ObservedContainer now = kruise::Observe(pod, it.key());
     if (!now.has_status || now.container_id != recorded->get<std::string>()) continue;  // restarted already
     if (now.has_spec && !common::SameImage(now.spec_image, now.image)) continue;  // the kubelet restarts it
     d.restarts.push_back({it.key(), RuntimeContainerId(std::string(now.container_id))});

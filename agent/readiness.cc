@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "common/inplace_completion.h"
+#include "kruise/inplace_completion.h"
 #include "common/resources.h"
 #include "imagepull/types.h"
 #include "nlohmann/json.hpp"
@@ -92,10 +92,10 @@ ReadinessDecision DecideReadiness(const pb::Pod& pod, absl::Time now) {
     for (auto it = last.begin(); it != last.end(); ++it) {
       const std::string recorded_image_id = Str(*it, "imageID");
       const std::string recorded_container_id = Str(*it, "containerID");
-      const common::ContainerUpdate progress = common::ContainerUpdateProgress(
-          {recorded_image_id, recorded_container_id}, common::Observe(pod, it.key()), false);
-      if (progress != common::ContainerUpdate::kDone) {
-        return no(absl::StrCat("container ", it.key(), " ", std::string(common::Describe(progress))));
+      const kruise::ContainerUpdate progress = kruise::ContainerUpdateProgress(
+          {recorded_image_id, recorded_container_id}, kruise::Observe(pod, it.key()), false);
+      if (progress != kruise::ContainerUpdate::kDone) {
+        return no(absl::StrCat("container ", it.key(), " ", std::string(kruise::Describe(progress))));
       }
       if (!ContainerReady(pod, it.key())) return no(absl::StrCat("container ", it.key(), " not ready"));
     }

@@ -2,7 +2,7 @@
 // the agent sets InPlaceUpdateReady to exactly the value the executor would write ({True, no reason, no
 // message}), so the two never fight: whoever comes second sees the value and writes nothing. Pods are decoded by
 // the executor's decoder (snapshot::PodFromJson) and judged by the planner's completion rule
-// (common/inplace_completion.h), so the agent never reports a pod the planner still counts as updating.
+// (kruise/inplace_completion.h), so the agent never reports a pod the planner still counts as updating.
 #pragma once
 
 #include <string>

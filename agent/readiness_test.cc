@@ -76,7 +76,7 @@ TEST(DecideReadinessTest, Table) {
             "update started after the state: its state is not written yet"},
            {"False since the state was written (same plan)",
             With(Pod(), "/status/conditions/0/lastTransitionTime", "2026-01-01T00:00:00Z"), true, ""},
-           // The planner's completion rule (common/inplace_completion.h); before the agent shared it, it appended
+           // The planner's completion rule (kruise/inplace_completion.h); before the agent shared it, it appended
            // ":latest" only to images without a ':' and compared the strings as written, so it waited forever on
            // these pods while the planner counted them updated.
            {"same image id, registry port is not a tag",

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/inplace_completion.h"
+#include "kruise/inplace_completion.h"
 #include "common/resources.h"
 #include "planner/context_facts.h"
 #include "planner/pod_source.h"
@@ -12,8 +12,8 @@ namespace cloneset::planner {
 
 bool ContainersUpdateCompleted(const pb::Pod& pod, const InPlaceUpdateState& state) {
   for (const auto& [name, last] : state.last_container_statuses) {
-    if (common::ContainerUpdateProgress({last.image_id, last.container_id}, common::Observe(pod, name),
-                                        state.update_env_from_metadata) != common::ContainerUpdate::kDone) {
+    if (kruise::ContainerUpdateProgress({last.image_id, last.container_id}, kruise::Observe(pod, name),
+                                        state.update_env_from_metadata) != kruise::ContainerUpdate::kDone) {
       return false;
     }
   }

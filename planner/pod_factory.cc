@@ -1,4 +1,5 @@
 #include "planner/pod_factory.h"
+#include "base/time_format.h"
 
 #include <set>
 #include <utility>
@@ -57,7 +58,7 @@ absl::StatusOr<NewPod> Assemble(const PlanContext& ctx, const std::string& templ
   const bool pre_normal_hook = cs.spec().has_lifecycle() && cs.spec().lifecycle().has_pre_normal();
   labels[kLifecycleStateLabel] = pre_normal_hook ? kStatePreparingNormal : kStateNormal;
   Json annotations = ObjectOrEmpty(tmeta, "annotations");
-  annotations[kLifecycleTimestampAnnotation] = FormatRfc3339(ctx.now);
+  annotations[kLifecycleTimestampAnnotation] = base::FormatTime(ctx.now);
 
   Json metadata = {
       {"name", absl::StrCat(cs_name, "-", instance_id)},

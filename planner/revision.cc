@@ -9,11 +9,13 @@
 #include "nlohmann/json.hpp"
 #include "planner/context_facts.h"
 #include "planner/spec.h"
-#include "planner/go_json.h"
+#include "base/go_json.h"
 #include "planner/go_typed_json.h"
 #include "planner/pod_facts.h"
 
 namespace cloneset::planner {
+
+using base::AppendGoJson;
 namespace {
 
 using Json = nlohmann::json;

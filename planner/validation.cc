@@ -1,4 +1,5 @@
 #include "planner/validation.h"
+#include "kruise/keys.h"
 
 #include <algorithm>
 #include <set>
@@ -371,8 +372,8 @@ absl::Status CheckConditions(const google::protobuf::RepeatedPtrField<pb::Condit
 }  // namespace
 
 void ApplyDefaults(pb::CloneSet* cs) {
-  const bool beta = cs->api_version() == kApiV1beta1;
-  if (cs->api_version().empty()) cs->set_api_version(kApiV1alpha1);
+  const bool beta = cs->api_version() == kruise::kV1beta1;
+  if (cs->api_version().empty()) cs->set_api_version(kruise::kV1alpha1);
   pb::CloneSetSpec* spec = cs->mutable_spec();
   if (!spec->has_replicas()) spec->set_replicas(1);
   if (SelectorIsEmpty(spec->selector())) {

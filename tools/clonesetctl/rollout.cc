@@ -1,4 +1,5 @@
 #include "tools/clonesetctl/rollout.h"
+#include "base/time_format.h"
 
 #include <algorithm>
 #include <map>
@@ -250,7 +251,7 @@ absl::Status SetRestartedAt(Json& cs, absl::Time now) {
   Json& meta = cs["spec"]["template"]["metadata"];
   if (!meta.is_object()) meta = Json::object();
   if (!meta["annotations"].is_object()) meta["annotations"] = Json::object();
-  meta["annotations"][kRestartedAtAnnotation] = planner::FormatRfc3339(now);
+  meta["annotations"][kRestartedAtAnnotation] = base::FormatTime(now);
   return absl::OkStatus();
 }
 

@@ -1,13 +1,14 @@
 // Size: one function per shared vector and the list of them all; the cases share the rollout fixtures above them.
 #include "tools/vectors/cases.h"
+#include "base/time_format.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "planapi/pod_table.h"
-#include "planner/keys.h"
-#include "planner/inplace_state.h"
+#include "kruise/keys.h"
+#include "kruise/inplace_state.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "planner/testing/fixtures.h"
@@ -345,7 +346,7 @@ Case CancelInPlaceDuringGrace() {
   const std::string rev2 = r2.metadata().name();
   planner::InPlaceUpdateState state;
   state.revision = rev2;
-  state.update_timestamp = planner::FormatRfc3339(Now() - absl::Seconds(5));
+  state.update_timestamp = base::FormatTime(Now() - absl::Seconds(5));
   const std::string grace = absl::StrCat(R"({"revision":")", rev2,
                                          R"(","containerImages":{"main":"nginx:1.26"},"graceSeconds":30,)",
                                          R"("oldRevision":")", rev1, R"("})");
