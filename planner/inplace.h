@@ -13,11 +13,12 @@
 
 namespace cloneset::planner {
 
-// Containers of the state's last batch have restarted on their new spec (§5.9 "containers completed"): the rule
-// of kruise/inplace_completion.h for each, the one the node agent decides with too; and, when the update resized
-// the pod (updateResources), the kubelet has carried the resize out (common/resources.h PodResizeProgress).
+// Containers of the state's last batch have restarted on their new spec (§5.9 "containers completed") and, when
+// the update resized the pod (updateResources), the kubelet has carried the resize out: kruise::ContainersCompletion,
+// the rule the node agent decides with too.
 bool ContainersUpdateCompleted(const pb::Pod& pod, const InPlaceUpdateState& state);
-// DefaultCheckInPlaceUpdateCompleted: no state -> true; grace pending or a next batch pending -> false.
+// DefaultCheckInPlaceUpdateCompleted (kruise::CheckInPlaceUpdate): no state -> true; grace pending, an unparsable
+// state or a next batch pending -> false; else ContainersUpdateCompleted.
 bool InPlaceUpdateCompleted(const pb::Pod& pod);
 
 // An in-place resize the kubelet holds back: the pod's PodResizePending condition (reason Deferred or Infeasible)
