@@ -365,6 +365,26 @@ Case CancelInPlaceDuringGrace() {
                   t::Request(cs, {pod}, {}, {r1, r2}));
 }
 
+Case UnparsableInPlaceState() {
+  // A pod in its in-place update (lifecycle Updating, InPlaceUpdateReady False) whose state annotation is not JSON.
+  CloneSetBuilder v1 = CloneSetBuilder().Replicas(1).UpdateType("InPlaceIfPossible");
+  const pb::ControllerRevision r1 = StoredRevision(v1, 1);
+  const std::string rev1 = r1.metadata().name();
+  pb::Pod pod = RunningPod("p0", rev1)
+                    .Label(planner::kPodTemplateHashLabel, std::string(planner::ShortHash(rev1)))
+                    .Lifecycle(planner::kStateUpdating)
+                    .Annotation(planner::kInPlaceStateAnnotation, "{truncated");
+  for (pb::Condition& c : *pod.mutable_conditions()) {
+    if (c.type() == planner::kInPlaceUpdateReadyCondition) c.set_status("False");
+  }
+  pb::CloneSet cs = v1.Status(rev1, rev1);
+  return PlanCase("plan_unparsable_in_place_state",
+                  "A pod in its in-place update whose apps.kruise.io/inplace-update-state is not JSON: the update "
+                  "never completes (InPlaceUpdateReady stays False, the lifecycle stays Updating) and the plan "
+                  "says so in a Warning event InvalidInPlaceUpdateState.",
+                  t::Request(cs, {pod}, {}, {r1}));
+}
+
 Case UnknownUpdateType() {
   Rollout r = MakeRollout(2, [](CloneSetBuilder& cs) { cs.UpdateType("Sideways"); });
   return PlanError("plan_error_unknown_update_type",
@@ -584,6 +604,7 @@ std::vector<Case> AllCases() {
       ImagePreDownload(),
       ImagePullJobCleanup(),
       CancelInPlaceDuringGrace(),
+      UnparsableInPlaceState(),
       OnDelete(),
       ProgressDeadlineExceeded(),
       ClaimTemplateRemoved(),
