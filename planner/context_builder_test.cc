@@ -1,5 +1,4 @@
 #include "planner/context_builder.h"
-#include "kruise/keys.h"
 
 #include <algorithm>
 #include <functional>
@@ -10,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "kruise/keys.h"
 #include "planner/predicates.h"
 #include "planner/testing/both_encodings.h"
 

@@ -1,8 +1,8 @@
 #include "planner/inplace.h"
-#include "base/time_format.h"
 
 #include <string>
 
+#include "base/time_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

@@ -1,9 +1,9 @@
 #include "planner/lifecycle.h"
-#include "base/time_format.h"
 
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/predicates.h"

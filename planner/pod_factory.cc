@@ -1,10 +1,11 @@
 #include "planner/pod_factory.h"
-#include "base/time_format.h"
 
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/predicates.h"
 #include "planner/volume_refs.h"
@@ -16,7 +17,7 @@ using Json = nlohmann::json;
 
 // Our CRD serves apps.kruise.io/v1alpha1 first, so owner references name that version (upstream: v1beta1).
 Json CloneSetControllerRef(const pb::CloneSet& cs) {
-  return Json{{"apiVersion", "apps.kruise.io/v1alpha1"}, {"kind", "CloneSet"},       {"name", cs.metadata().name()},
+  return Json{{"apiVersion", kruise::kV1alpha1}, {"kind", "CloneSet"},       {"name", cs.metadata().name()},
               {"uid", cs.metadata().uid()},              {"controller", true},        {"blockOwnerDeletion", true}};
 }
 

@@ -1,8 +1,8 @@
 #include "planner/predicates.h"
-#include "base/time_format.h"
 
 #include <string>
 
+#include "base/time_format.h"
 #include "gtest/gtest.h"
 
 namespace cloneset::planner {

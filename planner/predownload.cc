@@ -1,5 +1,4 @@
 #include "planner/predownload.h"
-#include "kruise/keys.h"
 
 #include <algorithm>
 #include <optional>
@@ -7,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/inplace.h"
 #include "planner/predicates.h"

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/context_facts.h"
 #include "planner/spec.h"
@@ -206,7 +207,7 @@ std::string ControllerRevisionJson(const pb::CloneSet& cs, const std::string& na
         {"namespace", cs.metadata().namespace_()},
         {"labels", labels},
         {"annotations", annotations},
-        {"ownerReferences", Json::array({{{"apiVersion", "apps.kruise.io/v1alpha1"},
+        {"ownerReferences", Json::array({{{"apiVersion", kruise::kV1alpha1},
                                           {"kind", "CloneSet"},
                                           {"name", cs.metadata().name()},
                                           {"uid", cs.metadata().uid()},

@@ -1,5 +1,4 @@
 #include "planner/spec.h"
-#include "kruise/keys.h"
 
 #include <algorithm>
 #include <string>
@@ -9,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/int_or_percent.h"
 #include "planner/predicates.h"

@@ -1,5 +1,4 @@
 #include "planner/validation.h"
-#include "kruise/keys.h"
 
 #include <algorithm>
 #include <set>
@@ -12,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/spec.h"
 #include "planner/go_typed_json.h"

@@ -1,5 +1,4 @@
 #include "tools/clonesetctl/rollout.h"
-#include "base/time_format.h"
 
 #include <algorithm>
 #include <map>
@@ -7,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/time_format.h"
 #include "common/resources.h"
 #include "planner/context.h"
 #include "planner/context_builder.h"

@@ -1,10 +1,10 @@
 #include "tools/clonesetctl/sim_cluster.h"
-#include "base/time_format.h"
 
 #include <algorithm>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
 #include "planapi/applier.h"

@@ -1,14 +1,14 @@
 // Size: one function per shared vector and the list of them all; the cases share the rollout fixtures above them.
 #include "tools/vectors/cases.h"
-#include "base/time_format.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "cloneset/planner/v1/planner.pb.h"
-#include "planapi/pod_table.h"
-#include "kruise/keys.h"
 #include "kruise/inplace_state.h"
+#include "kruise/keys.h"
+#include "planapi/pod_table.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "planner/testing/fixtures.h"
