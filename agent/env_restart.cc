@@ -1,18 +1,10 @@
 #include "agent/env_restart.h"
 
 #include "common/image_ref.h"
-#include "common/inplace_completion.h"
-#include "nlohmann/json.hpp"
+#include "kruise/inplace_completion.h"
+#include "kruise/inplace_state.h"
 
 namespace cloneset::agent {
-namespace {
-
-using Json = nlohmann::json;
-
-constexpr char kStateAnnotation[] = "apps.kruise.io/inplace-update-state";
-constexpr char kGraceAnnotation[] = "apps.kruise.io/inplace-update-grace";
-
-}  // namespace
 
 std::string RuntimeContainerId(const std::string& status_container_id) {
   const size_t scheme = status_container_id.find("://");
@@ -26,24 +18,20 @@ EnvRestartDecision DecideEnvRestarts(const pb::Pod& pod) {
     return d;
   };
   if (pod.metadata().has_deletion_timestamp()) return no("terminating");
-  const auto& annotations = pod.metadata().annotations();
-  const auto state_it = annotations.find(kStateAnnotation);
-  if (state_it == annotations.end() || state_it->second.empty()) return no("no in-place update state");
-  if (annotations.contains(kGraceAnnotation)) return no("grace period pending");
-  const Json state = Json::parse(state_it->second, nullptr, false);
-  if (!state.is_object()) return no("unparsable in-place update state");
-  const auto env = state.find("updateEnvFromMetadata");
-  if (env == state.end() || !env->is_boolean() || !env->get<bool>()) return no("no env-from-metadata update");
-  const auto last = state.find("lastContainerStatuses");
-  if (last == state.end() || !last->is_object()) return no("no container recorded");
-  for (auto it = last->begin(); it != last->end(); ++it) {
-    if (!it->is_object()) continue;
-    const auto recorded = it->find("containerID");
-    if (recorded == it->end() || !recorded->is_string() || recorded->get<std::string>().empty()) continue;
-    const common::ObservedContainer now = common::Observe(pod, it.key());
-    if (!now.has_status || now.container_id != recorded->get<std::string>()) continue;  // restarted already
+  // The state as the planner and the readiness report read it (kruise/inplace_state.h): current key, else legacy.
+  const std::string_view state_json = kruise::InPlaceStateAnnotation(pod);
+  if (state_json.empty()) return no("no in-place update state");
+  if (!kruise::InPlaceGraceAnnotation(pod).empty()) return no("grace period pending");
+  const absl::StatusOr<kruise::InPlaceUpdateState> state = kruise::ParseInPlaceState(state_json);
+  if (!state.ok()) return no("unparsable in-place update state");
+  if (!state->update_env_from_metadata) return no("no env-from-metadata update");
+  if (state->last_container_statuses.empty()) return no("no container recorded");
+  for (const auto& [name, recorded] : state->last_container_statuses) {
+    if (recorded.container_id.empty()) continue;
+    const kruise::ObservedContainer now = kruise::Observe(pod, name);
+    if (!now.has_status || now.container_id != recorded.container_id) continue;  // restarted already
     if (now.has_spec && !common::SameImage(now.spec_image, now.image)) continue;  // the kubelet restarts it
-    d.restarts.push_back({it.key(), RuntimeContainerId(std::string(now.container_id))});
+    d.restarts.push_back({name, RuntimeContainerId(std::string(now.container_id))});
   }
   if (d.restarts.empty()) return no("every recorded container restarted or is left to the kubelet");
   return d;

@@ -1,6 +1,6 @@
 // Env-from-metadata in-place updates on a real node. When an in-place update changes a label or annotation that a
 // container reads through an env `fieldRef`, the planner patches only pod metadata and waits for that container's
-// restart (a new containerID, common/inplace_completion.h). A kubelet restarts nothing for a metadata change: the
+// restart (a new containerID, kruise/inplace_completion.h). A kubelet restarts nothing for a metadata change: the
 // container's spec is unchanged. The agent restarts such a container by stopping it through CRI; the kubelet starts
 // it again under the pod's restartPolicy and resolves the env from the pod's current metadata. Upstream's
 // kruise-daemon does the same from hashes of the env values; we decide from the state annotation instead, the

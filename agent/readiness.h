@@ -2,7 +2,8 @@
 // the agent sets InPlaceUpdateReady to exactly the value the executor would write ({True, no reason, no
 // message}), so the two never fight: whoever comes second sees the value and writes nothing. Pods are decoded by
 // the executor's decoder (snapshot::PodFromJson) and judged by the planner's completion rule
-// (common/inplace_completion.h), so the agent never reports a pod the planner still counts as updating.
+// (kruise/inplace_completion.h), so the agent never reports a pod the planner still counts as updating
+// (agent/completion_agreement_test.cc runs every kind of state through both).
 #pragma once
 
 #include <string>
@@ -14,8 +15,6 @@ namespace cloneset::agent {
 
 namespace pb = ::cloneset::planner::v1;
 
-inline constexpr char kInPlaceUpdateReady[] = "InPlaceUpdateReady";
-
 struct ReadinessDecision {
   bool report = false;     // patch the condition now
   std::string why;         // when not: the reason (for logs and tests)
@@ -23,11 +22,11 @@ struct ReadinessDecision {
 };
 
 // report == true only if: the pod has the gate and is not terminating; the condition is not already
-// {True,"",""}; a state annotation exists and parses and is not older than a False condition (the state of the
-// previous update, the new one not written yet); no grace period or later batch is pending; and every
-// container in lastContainerStatuses has restarted on its new spec by the planner's rule (a new containerID, a
-// new imageID, or the same imageID with the spec image as the status image, compared as normalized references)
-// and its status is ready. updateEnvFromMetadata / resource updates are left to the executor.
+// {True,"",""}; the pod's in-place update is complete by the planner's rule (kruise::CheckInPlaceUpdate: a state
+// that parses, no grace period or later batch pending, every container of lastContainerStatuses restarted on its
+// new spec, a resize carried out); the state is not older than a False condition (the state of the previous
+// update, the new one not written yet); and every recorded container's status is ready. A pod without a state is
+// left to the executor (its condition may have turned False for an update whose state is not written yet).
 ReadinessDecision DecideReadiness(const pb::Pod& pod, absl::Time now);
 
 // Strategic merge patch for pods/status, guarded by the pod's resourceVersion.

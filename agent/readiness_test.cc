@@ -66,8 +66,20 @@ TEST(DecideReadinessTest, Table) {
             "grace period pending"},
            {"next batch pending", StateWith("nextContainerImages", {{"side", "busybox:2"}}), false,
             "later container batch pending"},
-           {"env from metadata", StateWith("updateEnvFromMetadata", true), false,
-            "env-from-metadata update: left to the executor"},
+           // The planner's rule for an env-from-metadata update: a new containerID; without one recorded, the
+           // image ID.
+           {"env from metadata, no container id recorded", StateWith("updateEnvFromMetadata", true), true, ""},
+           {"env from metadata, not restarted",
+            With(With(StateWith("updateEnvFromMetadata", true), "/metadata/annotations/apps.kruise.io~1inplace-update-state",
+                      Json({{"revision", "web-2"},
+                            {"updateTimestamp", "2026-01-01T00:00:00Z"},
+                            {"updateEnvFromMetadata", true},
+                            {"lastContainerStatuses", {{"c1", {{"imageID", "new-id"}, {"containerID", "cid-1"}}}}}})
+                          .dump()),
+                 "/status/containerStatuses/0/containerID", "cid-1"),
+            false, "container c1 has not restarted"},
+           {"unparsable state", With(Pod(), "/metadata/annotations/apps.kruise.io~1inplace-update-state", "{oops"),
+            false, "annotation apps.kruise.io/inplace-update-state: not a JSON object"},
            {"terminating", With(Pod(), "/metadata/deletionTimestamp", "2026-01-01T00:00:01Z"), false, "terminating"},
            // The next update turned the condition False; its state patch has not arrived: the state on the pod is the
            // previous, finished one (a real kubelet's pod showed this for ~10 ms and the report broke maxUnavailable).
@@ -76,7 +88,7 @@ TEST(DecideReadinessTest, Table) {
             "update started after the state: its state is not written yet"},
            {"False since the state was written (same plan)",
             With(Pod(), "/status/conditions/0/lastTransitionTime", "2026-01-01T00:00:00Z"), true, ""},
-           // The planner's completion rule (common/inplace_completion.h); before the agent shared it, it appended
+           // The planner's completion rule (kruise/inplace_completion.h); before the agent shared it, it appended
            // ":latest" only to images without a ':' and compared the strings as written, so it waited forever on
            // these pods while the planner counted them updated.
            {"same image id, registry port is not a tag",

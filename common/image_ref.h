@@ -1,5 +1,5 @@
 // Container image references, spelled the way the container runtime reports them. One definition for everything
-// that compares images or picks a registry: the in-place completion rule (common/inplace_completion.h), the agent's
+// that compares images or picks a registry: the in-place completion rule (kruise/inplace_completion.h), the agent's
 // pull credentials and the embedded cluster's simulated runtime.
 #pragma once
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "conversion/stash.h"
+#include "kruise/keys.h"
 
 namespace cloneset::conversion {
 namespace {
@@ -97,9 +98,9 @@ struct PreDownloadSetting {
   bool int_or_percent;
 };
 constexpr PreDownloadSetting kPreDownload[] = {
-    {kParallelismAnnotation, "imagePreDownloadParallelism", true},
-    {kTimeoutSecondsAnnotation, "imagePreDownloadTimeoutSeconds", false},
-    {kMinUpdatedReadyPodsAnnotation, "imagePreDownloadMinUpdatedReadyPods", false},
+    {kruise::kPreDownloadParallelismAnnotation, "imagePreDownloadParallelism", true},
+    {kruise::kPreDownloadTimeoutSecondsAnnotation, "imagePreDownloadTimeoutSeconds", false},
+    {kruise::kPreDownloadMinUpdatedReadyPodsAnnotation, "imagePreDownloadMinUpdatedReadyPods", false},
 };
 
 // The field value an annotation means; nullopt when it means nothing v1beta1 can hold (then it stays an annotation).
@@ -126,8 +127,8 @@ absl::StatusOr<Json*> SpecOf(Json& cs) {
 }
 
 absl::Status ToV1beta1(Json& cs) {
-  cs["apiVersion"] = kV1beta1;
-  absl::StatusOr<std::optional<std::string>> exclude = MetaString(cs, "labels", kExcludePreparingDeleteLabel);
+  cs["apiVersion"] = kruise::kV1beta1;
+  absl::StatusOr<std::optional<std::string>> exclude = MetaString(cs, "labels", kruise::kExcludePreparingDeleteLabel);
   if (!exclude.ok()) return exclude.status();
   std::vector<std::pair<const PreDownloadSetting*, Json>> predownload;
   for (const PreDownloadSetting& s : kPreDownload) {
@@ -150,7 +151,7 @@ absl::Status ToV1beta1(Json& cs) {
   scale["enablePVCReuse"] = !disable->value_or(false);
   if (*exclude == "true") {
     scale["excludePreparingDelete"] = true;
-    EraseMeta(cs, "labels", kExcludePreparingDeleteLabel);
+    EraseMeta(cs, "labels", kruise::kExcludePreparingDeleteLabel);
   }
 
   // updateStrategy: the type is the pod update policy; every other member is a rolling-update one.
@@ -193,8 +194,8 @@ absl::Status ToV1beta1(Json& cs) {
 }
 
 absl::Status ToV1alpha1(Json& cs) {
-  cs["apiVersion"] = kV1alpha1;
-  absl::StatusOr<std::optional<std::string>> exclude = MetaString(cs, "labels", kExcludePreparingDeleteLabel);
+  cs["apiVersion"] = kruise::kV1alpha1;
+  absl::StatusOr<std::optional<std::string>> exclude = MetaString(cs, "labels", kruise::kExcludePreparingDeleteLabel);
   if (!exclude.ok()) return exclude.status();
   for (const PreDownloadSetting& s : kPreDownload) {
     // Only checked here: in v1beta1 these annotations mean nothing, so none passes to v1alpha1 as is.
@@ -226,9 +227,9 @@ absl::Status ToV1alpha1(Json& cs) {
     (**spec)["scaleStrategy"] = Json{{"disablePVCReuse", true}};
   }
   if (excluded) {
-    SetMeta(cs, "labels", kExcludePreparingDeleteLabel, "true");
+    SetMeta(cs, "labels", kruise::kExcludePreparingDeleteLabel, "true");
   } else if (*exclude == "true") {
-    EraseMeta(cs, "labels", kExcludePreparingDeleteLabel);  // v1beta1 reads the field only
+    EraseMeta(cs, "labels", kruise::kExcludePreparingDeleteLabel);  // v1beta1 reads the field only
   }
 
   absl::StatusOr<Json*> us = ObjectMember(**spec, "updateStrategy", "spec.updateStrategy");
@@ -287,21 +288,21 @@ absl::Status CheckCloneSet(const Json& object) {
     return absl::InvalidArgumentError("kind: " + kind->dump() + " is not \"CloneSet\"");
   }
   const auto api = object.find("apiVersion");
-  if (api == object.end() || !api->is_string() || (*api != kV1alpha1 && *api != kV1beta1)) {
+  if (api == object.end() || !api->is_string() || (*api != kruise::kV1alpha1 && *api != kruise::kV1beta1)) {
     return absl::InvalidArgumentError("apiVersion: " + (api == object.end() ? std::string("missing") : api->dump()) +
-                                      " is not \"" + kV1alpha1 + "\" or \"" + kV1beta1 + "\"");
+                                      " is not \"" + kruise::kV1alpha1 + "\" or \"" + kruise::kV1beta1 + "\"");
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckTarget(std::string_view to) {
-  if (to == kV1alpha1 || to == kV1beta1) return absl::OkStatus();
-  return absl::InvalidArgumentError("desiredAPIVersion: \"" + std::string(to) + "\" is not \"" + kV1alpha1 +
-                                    "\" or \"" + kV1beta1 + "\"");
+  if (to == kruise::kV1alpha1 || to == kruise::kV1beta1) return absl::OkStatus();
+  return absl::InvalidArgumentError("desiredAPIVersion: \"" + std::string(to) + "\" is not \"" + kruise::kV1alpha1 +
+                                    "\" or \"" + kruise::kV1beta1 + "\"");
 }
 
 absl::Status Plain(Json& object, std::string_view to) {
-  return to == kV1beta1 ? ToV1beta1(object) : ToV1alpha1(object);
+  return to == kruise::kV1beta1 ? ToV1beta1(object) : ToV1alpha1(object);
 }
 
 // Takes the annotation `key` off `object` and returns its value (empty when absent or not a string).
@@ -359,7 +360,7 @@ absl::StatusOr<Json> ConvertCloneSet(const Json& object, std::string_view to_api
   if (absl::Status s = CheckTarget(to_api_version); !s.ok()) return s;
   if (absl::Status s = CheckCloneSet(object); !s.ok()) return s;
   if (object["apiVersion"] == to_api_version) return object;
-  const bool to_beta = to_api_version == kV1beta1;
+  const bool to_beta = to_api_version == kruise::kV1beta1;
   const std::string from_api_version = object["apiVersion"].get<std::string>();
   // The stash this object carries holds what its own version could not say of the other; the one written on the
   // result holds what the result's version cannot say of this object.

@@ -15,22 +15,17 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 
 namespace cloneset::conversion {
 
-inline constexpr char kV1alpha1[] = "apps.kruise.io/v1alpha1";
-inline constexpr char kV1beta1[] = "apps.kruise.io/v1beta1";
 
 // On a v1alpha1 object: the v1beta1 fields and spellings it cannot hold. On a v1beta1 object: the v1alpha1 ones.
 inline constexpr char kV1beta1StashAnnotation[] = "conversion.cloneset.apps.kruise.io/v1beta1";
 inline constexpr char kV1alpha1StashAnnotation[] = "conversion.cloneset.apps.kruise.io/v1alpha1";
 
 // The v1alpha1 metadata that v1beta1 keeps in its spec.
-inline constexpr char kExcludePreparingDeleteLabel[] = "apps.kruise.io/cloneset-scaling-exclude-preparing-delete";
-inline constexpr char kParallelismAnnotation[] = "apps.kruise.io/image-predownload-parallelism";
-inline constexpr char kTimeoutSecondsAnnotation[] = "apps.kruise.io/image-predownload-timeout-seconds";
-inline constexpr char kMinUpdatedReadyPodsAnnotation[] = "apps.kruise.io/image-predownload-min-updated-ready-pods";
 
 // `object` (a CloneSet of either version) in `to_api_version`; an object already in that version comes back as is.
 // InvalidArgument names the field when the object is not a CloneSet of a version converted here or a field this

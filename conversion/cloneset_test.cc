@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kruise/keys.h"
 
 namespace cloneset::conversion {
 namespace {
@@ -16,11 +17,11 @@ using ::testing::HasSubstr;
 
 Json Alpha(Json spec, Json metadata = Json::object()) {
   metadata["name"] = "web";
-  return Json{{"apiVersion", kV1alpha1}, {"kind", "CloneSet"}, {"metadata", metadata}, {"spec", spec}};
+  return Json{{"apiVersion", kruise::kV1alpha1}, {"kind", "CloneSet"}, {"metadata", metadata}, {"spec", spec}};
 }
 Json Beta(Json spec, Json metadata = Json::object()) {
   metadata["name"] = "web";
-  return Json{{"apiVersion", kV1beta1}, {"kind", "CloneSet"}, {"metadata", metadata}, {"spec", spec}};
+  return Json{{"apiVersion", kruise::kV1beta1}, {"kind", "CloneSet"}, {"metadata", metadata}, {"spec", spec}};
 }
 
 struct Case {
@@ -29,7 +30,7 @@ struct Case {
   Json want;  // ConvertCloneSet(in, the other version)
 };
 
-std::string Other(const Json& o) { return o["apiVersion"] == kV1alpha1 ? kV1beta1 : kV1alpha1; }
+std::string Other(const Json& o) { return o["apiVersion"] == kruise::kV1alpha1 ? kruise::kV1beta1 : kruise::kV1alpha1; }
 
 class MappingTest : public ::testing::TestWithParam<Case> {};
 
@@ -103,21 +104,21 @@ std::vector<Case> Cases() {
                    Alpha({{"scaleStrategy", {{"disablePVCReuse", true}}}})});
   cases.push_back({"exclude_label_moves_to_the_field",
                    Alpha({{"scaleStrategy", kAlphaScale}},
-                         {{"labels", {{kExcludePreparingDeleteLabel, "true"}, {"app", "web"}}}}),
+                         {{"labels", {{kruise::kExcludePreparingDeleteLabel, "true"}, {"app", "web"}}}}),
                    Beta({{"scaleStrategy", {{"enablePVCReuse", true}, {"excludePreparingDelete", true}}}},
                         {{"labels", {{"app", "web"}}}})});
   cases.push_back({"exclude_label_alone_leaves_no_empty_labels",
-                   Alpha({{"scaleStrategy", kAlphaScale}}, {{"labels", {{kExcludePreparingDeleteLabel, "true"}}}}),
+                   Alpha({{"scaleStrategy", kAlphaScale}}, {{"labels", {{kruise::kExcludePreparingDeleteLabel, "true"}}}}),
                    Beta({{"scaleStrategy", {{"enablePVCReuse", true}, {"excludePreparingDelete", true}}}})});
   cases.push_back({"exclude_label_other_than_true_means_nothing_and_stays",
-                   Alpha({{"scaleStrategy", kAlphaScale}}, {{"labels", {{kExcludePreparingDeleteLabel, "yes"}}}}),
-                   Beta({{"scaleStrategy", kBetaScale}}, {{"labels", {{kExcludePreparingDeleteLabel, "yes"}}}})});
+                   Alpha({{"scaleStrategy", kAlphaScale}}, {{"labels", {{kruise::kExcludePreparingDeleteLabel, "yes"}}}}),
+                   Beta({{"scaleStrategy", kBetaScale}}, {{"labels", {{kruise::kExcludePreparingDeleteLabel, "yes"}}}})});
   cases.push_back(
       {"predownload_annotations_move_to_the_fields",
        Alpha({{"scaleStrategy", kAlphaScale}, {"updateStrategy", {{"type", "InPlaceIfPossible"}}}},
              {{"annotations",
-               {{kParallelismAnnotation, "50%"}, {kTimeoutSecondsAnnotation, "600"},
-                {kMinUpdatedReadyPodsAnnotation, "2"}, {"team", "video"}}}}),
+               {{kruise::kPreDownloadParallelismAnnotation, "50%"}, {kruise::kPreDownloadTimeoutSecondsAnnotation, "600"},
+                {kruise::kPreDownloadMinUpdatedReadyPodsAnnotation, "2"}, {"team", "video"}}}}),
        Beta({{"scaleStrategy", kBetaScale},
              {"updateStrategy",
               {{"type", "RollingUpdate"},
@@ -129,7 +130,7 @@ std::vector<Case> Cases() {
             {{"annotations", {{"team", "video"}}}})});
   cases.push_back({"predownload_parallelism_as_a_number",
                    Alpha({{"scaleStrategy", kAlphaScale}, {"updateStrategy", {{"type", "ReCreate"}}}},
-                         {{"annotations", {{kParallelismAnnotation, "4"}}}}),
+                         {{"annotations", {{kruise::kPreDownloadParallelismAnnotation, "4"}}}}),
                    Beta({{"scaleStrategy", kBetaScale},
                          {"updateStrategy",
                           {{"type", "RollingUpdate"},
@@ -138,11 +139,11 @@ std::vector<Case> Cases() {
                              {"inPlaceUpdateStrategy", {{"imagePreDownloadParallelism", 4}}}}}}}})});
   cases.push_back({"predownload_annotation_that_means_nothing_stays_an_annotation",
                    Alpha({{"scaleStrategy", kAlphaScale}, {"updateStrategy", {{"type", "ReCreate"}}}},
-                         {{"annotations", {{kTimeoutSecondsAnnotation, "soon"}}}}),
+                         {{"annotations", {{kruise::kPreDownloadTimeoutSecondsAnnotation, "soon"}}}}),
                    Beta({{"scaleStrategy", kBetaScale},
                          {"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"podUpdatePolicy", "ReCreate"}}}}}},
                         {{"annotations",
-                          {{kTimeoutSecondsAnnotation, "soon"},
+                          {{kruise::kPreDownloadTimeoutSecondsAnnotation, "soon"},
                            {kV1alpha1StashAnnotation,
                             R"([{"path":"/metadata/annotations","value":{"apps.kruise.io/image-predownload-timeout-seconds":"soon"}}])"}}}})});
   cases.push_back({"status_metadata_and_unknown_spec_fields_are_copied",
@@ -181,7 +182,7 @@ std::vector<Case> Cases() {
                              R"([{"path":"/spec/updateStrategy/rollingUpdate","value":{"podUpdatePolicy":"InPlaceOnly"}}])"}}}})});
   cases.push_back({"exclude_label_beside_a_false_field_is_kept_in_the_stash",
                    Beta({{"scaleStrategy", {{"enablePVCReuse", true}, {"excludePreparingDelete", false}}}},
-                        {{"labels", {{kExcludePreparingDeleteLabel, "true"}}}}),
+                        {{"labels", {{kruise::kExcludePreparingDeleteLabel, "true"}}}}),
                    Alpha({{"scaleStrategy", kAlphaScale}},
                          {{"annotations",
                            {{kV1beta1StashAnnotation,
@@ -194,19 +195,19 @@ std::vector<Case> Cases() {
                            {"rollingUpdate",
                             {{"podUpdatePolicy", "ReCreate"},
                              {"inPlaceUpdateStrategy", {{"imagePreDownloadParallelism", 5}}}}}}}},
-                        {{"labels", {{kExcludePreparingDeleteLabel, "true"}}},
-                         {"annotations", {{kParallelismAnnotation, "5"}}}}),
+                        {{"labels", {{kruise::kExcludePreparingDeleteLabel, "true"}}},
+                         {"annotations", {{kruise::kPreDownloadParallelismAnnotation, "5"}}}}),
                    Alpha({{"scaleStrategy", kAlphaScale}, {"updateStrategy", {{"type", "ReCreate"}}}},
-                         {{"labels", {{kExcludePreparingDeleteLabel, "true"}}},
+                         {{"labels", {{kruise::kExcludePreparingDeleteLabel, "true"}}},
                           {"annotations",
-                           {{kParallelismAnnotation, "5"},
+                           {{kruise::kPreDownloadParallelismAnnotation, "5"},
                             {kV1beta1StashAnnotation,
                              R"([{"path":"/metadata/annotations","value":{"apps.kruise.io/image-predownload-parallelism":"5"}},)"
                              R"({"path":"/metadata/labels","value":{"apps.kruise.io/cloneset-scaling-exclude-preparing-delete":"true"}}])"}}}})});
   // Without a spec the versions' defaults still differ (PVC reuse), so the other version says it.
   cases.push_back({"no_spec_still_says_what_the_default_means",
-                   Json{{"apiVersion", kV1alpha1}, {"kind", "CloneSet"}, {"metadata", {{"name", "x"}}}},
-                   Json{{"apiVersion", kV1beta1},
+                   Json{{"apiVersion", kruise::kV1alpha1}, {"kind", "CloneSet"}, {"metadata", {{"name", "x"}}}},
+                   Json{{"apiVersion", kruise::kV1beta1},
                         {"kind", "CloneSet"},
                         {"metadata",
                          {{"name", "x"},
@@ -221,7 +222,7 @@ INSTANTIATE_TEST_SUITE_P(Rules, MappingTest, ::testing::ValuesIn(Cases()),
 
 TEST(ConvertCloneSet, SameVersionComesBackAsIs) {
   const Json a = Alpha({{"updateStrategy", {{"type", "ReCreate"}}}});
-  absl::StatusOr<Json> out = ConvertCloneSet(a, kV1alpha1);
+  absl::StatusOr<Json> out = ConvertCloneSet(a, kruise::kV1alpha1);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(*out, a);
 }
@@ -231,11 +232,11 @@ TEST(ConvertCloneSet, AClientsChangeInTheOtherVersionWinsOverTheStash) {
   // InPlaceIfPossible: the stashed policy must not come back over the client's choice.
   const Json beta = Beta({{"scaleStrategy", kBetaScale},
                           {"updateStrategy", {{"type", "OnDelete"}, {"rollingUpdate", {{"podUpdatePolicy", "InPlaceOnly"}}}}}});
-  absl::StatusOr<Json> alpha = ConvertCloneSet(beta, kV1alpha1);
+  absl::StatusOr<Json> alpha = ConvertCloneSet(beta, kruise::kV1alpha1);
   ASSERT_TRUE(alpha.ok());
   Json edited = *alpha;
   edited["spec"]["updateStrategy"]["type"] = "InPlaceIfPossible";
-  absl::StatusOr<Json> back = ConvertCloneSet(edited, kV1beta1);
+  absl::StatusOr<Json> back = ConvertCloneSet(edited, kruise::kV1beta1);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ((*back)["spec"]["updateStrategy"],
             Json({{"type", "RollingUpdate"}, {"rollingUpdate", {{"podUpdatePolicy", "InPlaceIfPossible"}}}}));
@@ -244,7 +245,7 @@ TEST(ConvertCloneSet, AClientsChangeInTheOtherVersionWinsOverTheStash) {
 
 TEST(ConvertCloneSet, ADamagedStashIsIgnored) {
   Json a = Alpha({{"scaleStrategy", kAlphaScale}}, {{"annotations", {{kV1beta1StashAnnotation, "{not json"}}}});
-  absl::StatusOr<Json> out = ConvertCloneSet(a, kV1beta1);
+  absl::StatusOr<Json> out = ConvertCloneSet(a, kruise::kV1beta1);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, Beta({{"scaleStrategy", kBetaScale}}));
 }
@@ -268,37 +269,37 @@ TEST_P(BadInputTest, NamesTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Rules, BadInputTest,
     ::testing::Values(
-        BadCase{"not_an_object", Json::array(), kV1beta1, "must be an object, got array"},
-        BadCase{"other_kind", Json{{"apiVersion", kV1alpha1}, {"kind", "Deployment"}}, kV1beta1,
+        BadCase{"not_an_object", Json::array(), kruise::kV1beta1, "must be an object, got array"},
+        BadCase{"other_kind", Json{{"apiVersion", kruise::kV1alpha1}, {"kind", "Deployment"}}, kruise::kV1beta1,
                 "kind: \"Deployment\" is not \"CloneSet\""},
-        BadCase{"other_version", Json{{"apiVersion", "apps/v1"}, {"kind", "CloneSet"}}, kV1beta1,
+        BadCase{"other_version", Json{{"apiVersion", "apps/v1"}, {"kind", "CloneSet"}}, kruise::kV1beta1,
                 "apiVersion: \"apps/v1\" is not"},
-        BadCase{"no_version", Json{{"kind", "CloneSet"}}, kV1beta1, "apiVersion: missing"},
+        BadCase{"no_version", Json{{"kind", "CloneSet"}}, kruise::kV1beta1, "apiVersion: missing"},
         BadCase{"other_target", Alpha(Json::object()), "apps.kruise.io/v2", "desiredAPIVersion: \"apps.kruise.io/v2\""},
-        BadCase{"spec_not_an_object", Alpha(Json::array()), kV1beta1, "spec: must be an object, got array"},
-        BadCase{"type_not_a_string", Alpha({{"updateStrategy", {{"type", 3}}}}), kV1beta1,
+        BadCase{"spec_not_an_object", Alpha(Json::array()), kruise::kV1beta1, "spec: must be an object, got array"},
+        BadCase{"type_not_a_string", Alpha({{"updateStrategy", {{"type", 3}}}}), kruise::kV1beta1,
                 "spec.updateStrategy.type: must be a string, got number"},
-        BadCase{"update_strategy_not_an_object", Beta({{"updateStrategy", "RollingUpdate"}}), kV1alpha1,
+        BadCase{"update_strategy_not_an_object", Beta({{"updateStrategy", "RollingUpdate"}}), kruise::kV1alpha1,
                 "spec.updateStrategy: must be an object, got string"},
-        BadCase{"rolling_update_not_an_object", Beta({{"updateStrategy", {{"rollingUpdate", 1}}}}), kV1alpha1,
+        BadCase{"rolling_update_not_an_object", Beta({{"updateStrategy", {{"rollingUpdate", 1}}}}), kruise::kV1alpha1,
                 "spec.updateStrategy.rollingUpdate: must be an object, got number"},
         BadCase{"policy_not_a_string",
-                Beta({{"updateStrategy", {{"rollingUpdate", {{"podUpdatePolicy", true}}}}}}), kV1alpha1,
+                Beta({{"updateStrategy", {{"rollingUpdate", {{"podUpdatePolicy", true}}}}}}), kruise::kV1alpha1,
                 "spec.updateStrategy.rollingUpdate.podUpdatePolicy: must be a string, got boolean"},
-        BadCase{"disable_not_a_bool", Alpha({{"scaleStrategy", {{"disablePVCReuse", "yes"}}}}), kV1beta1,
+        BadCase{"disable_not_a_bool", Alpha({{"scaleStrategy", {{"disablePVCReuse", "yes"}}}}), kruise::kV1beta1,
                 "spec.scaleStrategy.disablePVCReuse: must be a boolean, got string"},
-        BadCase{"enable_not_a_bool", Beta({{"scaleStrategy", {{"enablePVCReuse", 1}}}}), kV1alpha1,
+        BadCase{"enable_not_a_bool", Beta({{"scaleStrategy", {{"enablePVCReuse", 1}}}}), kruise::kV1alpha1,
                 "spec.scaleStrategy.enablePVCReuse: must be a boolean, got number"},
         BadCase{"timeout_not_a_number",
                 Beta({{"updateStrategy",
                        {{"rollingUpdate", {{"inPlaceUpdateStrategy", {{"imagePreDownloadTimeoutSeconds", "5"}}}}}}}}),
-                kV1alpha1,
+                kruise::kV1alpha1,
                 "spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadTimeoutSeconds: must be an "
                 "integer, got string"},
-        BadCase{"annotations_not_an_object", Alpha(Json::object(), {{"annotations", {1, 2}}}), kV1beta1,
+        BadCase{"annotations_not_an_object", Alpha(Json::object(), {{"annotations", {1, 2}}}), kruise::kV1beta1,
                 "metadata.annotations: must be an object, got array"},
-        BadCase{"label_not_a_string", Alpha(Json::object(), {{"labels", {{kExcludePreparingDeleteLabel, true}}}}),
-                kV1beta1, "metadata.labels[\"apps.kruise.io/cloneset-scaling-exclude-preparing-delete\"]: must be a "
+        BadCase{"label_not_a_string", Alpha(Json::object(), {{"labels", {{kruise::kExcludePreparingDeleteLabel, true}}}}),
+                kruise::kV1beta1, "metadata.labels[\"apps.kruise.io/cloneset-scaling-exclude-preparing-delete\"]: must be a "
                           "string, got boolean"}),
     [](const ::testing::TestParamInfo<BadCase>& i) { return i.param.name; });
 

@@ -15,6 +15,7 @@
 
 #include "conversion/cloneset.h"
 #include "gtest/gtest.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "snapshot/snapshot.h"
 
@@ -62,7 +63,7 @@ std::vector<Sample> Corpus() {
   return out;
 }
 
-std::string Other(const Json& o) { return o["apiVersion"] == kV1alpha1 ? kV1beta1 : kV1alpha1; }
+std::string Other(const Json& o) { return o["apiVersion"] == kruise::kV1alpha1 ? kruise::kV1beta1 : kruise::kV1alpha1; }
 
 // The planner's reading of a CloneSet with what differs only in spelling between the versions taken out: the
 // version itself, the metadata the decoder moves into the spec, each version's PVC-reuse default, and the rolling
@@ -70,14 +71,14 @@ std::string Other(const Json& o) { return o["apiVersion"] == kV1alpha1 ? kV1beta
 absl::StatusOr<pb::CloneSet> Meaning(const Json& o) {
   absl::StatusOr<pb::CloneSet> cs = snapshot::CloneSetFromJson(o.dump());
   if (!cs.ok()) return cs;
-  const bool beta = cs->api_version() == kV1beta1;
+  const bool beta = cs->api_version() == kruise::kV1beta1;
   cs->clear_api_version();
   auto* annotations = cs->mutable_metadata()->mutable_annotations();
-  for (const char* k : {kParallelismAnnotation, kTimeoutSecondsAnnotation, kMinUpdatedReadyPodsAnnotation,
+  for (const char* k : {kruise::kPreDownloadParallelismAnnotation, kruise::kPreDownloadTimeoutSecondsAnnotation, kruise::kPreDownloadMinUpdatedReadyPodsAnnotation,
                         kV1alpha1StashAnnotation, kV1beta1StashAnnotation}) {
     annotations->erase(k);
   }
-  cs->mutable_metadata()->mutable_labels()->erase(kExcludePreparingDeleteLabel);
+  cs->mutable_metadata()->mutable_labels()->erase(kruise::kExcludePreparingDeleteLabel);
   pb::ScaleStrategy* ss = cs->mutable_spec()->mutable_scale_strategy();
   if (!ss->has_enable_pvc_reuse()) ss->set_enable_pvc_reuse(!beta);
   pb::UpdateStrategy* us = cs->mutable_spec()->mutable_update_strategy();
@@ -119,7 +120,7 @@ TEST(RoundTrip, EveryRepositoryCloneSet) {
   ASSERT_GE(corpus.size(), 14u);
   int beta = 0, meant = 0;
   for (const Sample& s : corpus) {
-    beta += s.object["apiVersion"] == kV1beta1;
+    beta += s.object["apiVersion"] == kruise::kV1beta1;
     meant += CheckRoundTrip(s.object, s.where);
   }
   EXPECT_EQ(beta, 4);
@@ -198,7 +199,7 @@ std::vector<std::pair<std::string, Mutation>> Mutations() {
     }
   });
   m.emplace_back("predownload_annotation", [](Json& o, std::mt19937& r) {
-    const char* key = Pick<const char*>({kParallelismAnnotation, kTimeoutSecondsAnnotation, kMinUpdatedReadyPodsAnnotation}, r);
+    const char* key = Pick<const char*>({kruise::kPreDownloadParallelismAnnotation, kruise::kPreDownloadTimeoutSecondsAnnotation, kruise::kPreDownloadMinUpdatedReadyPodsAnnotation}, r);
     Put(o, {"metadata", "annotations", key},
         Pick<Json>({kGone, "5", "05", "+5", " 5", "50%", "x%", "soon", "-1", "2147483648", ""}, r));
   });
@@ -213,7 +214,7 @@ std::vector<std::pair<std::string, Mutation>> Mutations() {
     }
   });
   m.emplace_back("exclude_label", [](Json& o, std::mt19937& r) {
-    Put(o, {"metadata", "labels", kExcludePreparingDeleteLabel}, Pick<Json>({kGone, "true", "false", "yes", ""}, r));
+    Put(o, {"metadata", "labels", kruise::kExcludePreparingDeleteLabel}, Pick<Json>({kGone, "true", "false", "yes", ""}, r));
   });
   m.emplace_back("scale_bools", [](Json& o, std::mt19937& r) {
     const std::string field = Pick<std::string>({"disablePVCReuse", "enablePVCReuse", "excludePreparingDelete"}, r);
@@ -288,7 +289,7 @@ TEST(RoundTrip, ForeignStashesNeverFailNorTouchTheIdentity) {
     for (const std::string& st : stashes) {
       Json x = s.object;
       x["metadata"]["uid"] = "uid-1";
-      const char* key = x["apiVersion"] == kV1alpha1 ? kV1beta1StashAnnotation : kV1alpha1StashAnnotation;
+      const char* key = x["apiVersion"] == kruise::kV1alpha1 ? kV1beta1StashAnnotation : kV1alpha1StashAnnotation;
       x["metadata"]["annotations"][key] = st;
       absl::StatusOr<Json> y = ConvertCloneSet(x, Other(x));
       ASSERT_TRUE(y.ok()) << s.where << ": " << y.status();

@@ -12,6 +12,7 @@
 #include "devcluster/api_server.h"
 #include "devcluster/codec.h"
 #include "devcluster/versions.h"
+#include "kruise/keys.h"
 
 namespace cloneset::devcluster {
 namespace {
@@ -126,7 +127,7 @@ TEST_F(VersionsTest, WrittenInOneVersionReadInBothStoredInV1beta1) {
   EXPECT_EQ((*stored)["apiVersion"], "apps.kruise.io/v1beta1");
   EXPECT_EQ((*stored)["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"], "InPlaceIfPossible");
   EXPECT_EQ((*stored)["spec"]["scaleStrategy"]["enablePVCReuse"], true);
-  EXPECT_EQ(Stripped(*stored), Stripped(*conversion::ConvertCloneSet(answered, conversion::kV1beta1)));
+  EXPECT_EQ(Stripped(*stored), Stripped(*conversion::ConvertCloneSet(answered, kruise::kV1beta1)));
   // Read back in each version.
   const json as_alpha = Body(Call("GET", std::string(kAlpha) + "/video-transcoder"));
   EXPECT_EQ(as_alpha, answered);
@@ -159,7 +160,7 @@ TEST_F(VersionsTest, EachVersionIsAdmittedAgainstItsOwnSchema) {
   EXPECT_NE(Body(r)["message"].get<std::string>().find("spec.updateStrategy.type: Unsupported value: \"RollingUpdate\""),
             std::string::npos)
       << r.body;
-  json beta = *conversion::ConvertCloneSet(Seed000(), conversion::kV1beta1);
+  json beta = *conversion::ConvertCloneSet(Seed000(), kruise::kV1beta1);
   beta["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"] = "Sideways";
   r = Call("POST", kBeta, beta.dump());
   EXPECT_EQ(r.status, 422);
@@ -178,7 +179,7 @@ TEST_F(VersionsTest, EachVersionIsAdmittedAgainstItsOwnSchema) {
 TEST_F(VersionsTest, WatchesAndStatusWritesInEitherVersion) {
   ApiResponse w = Call("GET", kAlpha, "", "application/json", {{"watch", "true"}});
   ASSERT_TRUE(w.watch) << w.body;
-  ASSERT_EQ(Call("POST", kBeta, conversion::ConvertCloneSet(Seed000(), conversion::kV1beta1)->dump()).status, 201);
+  ASSERT_EQ(Call("POST", kBeta, conversion::ConvertCloneSet(Seed000(), kruise::kV1beta1)->dump()).status, 201);
   std::string chunk;
   ASSERT_EQ(api_.NextWatchChunk(*w.watch, &chunk, std::chrono::milliseconds(1000)), ApiServer::StreamStep::kData);
   const json ev = json::parse(chunk);

@@ -18,6 +18,7 @@
 
 #include "executor/interfaces.h"
 #include "executor/pod_rows.h"
+#include "kruise/keys.h"
 #include "kube/informer.h"
 #include "kube/rest_client.h"
 
@@ -25,7 +26,7 @@ namespace cloneset::executor {
 
 // The version the executor reads and writes CloneSets in by default: the CRD's storage version (docs/deployment.md,
 // "The CloneSet CRD"), so that the conversion webhook is never on its path.
-inline constexpr char kCloneSetApiVersion[] = "apps.kruise.io/v1beta1";
+inline constexpr const char* kCloneSetApiVersion = kruise::kV1beta1;
 
 class InformerCache final : public ClusterCache {
  public:

@@ -28,6 +28,7 @@
 #include "executor/reconciler.h"
 #include "executor/shards.h"
 #include "executor/worker.h"
+#include "kruise/keys.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
@@ -99,7 +100,7 @@ class RecorderSink final : public EventSink {
   explicit RecorderSink(kube::EventRecorder& r) : recorder_(r) {}
   void Event(const pb::CloneSet& cs, std::string_view type, std::string_view reason,
              std::string_view message) override {
-    kube::ObjectReference ref{cs.api_version().empty() ? "apps.kruise.io/v1alpha1" : cs.api_version(),
+    kube::ObjectReference ref{cs.api_version().empty() ? kruise::kV1alpha1 : cs.api_version(),
                               "CloneSet",
                               cs.metadata().namespace_(),
                               cs.metadata().name(),
@@ -185,7 +186,7 @@ int Run() {
   metrics.FeatureGates(gates->honoured);
   kube::WorkQueue queue({.name = "cloneset", .registry = registry.get()});
   const std::string cloneset_api_version = absl::GetFlag(FLAGS_cloneset_api_version);
-  if (cloneset_api_version != "apps.kruise.io/v1beta1" && cloneset_api_version != "apps.kruise.io/v1alpha1") {
+  if (cloneset_api_version != kruise::kV1beta1 && cloneset_api_version != kruise::kV1alpha1) {
     Log(LogLevel::kError, "--cloneset_api_version must be apps.kruise.io/v1beta1 or apps.kruise.io/v1alpha1",
         {{"flag", "cloneset_api_version"}, {"value", cloneset_api_version}});
     return 2;

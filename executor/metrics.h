@@ -1,5 +1,5 @@
-// The executor's Prometheus metrics (names from docs/contract: controller-runtime's plus ours). All methods are
-// thread-safe; a null ExecutorMetrics* means metrics are off (tests).
+// The executor's Prometheus metrics (controller-runtime's names, so upstream's dashboards and alerts work, plus
+// ours). All methods are thread-safe; a null ExecutorMetrics* means metrics are off (tests).
 #pragma once
 
 #include <array>

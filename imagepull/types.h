@@ -19,11 +19,12 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 
 namespace cloneset::imagepull {
 
-inline constexpr char kGroupVersion[] = "apps.kruise.io/v1alpha1";
+inline constexpr const char* kGroupVersion = kruise::kV1alpha1;
 inline constexpr char kApiPrefix[] = "/apis/apps.kruise.io/v1alpha1";
 
 enum class PullPhase { kPending, kPulling, kSucceeded, kFailed };

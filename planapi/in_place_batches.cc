@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "kruise/keys.h"
+
 namespace cloneset::planapi {
 namespace {
 
@@ -44,7 +46,7 @@ void FillTargetAction(const pb::StartInPlaceUpdates& batch, const pb::StartInPla
   patch->set_name(target.name());
   patch->set_uid(target.uid());
   patch->set_resource_version(target.resource_version());
-  std::string& state = (*patch->mutable_set_annotations())[kInPlaceStateAnnotation];
+  std::string& state = (*patch->mutable_set_annotations())[kruise::kInPlaceStateAnnotation];
   state.clear();
   state.reserve(batch.in_place_update_state_prefix().size() + target.in_place_update_state().size() +
                 batch.in_place_update_state_suffix().size());

@@ -9,9 +9,6 @@ namespace cloneset::planapi {
 
 namespace pb = ::cloneset::planner::v1;
 
-// The annotation a pod's in-place update state is written to (the planner reads it back, planner/context.h).
-inline constexpr char kInPlaceStateAnnotation[] = "apps.kruise.io/inplace-update-state";
-
 // Replaces every StartInPlaceUpdates action of `plan` by its targets' actions (PatchPodStatus when the batch has
 // a status template, then PatchPod) and puts the targets' events in PlanResponse.events where they belong: the
 // plan becomes, byte for byte, the one planned without PlanRequest.accept_in_place_batches. A plan without batches

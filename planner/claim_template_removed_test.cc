@@ -6,7 +6,6 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "planner/keys.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "planner/testing/both_encodings.h"

@@ -11,7 +11,7 @@
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "planapi/in_place_batches.h"
-#include "planner/keys.h"
+#include "planner/predicates.h"
 #include "planner/plan_limits.h"
 #include "planner/pod_facts.h"
 #include "planner/resolved_spec.h"

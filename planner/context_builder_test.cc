@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "kruise/keys.h"
 #include "planner/predicates.h"
 #include "planner/testing/both_encodings.h"
 
@@ -73,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(
                  [](pb::CloneSet& cs) { Us(cs).mutable_max_unavailable()->set_str_value("12.5%"); }, {0, 0, 1, 8}},
         SpecCase{"on_delete_rounds_20pct_down", 4,
                  [](pb::CloneSet& cs) {
-                   cs.set_api_version(kApiV1beta1);
+                   cs.set_api_version(kruise::kV1beta1);
                    Us(cs).set_type("OnDelete");
                    Us(cs).mutable_partition()->set_int_value(2);
                    Us(cs).mutable_max_surge()->set_int_value(2);
@@ -92,7 +93,7 @@ TEST(ResolveSpecTest, VersionDefaultsAndFlags) {
   EXPECT_EQ(alpha->revision_history_limit, 10);
   EXPECT_EQ(alpha->scale_max_unavailable, INT32_MAX);
   EXPECT_FALSE(alpha->has_progress_deadline);
-  cs.set_api_version(kApiV1beta1);
+  cs.set_api_version(kruise::kV1beta1);
   cs.mutable_spec()->mutable_scale_strategy()->set_pvc_retention_policy("Retain");
   cs.mutable_spec()->mutable_scale_strategy()->mutable_max_unavailable()->set_str_value("50%");
   cs.mutable_spec()->set_progress_deadline_seconds(600);

@@ -7,10 +7,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "planner/go_json.h"
+#include "base/go_json.h"
 #include "planner/go_quantity.h"
 
 namespace cloneset::planner {
+
+using base::AppendGoNumber;
+using base::AppendGoString;
+using base::AppendGoJson;
 namespace {
 
 using Json = nlohmann::json;

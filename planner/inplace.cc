@@ -3,33 +3,18 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/inplace_completion.h"
 #include "common/resources.h"
+#include "kruise/inplace_completion.h"
 #include "planner/context_facts.h"
 #include "planner/pod_source.h"
 
 namespace cloneset::planner {
 
 bool ContainersUpdateCompleted(const pb::Pod& pod, const InPlaceUpdateState& state) {
-  for (const auto& [name, last] : state.last_container_statuses) {
-    if (common::ContainerUpdateProgress({last.image_id, last.container_id}, common::Observe(pod, name),
-                                        state.update_env_from_metadata) != common::ContainerUpdate::kDone) {
-      return false;
-    }
-  }
-  // A resize is done when the kubelet reports the spec's resources and no resize condition is left.
-  return !state.update_resources || common::PodResizeProgress(pod).state == common::ResizeState::kDone;
+  return kruise::ContainersCompletion(pod, state).progress == kruise::InPlaceProgress::kComplete;
 }
 
-bool InPlaceUpdateCompleted(const pb::Pod& pod) {
-  const std::string_view state_json = InPlaceStateAnnotation(pod);
-  if (state_json.empty()) return true;
-  if (!InPlaceGraceAnnotation(pod).empty()) return false;
-  absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(state_json));
-  if (!state.ok()) return true;  // upstream: an unparsable state does not block the pod
-  if (HasNextBatch(*state)) return false;
-  return ContainersUpdateCompleted(pod, *state);
-}
+bool InPlaceUpdateCompleted(const pb::Pod& pod) { return kruise::CheckInPlaceUpdate(pod).Completed(); }
 
 std::vector<PendingResize> PendingResizes(const PlanContext& ctx) {
   std::vector<PendingResize> out;

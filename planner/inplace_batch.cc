@@ -6,9 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "planner/go_json.h"
+#include "base/go_json.h"
 
 namespace cloneset::planner {
+
+using base::AppendGoString;
+using base::AppendGoStringList;
 
 namespace {
 

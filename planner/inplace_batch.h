@@ -10,7 +10,7 @@
 
 #include "absl/time/time.h"
 #include "planner/inplace_spec.h"
-#include "planner/inplace_state.h"
+#include "kruise/inplace_state.h"
 #include "planner/pod_source.h"
 
 namespace cloneset::planner {

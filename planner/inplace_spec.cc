@@ -10,16 +10,16 @@
 #include "common/resources.h"
 #include "nlohmann/json.hpp"
 #include "planner/go_quantity.h"
-#include "planner/json_read.h"
+#include "base/json_read.h"
 #include "planner/predicates.h"
 
 namespace cloneset::planner {
 namespace {
 
 using Json = nlohmann::json;
-using json_read::ParseJsonObject;
-using json_read::StringList;
-using json_read::StringMap;
+using base::json_read::ParseJsonObject;
+using base::json_read::StringList;
+using base::json_read::StringMap;
 
 struct PatchOp {
   std::string op;  // add, remove, replace

@@ -7,47 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "kruise/inplace_state.h"
 #include "planner/context.h"
 #include "planner/pod_facts.h"
 
 namespace cloneset::planner {
-
-// Label/annotation values a container reads through env valueFrom.fieldRef (env from metadata).
-struct RefMetadata {
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
-  bool operator==(const RefMetadata&) const = default;
-};
-
-// The cpu/memory requests and limits an in-place resize sets on one container (upstream ResourceRequirements):
-// resource -> quantity in Go's canonical form ("500m", "1Gi").
-struct ContainerResources {
-  std::map<std::string, std::string> requests;
-  std::map<std::string, std::string> limits;
-  bool operator==(const ContainerResources&) const = default;
-};
-
-struct InPlaceUpdateSpec {
-  std::string revision;
-  std::string old_revision;  // the pod's revision before this update (ours; lets a rollback during grace undo it)
-  std::map<std::string, std::string> container_images;               // container -> image
-  std::map<std::string, RefMetadata> container_ref_metadata;         // container -> metadata it reads
-  // container -> resources to resize to (only with the InPlaceWorkloadVerticalScaling gate).
-  std::map<std::string, ContainerResources> container_resources;
-  std::map<std::string, std::string> set_labels;                     // template metadata changes
-  std::map<std::string, std::string> set_annotations;
-  std::vector<std::string> remove_labels;
-  std::vector<std::string> remove_annotations;
-  std::vector<std::string> add_finalizers;
-  std::vector<std::string> remove_finalizers;
-  bool update_env_from_metadata = false;
-  int32_t grace_seconds = 0;
-
-  // Only resources change (upstream VerticalUpdateOnly): no image, no env from metadata.
-  bool ResizeOnly() const {
-    return !container_resources.empty() && container_images.empty() && !update_env_from_metadata;
-  }
-};
 
 // nullopt when the change from `old_template_json` to `new_template_json` cannot be applied in place; the reason
 // ("spec.containers[0].env changed") is written to `why_not` when given.

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/time_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -309,7 +310,7 @@ TEST(InPlaceBatchTest, HighestPriorityAndUnprioritisedFirst) {
   EXPECT_EQ(batch.state.last_container_statuses["c1"].image_id, "id-c1");
   EXPECT_EQ(batch.state.last_container_statuses["c1"].container_id, "cid-c1");
   ASSERT_EQ(batch.state.container_batches_record.size(), 1u);
-  EXPECT_EQ(batch.state.container_batches_record[0].timestamp, FormatRfc3339(Now()));
+  EXPECT_EQ(batch.state.container_batches_record[0].timestamp, base::FormatTime(Now()));
 
   // The next batch (from the state's next* maps) takes c2 and clears the pre-check.
   InPlaceUpdateSpec next;
@@ -425,7 +426,7 @@ TEST_P(SingleBatchStateTest, MatchesTheGeneralPath) {
   }
 }
 
-const std::string kTs = FormatRfc3339(Now());
+const std::string kTs = base::FormatTime(Now());
 const std::string kHead = R"({"revision":"cs-\u003c2\u003e","updateTimestamp":")" + kTs + R"(","lastContainerStatuses":)";
 const std::string kRecord = R"(,"containerBatchesRecord":[{"timestamp":")" + kTs + R"(","containers":)";
 

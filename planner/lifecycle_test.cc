@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/predicates.h"
@@ -106,7 +107,7 @@ TEST(SetLifecycleStateTest, WritesStateAndTimestamp) {
   EXPECT_EQ(patch.resource_version(), "7");
   EXPECT_EQ(patch.uid(), "uid-cs-a");
   EXPECT_EQ(patch.set_labels().at(kLifecycleStateLabel), kStatePreparingUpdate);
-  EXPECT_EQ(patch.set_annotations().at(kLifecycleTimestampAnnotation), FormatRfc3339(Now()));
+  EXPECT_EQ(patch.set_annotations().at(kLifecycleTimestampAnnotation), base::FormatTime(Now()));
 }
 
 TEST(SetLifecycleStateTest, SameStateNoWrite) {

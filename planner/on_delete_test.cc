@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "planner/keys.h"
+#include "kruise/keys.h"
 #include "planner/plan.h"
 #include "planner/spec.h"
 #include "planner/predicates.h"
@@ -63,7 +63,7 @@ class OnDeletePlanTest : public ::testing::TestWithParam<OnDeleteCase> {};
 
 TEST_P(OnDeletePlanTest, PodsMoveOnlyWhenDeleted) {
   const OnDeleteCase& c = GetParam();
-  for (const char* api_version : {kApiV1alpha1, kApiV1beta1}) {
+  for (const char* api_version : {kruise::kV1alpha1, kruise::kV1beta1}) {
     SCOPED_TRACE(api_version);
     absl::StatusOr<pb::PlanResponse> resp = t::PlanBothEncodings(OnDeleteRequest(c, api_version));
     ASSERT_TRUE(resp.ok()) << resp.status();
@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(OnDeletePlanTest, BlockedReasonSaysPodsMoveWhenDeleted) {
   absl::StatusOr<pb::PlanResponse> resp =
-      t::PlanBothEncodings(OnDeleteRequest({"x", 3, 3, 0, nullptr, 0, 0, 0}, kApiV1alpha1));
+      t::PlanBothEncodings(OnDeleteRequest({"x", 3, 3, 0, nullptr, 0, 0, 0}, kruise::kV1alpha1));
   ASSERT_TRUE(resp.ok()) << resp.status();
   ASSERT_EQ(resp->summary().blocked_reasons_size(), 1);
   EXPECT_TRUE(absl::StrContains(resp->summary().blocked_reasons(0), "OnDelete")) << resp->summary().DebugString();

@@ -320,7 +320,7 @@ TEST(PlanBoundsTest, CancelCheckAbandonsThePlan) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Defect 3: paused keeps only the surge pods of an update in flight; with nothing rolling out it scales in.
+// Paused keeps only the surge pods of an update in flight; with nothing rolling out it scales in.
 
 TEST(PlanTest, PausedScalesInWhenNothingRollsOut) {
   pb::PlanRequest req = Request(7);
@@ -336,7 +336,7 @@ TEST(PlanTest, PausedScalesInWhenNothingRollsOut) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Defect 4: an unused old revision with unreadable data is skipped with a Warning event and deleted.
+// An unused old revision with unreadable data is skipped with a Warning event and deleted.
 
 pb::ControllerRevision* AddRevision(pb::PlanRequest& req, const std::string& name, int64_t number,
                                     const std::string& data) {
@@ -403,7 +403,7 @@ TEST(PlanTest, CorruptCurrentRevisionStillFails) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Defect 5: Plan never acts on a CloneSet that Validate rejects (one set of rules).
+// Plan never acts on a CloneSet that Validate rejects (one set of rules).
 
 TEST(PlanTest, PlanRejectsWhatValidateRejects) {
   struct Case {
@@ -458,7 +458,7 @@ TEST(PlanTest, PlanRejectsWhatValidateRejects) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Defect 6: summary.phase says what the plan does.
+// summary.phase says what the plan does.
 
 TEST(PlanTest, PhaseNamesWhatThePlanDoes) {
   struct Case {
@@ -505,7 +505,7 @@ TEST(PlanTest, PhaseNamesWhatThePlanDoes) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Defect 7: InPlaceUpdateReady=True only where needed: not in a plan that scales, never for a pod it deletes.
+// InPlaceUpdateReady=True only where needed: not in a plan that scales, never for a pod it deletes.
 
 TEST(PlanTest, InPlaceReadyWrittenOnlyForPodsThatStay) {
   struct Case {

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/predicates.h"
 #include "planner/volume_refs.h"
@@ -15,7 +17,7 @@ using Json = nlohmann::json;
 
 // Our CRD serves apps.kruise.io/v1alpha1 first, so owner references name that version (upstream: v1beta1).
 Json CloneSetControllerRef(const pb::CloneSet& cs) {
-  return Json{{"apiVersion", "apps.kruise.io/v1alpha1"}, {"kind", "CloneSet"},       {"name", cs.metadata().name()},
+  return Json{{"apiVersion", kruise::kV1alpha1}, {"kind", "CloneSet"},       {"name", cs.metadata().name()},
               {"uid", cs.metadata().uid()},              {"controller", true},        {"blockOwnerDeletion", true}};
 }
 
@@ -57,7 +59,7 @@ absl::StatusOr<NewPod> Assemble(const PlanContext& ctx, const std::string& templ
   const bool pre_normal_hook = cs.spec().has_lifecycle() && cs.spec().lifecycle().has_pre_normal();
   labels[kLifecycleStateLabel] = pre_normal_hook ? kStatePreparingNormal : kStateNormal;
   Json annotations = ObjectOrEmpty(tmeta, "annotations");
-  annotations[kLifecycleTimestampAnnotation] = FormatRfc3339(ctx.now);
+  annotations[kLifecycleTimestampAnnotation] = base::FormatTime(ctx.now);
 
   Json metadata = {
       {"name", absl::StrCat(cs_name, "-", instance_id)},

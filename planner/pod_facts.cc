@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "planapi/pod_table.h"
-#include "planner/keys.h"
 #include "planner/predicates.h"
 #include "planner/resolved_spec.h"
 

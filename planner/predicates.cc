@@ -24,7 +24,15 @@ void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
   out->set_nanos(static_cast<int32_t>(nanos));
 }
 
-std::string FormatRfc3339(absl::Time t) { return base::FormatTime(t); }
+const std::string& Rfc3339(absl::Time t) {
+  thread_local absl::Time last = absl::InfinitePast();
+  thread_local std::string text;
+  if (t != last) {
+    text = base::FormatTime(t);
+    last = t;
+  }
+  return text;
+}
 
 const pb::Condition* FindCondition(const pb::Pod& pod, std::string_view type) {
   for (const pb::Condition& c : pod.conditions()) {

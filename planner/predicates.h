@@ -6,17 +6,23 @@
 
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
-#include "planner/keys.h"
+#include "kruise/keys.h"
 #include "planner/resolved_spec.h"
 
 namespace cloneset::planner {
 
 namespace pb = ::cloneset::planner::v1;
 
+// The planner speaks the Kruise API throughout: its names (kruise/keys.h) and, where included, its in-place
+// state (kruise/inplace_state.h) are used unqualified.
+using namespace ::cloneset::kruise;  // NOLINT(build/namespaces)
+
 absl::Time ToTime(const google::protobuf::Timestamp& ts);      // unset -> absl::InfinitePast()
 bool IsSet(const google::protobuf::Timestamp& ts);
 void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out);
-std::string FormatRfc3339(absl::Time t);                         // "2026-11-21T11:25:00Z"
+// base::FormatTime ("2026-11-21T11:25:00Z") with a per-thread memo of the last value (a plan formats the same
+// `now` for every pod it touches).
+const std::string& Rfc3339(absl::Time t);
 
 const pb::Condition* FindCondition(const pb::Pod& pod, std::string_view type);
 bool HasReadinessGate(const pb::Pod& pod, std::string_view condition_type);

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/time_format.h"
 #include "gtest/gtest.h"
 
 namespace cloneset::planner {
@@ -143,7 +144,7 @@ TEST(TimeTest, RoundTripAndFormat) {
   EXPECT_EQ(ts.seconds(), 1795778700);
   EXPECT_EQ(ts.nanos(), 250000000);
   EXPECT_EQ(ToTime(ts), t);
-  EXPECT_EQ(FormatRfc3339(absl::FromUnixSeconds(1795778700)), "2026-11-27T11:25:00Z");
+  EXPECT_EQ(base::FormatTime(absl::FromUnixSeconds(1795778700)), "2026-11-27T11:25:00Z");
   SetTimestamp(absl::FromUnixSeconds(-1) + absl::Milliseconds(500), &ts);
   EXPECT_EQ(ts.seconds(), -1);
   EXPECT_EQ(ts.nanos(), 500000000);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/inplace.h"
 #include "planner/predicates.h"
@@ -16,9 +17,6 @@ namespace {
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
-constexpr char kParallelismAnnotation[] = "apps.kruise.io/image-predownload-parallelism";
-constexpr char kTimeoutAnnotation[] = "apps.kruise.io/image-predownload-timeout-seconds";
-constexpr char kMinUpdatedReadyAnnotation[] = "apps.kruise.io/image-predownload-min-updated-ready-pods";
 constexpr int32_t kDefaultTimeoutSeconds = 300;
 
 const pb::ControllerRevision* FindRevision(const PlanContext& ctx, const std::string& name) {
@@ -39,7 +37,7 @@ std::optional<int32_t> AnnotationInt(const PlanContext& ctx, const char* key) {
 int32_t MinUpdatedReadyPods(const PlanContext& ctx) {
   const pb::UpdateStrategy& strategy = ctx.clone_set->spec().update_strategy();
   if (strategy.has_image_predownload_min_updated_ready_pods()) return strategy.image_predownload_min_updated_ready_pods();
-  return AnnotationInt(ctx, kMinUpdatedReadyAnnotation).value_or(0);
+  return AnnotationInt(ctx, kruise::kPreDownloadMinUpdatedReadyPodsAnnotation).value_or(0);
 }
 
 int32_t TimeoutSeconds(const PlanContext& ctx) {
@@ -47,7 +45,7 @@ int32_t TimeoutSeconds(const PlanContext& ctx) {
   if (strategy.has_image_predownload_timeout_seconds() && strategy.image_predownload_timeout_seconds() > 0) {
     return strategy.image_predownload_timeout_seconds();
   }
-  const std::optional<int32_t> annotated = AnnotationInt(ctx, kTimeoutAnnotation);
+  const std::optional<int32_t> annotated = AnnotationInt(ctx, kruise::kPreDownloadTimeoutSecondsAnnotation);
   return annotated.has_value() && *annotated > 0 ? *annotated : kDefaultTimeoutSeconds;
 }
 
@@ -62,7 +60,7 @@ int32_t Parallelism(const PlanContext& ctx, PlanBuilder& plan) {
     text = field.str_value();
   } else {
     const auto& annotations = ctx.clone_set->metadata().annotations();
-    auto it = annotations.find(kParallelismAnnotation);
+    auto it = annotations.find(kruise::kPreDownloadParallelismAnnotation);
     if (it == annotations.end()) return 1;
     text = it->second;
   }
@@ -160,9 +158,9 @@ std::string JobJson(const PlanContext& ctx, const std::string& container, const 
     }
   }
 
-  const std::string api_version = cs.api_version().empty() ? "apps.kruise.io/v1alpha1" : cs.api_version();
+  const std::string api_version = cs.api_version().empty() ? kruise::kV1alpha1 : cs.api_version();
   OrderedJson job = {
-      {"apiVersion", "apps.kruise.io/v1alpha1"},
+      {"apiVersion", kruise::kV1alpha1},
       {"kind", "ImagePullJob"},
       {"metadata",
        {{"name", absl::StrCat(ctx.update_revision, "-", container)},
@@ -189,7 +187,8 @@ std::string JobJson(const PlanContext& ctx, const std::string& container, const 
 
 bool PreDownloadEnabled(const PlanContext& ctx) {
   return ctx.gates.pre_download_image_for_in_place_update() ||
-         ctx.clone_set->metadata().annotations().contains(kParallelismAnnotation);
+         ctx.clone_set->spec().update_strategy().has_image_predownload_parallelism() ||
+         ctx.clone_set->metadata().annotations().contains(kruise::kPreDownloadParallelismAnnotation);
 }
 
 void PlanImagePreDownload(const PlanContext& ctx, PlanBuilder& plan) {

@@ -69,6 +69,15 @@ INSTANTIATE_TEST_SUITE_P(
                  },
                  {}},
         SkipCase{"Creates", [](CloneSetBuilder&, ResolvedSpec&, auto&) {}, {"create-job", kCreated}},
+        // A v1beta1 CloneSet says it with inPlaceUpdateStrategy.imagePreDownloadParallelism, not the annotation
+        // (conversion moves the annotation into the field), and is read as such from the storage version.
+        SkipCase{"EnabledByTheV1beta1Field",
+                 [](CloneSetBuilder& cs, ResolvedSpec&, auto&) {
+                   cs.mutable_clone_set()->mutable_metadata()->mutable_annotations()->clear();
+                   cs.mutable_clone_set()->mutable_spec()->mutable_update_strategy()
+                       ->mutable_image_predownload_parallelism()->set_int_value(2);
+                 },
+                 {"create-job", kCreated}},
         SkipCase{"MinUpdatedReadyNotReached",
                  [](CloneSetBuilder& cs, ResolvedSpec&, auto&) {
                    cs.mutable_clone_set()->mutable_spec()->mutable_update_strategy()

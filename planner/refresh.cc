@@ -40,7 +40,7 @@ void CancelGracePeriod(const PlanContext& ctx, const pb::Pod& pod, const InPlace
 
 // §5.9 step 1. The pod has a grace annotation.
 void RefreshGrace(const PlanContext& ctx, const pb::Pod& pod, std::string_view grace_json, PlanBuilder& plan) {
-  absl::StatusOr<InPlaceUpdateSpec> spec = ParseGraceSpec(std::string(grace_json));
+  absl::StatusOr<InPlaceUpdateSpec> spec = ParseGraceSpec(grace_json);
   if (!spec.ok() || !RevisionMatches(pod, spec->revision)) {
     if (!spec.ok()) {
       plan.AddEvent(pb::WARNING, "FailedUpdatePodInPlace",
@@ -55,7 +55,7 @@ void RefreshGrace(const PlanContext& ctx, const pb::Pod& pod, std::string_view g
     CancelGracePeriod(ctx, pod, *spec, plan);
     return;
   }
-  absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(InPlaceStateAnnotation(pod)));
+  absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(InPlaceStateAnnotation(pod));
   if (!state.ok()) return;  // upstream: silently no write
   const absl::StatusOr<absl::Time> parsed = base::ParseTime(state->update_timestamp);
   const absl::Time started = parsed.ok() ? *parsed : ctx.now;
@@ -97,23 +97,30 @@ void RefreshInPlace(const PlanContext& ctx, const pb::Pod& pod, PlanBuilder& pla
   // Fast path for the common steady pod: nothing to complete and no later batch pending, so the state JSON need
   // not be parsed (this runs for every pod of every plan).
   if (!state_json.empty() && (!ready_true || state_json.find("\"nextContainer") != std::string_view::npos)) {
-    absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(std::string(state_json));
-    if (state.ok()) {
-      if (!ContainersUpdateCompleted(pod, *state)) return;
-      if (HasNextBatch(*state)) {
-        if (!ContainersReady(pod, state->pre_check_containers_required_ready)) return;
-        InPlaceUpdateSpec next;
-        next.revision = state->revision;
-        next.container_images = state->next_container_images;
-        next.container_ref_metadata = state->next_container_ref_metadata;
-        // Upstream drops a later batch that only resizes (its updateNextBatch looks at images and metadata only)
-        // and the pod then never completes; it is applied here.
-        next.container_resources = state->next_container_resources;
-        const InPlaceBatch batch = ApplyInPlaceBatch(pod, next, *state, ctx.now, /*apply_metadata=*/false);
-        AddResizePod(pod, batch.container_resources, "next-batch", plan);
-        ApplyBatchToPatch(batch, pod, AddPodPatch(pod, "next-batch", plan));
-        return;
-      }
+    absl::StatusOr<InPlaceUpdateState> state = ParseInPlaceState(state_json);
+    if (!state.ok()) {
+      // Never complete (kruise/inplace_completion.h, semantics §5.9): InPlaceUpdateReady stays as it is until the
+      // annotation is repaired or removed, as upstream's Refresh returns the parse error; said in an event.
+      plan.AddEvent(pb::WARNING, "InvalidInPlaceUpdateState",
+                    absl::StrCat("the in-place update of pod ", pod.metadata().name(),
+                                 " cannot complete: ", state.status().message()),
+                    pod.metadata().name());
+      return;
+    }
+    if (!ContainersUpdateCompleted(pod, *state)) return;
+    if (HasNextBatch(*state)) {
+      if (!ContainersReady(pod, state->pre_check_containers_required_ready)) return;
+      InPlaceUpdateSpec next;
+      next.revision = state->revision;
+      next.container_images = state->next_container_images;
+      next.container_ref_metadata = state->next_container_ref_metadata;
+      // Upstream drops a later batch that only resizes (its updateNextBatch looks at images and metadata only)
+      // and the pod then never completes; it is applied here.
+      next.container_resources = state->next_container_resources;
+      const InPlaceBatch batch = ApplyInPlaceBatch(pod, next, *state, ctx.now, /*apply_metadata=*/false);
+      AddResizePod(pod, batch.container_resources, "next-batch", plan);
+      ApplyBatchToPatch(batch, pod, AddPodPatch(pod, "next-batch", plan));
+      return;
     }
   }
   if (!has_gate || ready_true) return;

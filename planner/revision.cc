@@ -6,14 +6,17 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/context_facts.h"
 #include "planner/spec.h"
-#include "planner/go_json.h"
+#include "base/go_json.h"
 #include "planner/go_typed_json.h"
 #include "planner/pod_facts.h"
 
 namespace cloneset::planner {
+
+using base::AppendGoJson;
 namespace {
 
 using Json = nlohmann::json;
@@ -204,7 +207,7 @@ std::string ControllerRevisionJson(const pb::CloneSet& cs, const std::string& na
         {"namespace", cs.metadata().namespace_()},
         {"labels", labels},
         {"annotations", annotations},
-        {"ownerReferences", Json::array({{{"apiVersion", "apps.kruise.io/v1alpha1"},
+        {"ownerReferences", Json::array({{{"apiVersion", kruise::kV1alpha1},
                                           {"kind", "CloneSet"},
                                           {"name", cs.metadata().name()},
                                           {"uid", cs.metadata().uid()},

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/int_or_percent.h"
 #include "planner/predicates.h"
@@ -58,10 +59,10 @@ absl::Status CheckJsonDepth(std::string_view text, std::string_view field) {
 
 absl::StatusOr<bool> IsV1beta1(const pb::CloneSet& clone_set) {
   const std::string& v = clone_set.api_version();
-  if (v.empty() || v == kApiV1alpha1) return false;
-  if (v == kApiV1beta1) return true;
-  return Invalid("apiVersion", absl::StrCat("\"", v, "\" is not supported (want \"", kApiV1alpha1, "\" or \"",
-                                            kApiV1beta1, "\")"));
+  if (v.empty() || v == kruise::kV1alpha1) return false;
+  if (v == kruise::kV1beta1) return true;
+  return Invalid("apiVersion", absl::StrCat("\"", v, "\" is not supported (want \"", kruise::kV1alpha1, "\" or \"",
+                                            kruise::kV1beta1, "\")"));
 }
 
 absl::StatusOr<ResolvedSpec> ResolveSpec(const pb::CloneSet& clone_set, const pb::FeatureGates& gates) {

@@ -9,12 +9,11 @@
 #include "absl/status/statusor.h"
 #include "common/update_order.h"
 #include "google/protobuf/map.h"
+#include "kruise/keys.h"
 #include "planner/context.h"
 
 namespace cloneset::planner {
 
-inline constexpr char kApiV1alpha1[] = "apps.kruise.io/v1alpha1";
-inline constexpr char kApiV1beta1[] = "apps.kruise.io/v1beta1";
 
 using LabelMap = google::protobuf::Map<std::string, std::string>;
 

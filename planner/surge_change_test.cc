@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "planner/keys.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "planner/testing/both_encodings.h"

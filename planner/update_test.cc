@@ -1,6 +1,7 @@
 // Size: the table tests of PlanRefresh and PlanUpdate (semantics §5), one section per step over the fixtures of
 // update_test_util.h; the flow across several plans is in update_flow_test.cc.
 #include "planner/update.h"
+#include "base/time_format.h"
 
 #include <string>
 #include <vector>
@@ -105,9 +106,9 @@ TEST(PlanUpdateTest, InPlaceImageUpdateIsStatusFalseThenOnePatch) {
                           "patch cs-a in-place-update labels=controller-revision-hash=cs-2,pod-template-hash=2 "
                           "images=main=nginx:1.26 ann=apps.kruise.io/inplace-update-state"));
   EXPECT_EQ(StateAnnotation(s->plan, 1),
-            absl::StrCat(R"({"revision":"cs-2","updateTimestamp":")", FormatRfc3339(Now()),
+            absl::StrCat(R"({"revision":"cs-2","updateTimestamp":")", base::FormatTime(Now()),
                          R"(","lastContainerStatuses":{"main":{"imageID":"id-25","containerID":"cid-a"}},)",
-                         R"("updateImages":true,"containerBatchesRecord":[{"timestamp":")", FormatRfc3339(Now()),
+                         R"("updateImages":true,"containerBatchesRecord":[{"timestamp":")", base::FormatTime(Now()),
                          R"(","containers":["main"]}]})"));
   EXPECT_EQ(s->plan.response()->actions(1).patch_pod().resource_version(), "5");
   EXPECT_THAT(Events(s->plan), ElementsAre("Normal SuccessfulUpdatePodInPlace: successfully update pod cs-a "
@@ -503,7 +504,7 @@ TEST(PlanRefreshTest, CompletionWritesReadyTrueOnlyWithoutLifecycle) {
 pb::Pod GracePod(const std::string& revision_label, absl::Time started, const std::string& grace_json) {
   InPlaceUpdateState state;
   state.revision = "cs-2";
-  state.update_timestamp = FormatRfc3339(started);
+  state.update_timestamp = base::FormatTime(started);
   pb::Pod pod = WithStatusIds(ReadyPod("cs-a", revision_label)
                                   .Annotation(kInPlaceStateAnnotation, FormatInPlaceState(state))
                                   .Annotation(kInPlaceGraceAnnotation, grace_json),

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/spec.h"
 #include "planner/go_typed_json.h"
@@ -371,8 +372,8 @@ absl::Status CheckConditions(const google::protobuf::RepeatedPtrField<pb::Condit
 }  // namespace
 
 void ApplyDefaults(pb::CloneSet* cs) {
-  const bool beta = cs->api_version() == kApiV1beta1;
-  if (cs->api_version().empty()) cs->set_api_version(kApiV1alpha1);
+  const bool beta = cs->api_version() == kruise::kV1beta1;
+  if (cs->api_version().empty()) cs->set_api_version(kruise::kV1alpha1);
   pb::CloneSetSpec* spec = cs->mutable_spec();
   if (!spec->has_replicas()) spec->set_replicas(1);
   if (SelectorIsEmpty(spec->selector())) {

@@ -11,9 +11,6 @@
 
 namespace cloneset::planner {
 
-// CloneSet condition (ours): claims below their template's storage that cannot be expanded (§4.11).
-inline constexpr char kVolumeExpansionHeldCondition[] = "VolumeExpansionHeld";
-
 // One live pod's claim whose storage request differs from its volumeClaimTemplate's.
 struct ClaimGrowth {
   const pb::PersistentVolumeClaim* pvc = nullptr;

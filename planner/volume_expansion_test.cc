@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "planner/keys.h"
+#include "kruise/keys.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"

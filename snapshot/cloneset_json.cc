@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "kruise/keys.h"
 #include "snapshot/json_fields.h"
 #include "snapshot/snapshot.h"
 
@@ -15,12 +16,6 @@ using internal::Index;
 using internal::Json;
 using internal::Path;
 
-constexpr char kV1alpha1[] = "apps.kruise.io/v1alpha1";
-constexpr char kV1beta1[] = "apps.kruise.io/v1beta1";
-constexpr char kParallelismAnnotation[] = "apps.kruise.io/image-predownload-parallelism";
-constexpr char kTimeoutAnnotation[] = "apps.kruise.io/image-predownload-timeout-seconds";
-constexpr char kMinUpdatedReadyAnnotation[] = "apps.kruise.io/image-predownload-min-updated-ready-pods";
-constexpr char kExcludePreparingDeleteLabel[] = "apps.kruise.io/cloneset-scaling-exclude-preparing-delete";
 
 std::string AnnotationPath(std::string_view key) { return internal::Cat("metadata.annotations[\"", key, "\"]"); }
 
@@ -307,28 +302,28 @@ absl::Status ReadInt32Annotation(const pb::ObjectMeta& meta, const char* key, st
 // pre-download settings belong to the rolling update, so OnDelete drops them as it drops the rolling fields.
 absl::Status ApplyV1alpha1Metadata(pb::CloneSet* cs) {
   const pb::ObjectMeta& meta = cs->metadata();
-  if (auto it = meta.labels().find(kExcludePreparingDeleteLabel);
+  if (auto it = meta.labels().find(kruise::kExcludePreparingDeleteLabel);
       it != meta.labels().end() && it->second == "true") {
     cs->mutable_spec()->mutable_scale_strategy()->set_exclude_preparing_delete(true);
   }
   pb::UpdateStrategy* update = cs->mutable_spec()->mutable_update_strategy();
   if (update->type() == "OnDelete") return absl::OkStatus();
-  if (auto it = meta.annotations().find(kParallelismAnnotation); it != meta.annotations().end()) {
+  if (auto it = meta.annotations().find(kruise::kPreDownloadParallelismAnnotation); it != meta.annotations().end()) {
     int32_t n = 0;
     if (absl::SimpleAtoi(it->second, &n)) {
       update->mutable_image_predownload_parallelism()->set_int_value(n);
     } else if (!it->second.empty() && it->second.back() == '%') {
       update->mutable_image_predownload_parallelism()->set_str_value(it->second);
     } else {
-      return absl::InvalidArgumentError(internal::Cat(AnnotationPath(kParallelismAnnotation), ": \"", it->second,
+      return absl::InvalidArgumentError(internal::Cat(AnnotationPath(kruise::kPreDownloadParallelismAnnotation), ": \"", it->second,
                                                      "\" is not an integer or a percentage"));
     }
   }
   std::optional<int32_t> n;
-  SNAPSHOT_RETURN_IF_ERROR(ReadInt32Annotation(meta, kTimeoutAnnotation, &n));
+  SNAPSHOT_RETURN_IF_ERROR(ReadInt32Annotation(meta, kruise::kPreDownloadTimeoutSecondsAnnotation, &n));
   if (n) update->set_image_predownload_timeout_seconds(*n);
   n.reset();
-  SNAPSHOT_RETURN_IF_ERROR(ReadInt32Annotation(meta, kMinUpdatedReadyAnnotation, &n));
+  SNAPSHOT_RETURN_IF_ERROR(ReadInt32Annotation(meta, kruise::kPreDownloadMinUpdatedReadyPodsAnnotation, &n));
   if (n) update->set_image_predownload_min_updated_ready_pods(*n);
   return absl::OkStatus();
 }
@@ -339,15 +334,15 @@ absl::StatusOr<pb::CloneSet> CloneSetFromJson(std::string_view json) {
   Json doc;
   SNAPSHOT_RETURN_IF_ERROR(internal::ParseDocument(json, "CloneSet", &doc));
   pb::CloneSet cs;
-  std::string api_version = kV1alpha1;
+  std::string api_version = kruise::kV1alpha1;
   if (const Json* f = Field(doc, "apiVersion")) SNAPSHOT_RETURN_IF_ERROR(internal::ReadString(*f, "apiVersion", &api_version));
-  if (api_version != kV1alpha1 && api_version != kV1beta1) {
-    return absl::InvalidArgumentError(internal::Cat("apiVersion: \"", api_version, "\" is not ", kV1alpha1, " or ", kV1beta1));
+  if (api_version != kruise::kV1alpha1 && api_version != kruise::kV1beta1) {
+    return absl::InvalidArgumentError(internal::Cat("apiVersion: \"", api_version, "\" is not ", kruise::kV1alpha1, " or ", kruise::kV1beta1));
   }
   if (const Json* f = Field(doc, "kind"); f != nullptr && *f != "CloneSet") {
     return absl::InvalidArgumentError(internal::Cat("kind: ", f->dump(), " is not \"CloneSet\""));
   }
-  const bool v1beta1 = api_version == kV1beta1;
+  const bool v1beta1 = api_version == kruise::kV1beta1;
   cs.set_api_version(api_version);
   if (const Json* f = Field(doc, "metadata")) SNAPSHOT_RETURN_IF_ERROR(internal::ReadObjectMeta(*f, "metadata", cs.mutable_metadata()));
   if (const Json* f = Field(doc, "spec")) SNAPSHOT_RETURN_IF_ERROR(ReadSpec(*f, v1beta1, cs.mutable_spec()));

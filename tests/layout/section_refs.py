@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Fails when a "§N.M" reference does not resolve to a section of a document inside the repository, or when a
-comment names a task code.
+"""Fails when a "§N.M" reference does not resolve to a section of a document inside the repository, when a
+comment names a task code, when a line names a work item, or when a line names a docs/ file the repository lacks.
 
 Code comments and docs cite the CloneSet behaviour by section: "semantics §5.9", "§4.2-§4.5", "(§7.4 ...)". A
 reference resolves when the document it points at has a heading numbered that way ("### 5.9 Completion",
@@ -8,7 +8,10 @@ reference resolves when the document it points at has a heading numbered that wa
 "Appendix X" needs an "Appendix X" heading. The document is docs/semantics.md unless the line names another
 Markdown file before the reference (a path ending in ".md"), which must then exist. Task codes of the sessions that wrote
 the code (a letter and a digit, in parentheses or after "task"/"brief") mean nothing to a reader of the repository
-and are refused in comments. Usage:
+and are refused in comments. References to work items ("issue 14", "issue #3", "scope 7", "session 9", "defect 3",
+"work item 2") mean nothing to a reader either and are refused on any line of code, tests, docs, CMake and
+scripts: say what the code does and why instead. A "docs/NAME" path must name a file or folder of the repository
+(a document elsewhere cannot be read with the code). Usage:
 
   section_refs.py ROOT
 
@@ -23,8 +26,8 @@ from tree import checkout_files
 
 EXTENSIONS = (".cc", ".h", ".py", ".sh", ".proto", ".go", ".ts", ".md", ".cmake", ".txt", ".yaml", ".yml", ".tpl")
 NOT_SOURCE = re.compile(r"(^|/)(testdata|fuzz_corpus|data|node_modules)/")
-# The layout checks' own test writes the references and task codes they must refuse.
-SELFTEST = "tests/layout/layout_selftest.sh"
+# The layout checks' own test writes the references and task codes they must refuse; this file names them.
+SELFTEST = ("tests/layout/layout_selftest.sh", "tests/layout/section_refs.py")
 DEFAULT_DOC = "docs/semantics.md"
 # "§5.9", optionally with a quoted phrase of that section: '§5.9 "containers completed"', '§7.4, "set"'; and
 # an appendix of the semantics ("Appendix" and a capital letter).
@@ -34,13 +37,15 @@ HEADING = re.compile(r"^(#{1,6})\s+(\d+(?:\.\d+)*|Appendix\s+[A-Z])\.?(?:\s|$)")
 # A comment: "//" or "#" (not a preprocessor line) or a Markdown file's text. Task codes: a letter and a digit in
 # parentheses (several separated by commas), or after "task", "tasks", "brief", "briefs".
 COMMENT = re.compile(r"(//|(?:^|\s)#(?!\s*(?:include|pragma|define|if|endif|else|elif|undef|error)\b)|/\*|^\s*\*)(.*)")
+WORK_ITEM = re.compile(r"\b(?:issues?|scopes?|sessions?|defects?|work\s+items?)\s+#?\d+", re.IGNORECASE)
+DOC_PATH = re.compile(r"(?<![\w./-])docs/[\w.-]*\w")
 TASK_CODE = re.compile(r"\((?:[a-z][0-9](?:,\s*)?)+\)|\b(?:task|tasks|brief|briefs)\s+[a-z][0-9]\b")
 
 
 def files(root):
     for path in checkout_files(root, "section_refs"):
-        if (path.endswith(EXTENSIONS) or os.path.basename(path) == "CMakeLists.txt") and \
-                not NOT_SOURCE.search(path) and path != SELFTEST:
+        if (path.endswith(EXTENSIONS) or os.path.basename(path) in ("CMakeLists.txt", "run")) and \
+                not NOT_SOURCE.search(path) and path not in SELFTEST:
             yield path
 
 
@@ -103,6 +108,13 @@ def check(root):
                     problems.append(f"{path}:{number}: {shown} has no heading '{section}' in {doc}")
                 elif phrase and phrase not in known[section]:
                     problems.append(f'{path}:{number}: {shown} "{phrase}": the phrase is not in {doc} {section}')
+            w = WORK_ITEM.search(line)
+            if w:
+                problems.append(f"{path}:{number}: work item {w.group(0)!r}; say what the code does and why")
+            for d in DOC_PATH.finditer(line):
+                if not os.path.exists(os.path.join(root, d.group(0))):
+                    problems.append(f"{path}:{number}: {d.group(0)} is not in the repository; cite a document it has"
+                                    " (docs/semantics.md sections)")
             text = line if is_markdown else (COMMENT.search(line) or [None, None, None])[2]
             if text:
                 t = TASK_CODE.search(text)
@@ -122,7 +134,7 @@ def main(argv):
         print(f"section_refs: {len(problems)} problem(s); a section reference must name a heading of a document in"
               " the repository (default docs/semantics.md)")
         return 1
-    print(f"section_refs: all {refs} section references resolve; no task codes in comments")
+    print(f"section_refs: all {refs} section references resolve; no task codes, work items or missing docs/ files")
     return 0
 
 

@@ -200,7 +200,12 @@ for c in planner executor; do
 done
 helm upgrade cloneset "$SRC/charts/cloneset" -n "$ns" --reuse-values --set tls.enabled=true --wait --timeout 5m \
   >"$LOG/tls.out" 2>&1 || { cat "$LOG/tls.out"; diagnose; fail "helm upgrade --set tls.enabled=true"; }
-for p in $(kubectl -n "$ns" get pods -l app.kubernetes.io/component=planner -o name); do
+# The planners of the upgraded release: pods of the old ReplicaSet may still be terminating (they keep serving for a
+# while after they leave the Service) and are not asked.
+planners=$(kubectl -n "$ns" get pods -l app.kubernetes.io/component=planner --no-headers \
+             -o custom-columns=NAME:.metadata.name,DELETED:.metadata.deletionTimestamp | awk '$2 == "<none>" { print "pod/" $1 }')
+[ "$(echo "$planners" | grep -c .)" = 2 ] || { diagnose; fail "want 2 planners after the mTLS upgrade, got: $planners"; }
+for p in $planners; do
   kubectl -n "$ns" logs "$p" | grep -q '"mtls":true' || { diagnose; fail "$p does not serve mTLS"; }
 done
 kubectl -n default scale clone sample --replicas=2 >/dev/null

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "kruise/keys.h"
 #include "kube/rest_client.h"
 #include "planapi/request.h"
 
@@ -36,7 +37,7 @@ absl::StatusOr<LiveCloneSet> FetchCloneSet(kube::RestClient& client, const std::
 // them in the version the CRD stores needs no conversion webhook.
 absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& client, const std::string& server,
                                                          const std::string& ns,
-                                                         const std::string& api_version = "apps.kruise.io/v1alpha1");
+                                                         const std::string& api_version = kruise::kV1alpha1);
 
 // The CloneSet's progress: a summary line, a progress bar of updated/ready/desired and one row per pod
 // (name, node, revision, lifecycle state, ready, restarts, PVCs; a claim whose storage request is above its

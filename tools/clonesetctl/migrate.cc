@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "kruise/keys.h"
 
 namespace cloneset::clonesetctl {
 
@@ -21,7 +22,7 @@ absl::StatusOr<Json> CloneSetForDeployment(const Json& d) {
   }
   const Json& meta = d.value("metadata", Json::object());
   const std::string name = meta.value("name", "");
-  Json cs = {{"apiVersion", "apps.kruise.io/v1alpha1"},
+  Json cs = {{"apiVersion", kruise::kV1alpha1},
              {"kind", "CloneSet"},
              {"metadata",
               {{"name", name},

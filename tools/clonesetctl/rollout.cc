@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/time_format.h"
 #include "common/resources.h"
 #include "planner/context.h"
 #include "planner/context_builder.h"
@@ -250,7 +251,7 @@ absl::Status SetRestartedAt(Json& cs, absl::Time now) {
   Json& meta = cs["spec"]["template"]["metadata"];
   if (!meta.is_object()) meta = Json::object();
   if (!meta["annotations"].is_object()) meta["annotations"] = Json::object();
-  meta["annotations"][kRestartedAtAnnotation] = planner::FormatRfc3339(now);
+  meta["annotations"][kRestartedAtAnnotation] = base::FormatTime(now);
   return absl::OkStatus();
 }
 

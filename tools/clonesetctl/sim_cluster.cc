@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "kube/api_status.h"
 #include "nlohmann/json.hpp"
 #include "planapi/applier.h"
@@ -82,7 +83,7 @@ absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) 
     doc["metadata"]["creationTimestamp"] = old["metadata"]["creationTimestamp"];
   } else {
     doc["metadata"]["uid"] = "sim-cloneset-uid";
-    doc["metadata"]["creationTimestamp"] = planner::FormatRfc3339(now);
+    doc["metadata"]["creationTimestamp"] = base::FormatTime(now);
   }
   if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
   doc["metadata"]["generation"] = generation;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planapi/request.h"
 #include "planner/plan.h"
@@ -159,7 +160,7 @@ absl::StatusOr<std::string> ApplySets(const std::string& clone_set_json, const s
                                       std::vector<std::string>* changes) {
   Json doc = Json::parse(clone_set_json, nullptr, false);
   if (!doc.is_object()) return absl::InvalidArgumentError("CloneSet: expected a JSON object");
-  const bool beta = doc.value("apiVersion", "") == "apps.kruise.io/v1beta1";
+  const bool beta = doc.value("apiVersion", "") == kruise::kV1beta1;
   for (const std::string& set : sets) {
     std::pair<std::string, std::string> kv = absl::StrSplit(set, absl::MaxSplits('=', 1));
     const auto& [key, value] = kv;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/time_format.h"
+#include "kruise/keys.h"
 #include "tools/clonesetctl/live.h"
 
 namespace cloneset::clonesetctl {
@@ -149,10 +150,10 @@ std::vector<std::string> CloneSetListVersions(const Json& crd) {
       if (!version.is_object() || version.value("storage", false) != storage) continue;
       if (!version.value("served", true)) continue;
       const std::string name = Str(version, "name");
-      if (name == "v1alpha1" || name == "v1beta1") out.push_back(absl::StrCat("apps.kruise.io/", name));
+      if (name == "v1alpha1" || name == "v1beta1") out.push_back(absl::StrCat(kruise::kGroup, "/", name));
     }
   }
-  if (out.empty()) out.push_back("apps.kruise.io/v1alpha1");
+  if (out.empty()) out.push_back(kruise::kV1alpha1);
   return out;
 }
 

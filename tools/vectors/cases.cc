@@ -4,11 +4,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "kruise/inplace_state.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planapi/pod_table.h"
-#include "planner/keys.h"
-#include "planner/inplace_state.h"
 #include "planner/plan.h"
 #include "planner/predicates.h"
 #include "planner/testing/fixtures.h"
@@ -368,7 +369,7 @@ Case CancelInPlaceDuringGrace() {
   const std::string rev2 = r2.metadata().name();
   planner::InPlaceUpdateState state;
   state.revision = rev2;
-  state.update_timestamp = planner::FormatRfc3339(Now() - absl::Seconds(5));
+  state.update_timestamp = base::FormatTime(Now() - absl::Seconds(5));
   const std::string grace = absl::StrCat(R"({"revision":")", rev2,
                                          R"(","containerImages":{"main":"nginx:1.26"},"graceSeconds":30,)",
                                          R"("oldRevision":")", rev1, R"("})");
@@ -385,6 +386,26 @@ Case CancelInPlaceDuringGrace() {
                   "The template goes back while a pod waits out its in-place grace period: the pending update is "
                   "cancelled (CancelledUpdatePodInPlace) and the pod keeps its revision.",
                   t::Request(cs, {pod}, {}, {r1, r2}));
+}
+
+Case UnparsableInPlaceState() {
+  // A pod in its in-place update (lifecycle Updating, InPlaceUpdateReady False) whose state annotation is not JSON.
+  CloneSetBuilder v1 = CloneSetBuilder().Replicas(1).UpdateType("InPlaceIfPossible");
+  const pb::ControllerRevision r1 = StoredRevision(v1, 1);
+  const std::string rev1 = r1.metadata().name();
+  pb::Pod pod = RunningPod("p0", rev1)
+                    .Label(planner::kPodTemplateHashLabel, std::string(planner::ShortHash(rev1)))
+                    .Lifecycle(planner::kStateUpdating)
+                    .Annotation(planner::kInPlaceStateAnnotation, "{truncated");
+  for (pb::Condition& c : *pod.mutable_conditions()) {
+    if (c.type() == planner::kInPlaceUpdateReadyCondition) c.set_status("False");
+  }
+  pb::CloneSet cs = v1.Status(rev1, rev1);
+  return PlanCase("plan_unparsable_in_place_state",
+                  "A pod in its in-place update whose apps.kruise.io/inplace-update-state is not JSON: the update "
+                  "never completes (InPlaceUpdateReady stays False, the lifecycle stays Updating) and the plan "
+                  "says so in a Warning event InvalidInPlaceUpdateState.",
+                  t::Request(cs, {pod}, {}, {r1}));
 }
 
 Case UnknownUpdateType() {
@@ -606,6 +627,7 @@ std::vector<Case> AllCases() {
       ImagePreDownload(),
       ImagePullJobCleanup(),
       CancelInPlaceDuringGrace(),
+      UnparsableInPlaceState(),
       OnDelete(),
       ProgressDeadlineExceeded(),
       ClaimTemplateRemoved(),

@@ -1,9 +1,9 @@
-#include "planner/go_json.h"
+#include "base/go_json.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace cloneset::planner {
+namespace cloneset::base {
 
 namespace {
 
@@ -86,4 +86,4 @@ void AppendGoNumber(std::string& out, double v) {
   out += s;
 }
 
-}  // namespace cloneset::planner
+}  // namespace cloneset::base

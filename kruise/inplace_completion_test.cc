@@ -1,8 +1,8 @@
-#include "common/inplace_completion.h"
+#include "kruise/inplace_completion.h"
 
 #include "gtest/gtest.h"
 
-namespace cloneset::common {
+namespace cloneset::kruise {
 namespace {
 
 TEST(ContainerUpdateProgressTest, Table) {
@@ -45,4 +45,4 @@ TEST(ContainerUpdateProgressTest, WithoutRecordedContainerIdOnlyTheImageCounts) 
 }
 
 }  // namespace
-}  // namespace cloneset::common
+}  // namespace cloneset::kruise

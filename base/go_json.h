@@ -1,6 +1,6 @@
 // JSON the way Go's encoding/json writes it, for what Go readers compare byte for byte or what must match
 // upstream's bytes: revision data (planner/revision.h, keys sorted) and the in-place state and grace annotations
-// (planner/inplace_state.h, Go struct field order). Strings escape `<`, `>`, `&`, U+2028 and U+2029 as Go's
+// (kruise/inplace_state.h, Go struct field order). Strings escape `<`, `>`, `&`, U+2028 and U+2029 as Go's
 // json.Marshal does; numbers use Go's float64 rendering.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "nlohmann/json.hpp"
 
-namespace cloneset::planner {
+namespace cloneset::base {
 
 // A JSON string literal (quotes included). Runs once per byte of every annotation a plan writes, so it is a table
 // scan, not a DOM.
@@ -69,4 +69,4 @@ void AppendGoJson(std::string& out, const Json& j) {
   }
 }
 
-}  // namespace cloneset::planner
+}  // namespace cloneset::base

@@ -1,4 +1,4 @@
-#include "planner/inplace_state.h"
+#include "kruise/inplace_state.h"
 
 #include <string>
 #include <tuple>
@@ -7,18 +7,19 @@
 
 #include "absl/strings/escaping.h"
 #include "nlohmann/json.hpp"
-#include "planner/go_json.h"
-#include "planner/json_read.h"
-#include "planner/predicates.h"
+#include "base/go_json.h"
+#include "base/json_read.h"
+#include "kruise/keys.h"
 
-namespace cloneset::planner {
+namespace cloneset::kruise {
 namespace {
 
+namespace pb = ::cloneset::planner::v1;
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
-using json_read::ParseJsonObject;
-using json_read::StringList;
-using json_read::StringMap;
+using base::json_read::ParseJsonObject;
+using base::json_read::StringList;
+using base::json_read::StringMap;
 
 OrderedJson RefMetadataJson(const RefMetadata& ref) {
   OrderedJson out = OrderedJson::object();
@@ -113,11 +114,11 @@ std::string FormatInPlaceState(const InPlaceUpdateState& state) {
   }
   std::string out;
   out.reserve(256);
-  AppendGoJson(out, doc);
+  base::AppendGoJson(out, doc);
   return out;
 }
 
-absl::StatusOr<InPlaceUpdateState> ParseInPlaceState(const std::string& json) {
+absl::StatusOr<InPlaceUpdateState> ParseInPlaceState(std::string_view json) {
   Json doc;
   if (!ParseJsonObject(json, &doc)) {
     return absl::InvalidArgumentError("annotation apps.kruise.io/inplace-update-state: not a JSON object");
@@ -182,7 +183,7 @@ std::string FormatGraceSpec(const InPlaceUpdateSpec& spec) {
   return doc.dump();
 }
 
-absl::StatusOr<InPlaceUpdateSpec> ParseGraceSpec(const std::string& json) {
+absl::StatusOr<InPlaceUpdateSpec> ParseGraceSpec(std::string_view json) {
   Json doc;
   if (!ParseJsonObject(json, &doc)) {
     return absl::InvalidArgumentError("annotation apps.kruise.io/inplace-update-grace: not a JSON object");
@@ -247,15 +248,4 @@ std::string_view InPlaceGraceAnnotation(const pb::Pod& pod) {
   return FirstAnnotation(pod, *kKey, *kLegacy);
 }
 
-const std::string& Rfc3339(absl::Time t) {
-  // One plan formats the same `now` for every pod it touches; remember the last one (per thread, so pure).
-  thread_local absl::Time last = absl::InfinitePast();
-  thread_local std::string text;
-  if (t != last) {
-    text = FormatRfc3339(t);
-    last = t;
-  }
-  return text;
-}
-
-}  // namespace cloneset::planner
+}  // namespace cloneset::kruise
