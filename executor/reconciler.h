@@ -60,6 +60,7 @@
 #include "executor/expectations.h"
 #include "executor/interfaces.h"
 #include "executor/metrics.h"
+#include "executor/retry_backoff.h"
 #include "kube/rest_client.h"
 #include "planapi/applier.h"
 #include "planapi/request.h"
@@ -113,6 +114,8 @@ struct ReconcilerDeps {
   // answers a table without reading it (PlanResponse.pods_read, a planner older than the table): the plan is
   // dropped, made again from `pods`, and every later request carries `pods`. Optional.
   std::function<void(const std::string& key, const absl::Status& error)> pod_table_fallback;
+  // The back-off of CloneSets whose reconciles fail (retry_backoff.h); null: none beyond the work queue's.
+  RetryBackoff* backoff = nullptr;
 };
 
 // The request sent to the planner and the snapshot's pods that Apply checks its writes against; assembled by the
@@ -122,6 +125,8 @@ using planapi::PlanSnapshot;
 class Reconciler {
  public:
   explicit Reconciler(ReconcilerDeps deps) : d_(std::move(deps)) {}
+  // One reconcile of `key`; while the CloneSet backs off after failed reconciles (ReconcilerDeps::backoff), none:
+  // result "backoff", requeue_after the time left. A failed reconcile's requeue_after is its back-off delay.
   ReconcileResult Reconcile(const std::string& key);
 
   // The snapshot sent to the planner (exposed for tests): planapi::AssembleRequest over the cache's objects. `key`
@@ -136,6 +141,7 @@ class Reconciler {
   struct ApplyState;
   class RestPlanWriter;  // the plan applier's writer: the API server (apply.cc)
   bool Owns(const std::string& key) const { return !d_.owns || d_.owns(key); }
+  ReconcileResult ReconcileNow(const std::string& key);
   // Validation on generation change; returns the joined field errors ("" = valid).
   absl::StatusOr<std::string> ValidationErrors(const std::string& key, const pb::CloneSet& cs,
                                                const std::vector<std::shared_ptr<const pb::Pod>>& pods);
