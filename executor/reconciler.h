@@ -38,7 +38,11 @@
 //    not 404, 409 or 429, which the reconcile handles) is reported on the CloneSet: a status condition type
 //    `ApplyFailed` (status True, reason the API server's reason, e.g. `Forbidden`, `RequestEntityTooLarge`,
 //    message "<action> <object>: <the API server's message> (HTTP <code>)" of the plan's first refused write) and
-//    one Warning event `ApplyFailed` when the condition appears or its message changes, not one per attempt.
+//    one Warning event `ApplyFailed` when the condition appears or says something new (the same refusal under
+//    another pod name is nothing new for 10 minutes, planapi::SameRefusal), not one per attempt; a refused creation
+//    also sets `FailedScale` (reason `FailedCreate`) and stops the plan's later creations;
+//  * a CloneSet whose reconcile failed backs off (ReconcilerDeps::backoff, retry_backoff.h): until the back-off has
+//    passed, a reconcile of it, whatever enqueued the key, asks no planner and writes nothing.
 //    The condition goes once a plan applies without a failed write. A write that failed without an answer (a
 //    transport error: connection reset, timeout) is retried with back-off and is no Warning event; FailedCreate
 //    and FailedDelete events are for answered failures only.
