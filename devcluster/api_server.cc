@@ -151,6 +151,14 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
       return StatusError(422, "Invalid", absl::StrCat(kind, " \"", name, "\" is invalid: ", msg), details);
     }
     case absl::StatusCode::kUnimplemented: return StatusError(405, "MethodNotAllowed", msg);
+    case absl::StatusCode::kPermissionDenied: {
+      // Admission's refusals (namespace lifecycle, quota) as kube-apiserver words them: `pods "x" is forbidden: ...`.
+      if (auto causes = status.GetPayload(kFieldCausesPayload)) {
+        details["causes"] = json::parse(std::string(*causes), nullptr, false);
+      }
+      const std::string resource = type ? type->resource : "";
+      return StatusError(403, "Forbidden", absl::StrCat(resource, " \"", name, "\" is forbidden: ", msg), details);
+    }
     default: return StatusError(500, "InternalError", absl::StrCat("Internal error occurred: ", msg));
   }
 }
