@@ -5,12 +5,15 @@
 #include "conversion/cloneset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 
 namespace cloneset::conversion {
 namespace {
 
 using Json = nlohmann::json;
+using ::cloneset::kruise::kV1alpha1;
+using ::cloneset::kruise::kV1beta1;
 using ::testing::HasSubstr;
 
 Json Review(Json objects, std::string desired = kV1beta1, std::string api = "apiextensions.k8s.io/v1") {

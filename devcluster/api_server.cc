@@ -126,7 +126,6 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
     case absl::StatusCode::kNotFound: return StatusError(404, "NotFound", msg, details);
     case absl::StatusCode::kAlreadyExists: return StatusError(409, "AlreadyExists", msg, details);
     case absl::StatusCode::kAborted: return StatusError(409, "Conflict", msg, details);
-    case absl::StatusCode::kPermissionDenied: return StatusError(403, "Forbidden", msg, details);
     case absl::StatusCode::kOutOfRange: return StatusError(410, "Expired", msg, details);
     case absl::StatusCode::kFailedPrecondition: return StatusError(400, "BadRequest", msg);
     case absl::StatusCode::kResourceExhausted: {
@@ -152,6 +151,14 @@ ApiResponse FromStatus(const absl::Status& status, const ResourceType* type, con
       return StatusError(422, "Invalid", absl::StrCat(kind, " \"", name, "\" is invalid: ", msg), details);
     }
     case absl::StatusCode::kUnimplemented: return StatusError(405, "MethodNotAllowed", msg);
+    case absl::StatusCode::kPermissionDenied: {
+      // Admission's refusals (namespace lifecycle, quota) as kube-apiserver words them: `pods "x" is forbidden: ...`.
+      if (auto causes = status.GetPayload(kFieldCausesPayload)) {
+        details["causes"] = json::parse(std::string(*causes), nullptr, false);
+      }
+      const std::string resource = type ? type->resource : "";
+      return StatusError(403, "Forbidden", absl::StrCat(resource, " \"", name, "\" is forbidden: ", msg), details);
+    }
     default: return StatusError(500, "InternalError", absl::StrCat("Internal error occurred: ", msg));
   }
 }

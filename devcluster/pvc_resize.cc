@@ -2,9 +2,7 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 
-#include "absl/strings/str_cat.h"
 #include "common/resources.h"
 #include "devcluster/schema.h"
 
@@ -58,12 +56,8 @@ absl::Status ValidatePvcStorageUpdate(const json& old_pvc, const json& new_pvc, 
                                "Forbidden: field can not be less than status.capacity"}});
   }
   if (new_size < old_size) return absl::OkStatus();
-  // Admission (PersistentVolumeClaimResize).
-  const std::string name = new_pvc["metadata"].value("name", "");
-  const auto forbidden = [&](const char* why) {
-    return absl::PermissionDeniedError(absl::StrCat("persistentvolumeclaims \"", name, "\" is forbidden: ", why));
-  };
-  if (!bound) return forbidden("Only bound persistent volume claims can be expanded");
+  // Admission (PersistentVolumeClaimResize); the API layer prefixes `persistentvolumeclaims "<name>" is forbidden: `.
+  if (!bound) return absl::PermissionDeniedError("Only bound persistent volume claims can be expanded");
   const std::string cls = ClassOf(new_pvc);
   bool allowed = false;
   if (!cls.empty() && cls == ClassOf(old_pvc)) {
@@ -74,7 +68,7 @@ absl::Status ValidatePvcStorageUpdate(const json& old_pvc, const json& new_pvc, 
     }
   }
   if (!allowed) {
-    return forbidden(
+    return absl::PermissionDeniedError(
         "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support "
         "resize");
   }

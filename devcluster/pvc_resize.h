@@ -14,8 +14,9 @@
 namespace cloneset::devcluster {
 
 // OK, or the API server's refusal of updating `old_pvc` into `new_pvc` (both stored forms) given the StorageClass
-// objects `classes`: INVALID_ARGUMENT with field causes (422 Invalid) for the validation, PERMISSION_DENIED (403
-// Forbidden, `persistentvolumeclaims "<name>" is forbidden: ...`) for the admission plugin.
+// objects `classes`: INVALID_ARGUMENT with field causes (422 Invalid) for the validation, PERMISSION_DENIED with the
+// plugin's reason (403 Forbidden, which the API layer words `persistentvolumeclaims "<name>" is forbidden: <reason>`)
+// for the admission plugin.
 absl::Status ValidatePvcStorageUpdate(const nlohmann::json& old_pvc, const nlohmann::json& new_pvc,
                                       const std::vector<nlohmann::json>& classes);
 

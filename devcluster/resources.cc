@@ -46,6 +46,7 @@ std::vector<ResourceType> BuiltinResourceTypes() {
       Core("services", "service", "Service", true, {"svc"}, true),
       Core("events", "event", "Event", true, {"ev"}),
       Core("nodes", "node", "Node", false, {"no"}, true),
+      Core("resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, true),
   };
   types[1].categories = {"all"};
   types[6].categories = {"all"};

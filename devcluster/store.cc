@@ -11,13 +11,16 @@
 #include <set>
 #include <unordered_map>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devcluster/garbage_collector.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/pod_resize.h"
 #include "devcluster/pvc_resize.h"
+#include "devcluster/schema.h"
 #include "devcluster/stored_object.h"
 #include "devcluster/versions.h"
 
@@ -59,6 +62,42 @@ struct TypeState {
 };
 
 std::string Key(std::string_view ns, std::string_view name) { return std::string(ns) + "/" + std::string(name); }
+
+// kube-apiserver's NamespaceLifecycle admission: nothing new in a namespace that is being deleted (here: one whose
+// finalizers hold it after a DELETE). The Forbidden answer names the object (api_server.cc) and carries the cause.
+absl::Status NamespaceTerminating(const std::string& ns) {
+  absl::Status s = absl::PermissionDeniedError(
+      absl::StrCat("unable to create new content in namespace ", ns, " because it is being terminated"));
+  s.SetPayload(kFieldCausesPayload,
+               absl::Cord(nlohmann::json::array({{{"reason", "NamespaceTerminating"},
+                                                  {"message", absl::StrCat("namespace ", ns, " is being terminated")},
+                                                  {"field", "metadata.namespace"}}})
+                              .dump()));
+  return s;
+}
+
+// A ResourceQuota's hard limit on pods (spec.hard "pods" or "count/pods", an integer quantity), if it has one.
+std::optional<std::pair<std::string, int64_t>> PodLimit(const nlohmann::json& quota) {
+  const nlohmann::json* hard = LookupPath(quota, ".spec.hard");
+  if (hard == nullptr || !hard->is_object()) return std::nullopt;
+  for (const char* key : {"pods", "count/pods"}) {
+    auto it = hard->find(key);
+    if (it == hard->end()) continue;
+    int64_t n = 0;
+    if (it->is_number_integer()) return std::pair<std::string, int64_t>(key, it->get<int64_t>());
+    if (it->is_string() && absl::SimpleAtoi(it->get<std::string>(), &n)) return std::pair<std::string, int64_t>(key, n);
+  }
+  return std::nullopt;
+}
+
+// Whether the quota counts `pod`: kube's pod evaluator leaves out terminal pods and pods whose deletion grace has
+// passed; the embedded cluster's deleted pods are gone or have no grace left, so: not Succeeded, not Failed, not
+// being deleted.
+bool QuotaCountsPod(const nlohmann::json& pod) {
+  const nlohmann::json* phase = LookupPath(pod, ".status.phase");
+  if (phase != nullptr && phase->is_string() && (*phase == "Succeeded" || *phase == "Failed")) return false;
+  return LookupPath(pod, ".metadata.deletionTimestamp") == nullptr;
+}
 
 std::string ConflictMessage(const ResourceType& t, std::string_view name) {
   return absl::StrCat("Operation cannot be fulfilled on ", QualifiedName(t, name),
@@ -961,8 +1000,9 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
       return absl::InvalidArgumentError("metadata.namespace: Required value");
     ns = meta["namespace"];
     auto nts = state_->FindLocked(kNamespaces);
-    if (!nts->objects.count(Key("", ns)))
-      return absl::NotFoundError(absl::StrCat("namespaces \"", ns, "\" not found"));
+    auto ns_it = nts->objects.find(Key("", ns));
+    if (ns_it == nts->objects.end()) return absl::NotFoundError(absl::StrCat("namespaces \"", ns, "\" not found"));
+    if (ns_it->second->deleting) return NamespaceTerminating(ns);
   } else {
     meta.erase("namespace");
   }
@@ -1008,6 +1048,9 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
       f.push_back(kPvcProtectionFinalizer);
   }
   if (absl::Status s = AdmitCustomResource(type, object, nullptr, options); !s.ok()) return s;
+  if (type.Id() == kPods) {
+    if (absl::Status s = AdmitPodQuotaLocked(ns, object); !s.ok()) return s;
+  }
   if (options.dry_run) return object;
   if (ts.type.MultiVersion()) {
     absl::StatusOr<nlohmann::json> stored = ConvertToVersion(ts.type, object, ts.type.version);
@@ -1019,6 +1062,34 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   if (absl::Status s = state_->CommitLocked(ts, EventType::kAdded, object, options.stored); !s.ok()) return s;
   if (HasOwnerReferences(object)) state_->CollectIfGarbageLocked(ts, Key(ns, name), "", 0, &object);
   return object;
+}
+
+// kube-apiserver's ResourceQuota admission for the pod count: a pod that would take the namespace's pods past a
+// quota's hard limit is refused with the real wording. The embedded cluster counts the pods when asked (kube keeps
+// the count in the quota's status.used, kept by the quota controller and by this admission).
+absl::Status Store::AdmitPodQuotaLocked(const std::string& ns, const nlohmann::json& pod) {
+  auto quotas = state_->FindLocked(kResourceQuotas);
+  if (quotas == nullptr) return absl::OkStatus();
+  const std::string prefix = Key(ns, "");
+  std::optional<int64_t> used;
+  for (auto it = quotas->objects.lower_bound(prefix); it != quotas->objects.end() && it->first.rfind(prefix, 0) == 0;
+       ++it) {
+    const auto limit = PodLimit(it->second->Parse());
+    if (!limit.has_value()) continue;
+    if (!used.has_value()) {
+      used = 0;
+      auto pods = state_->FindLocked(kPods);
+      for (auto p = pods->objects.lower_bound(prefix); p != pods->objects.end() && p->first.rfind(prefix, 0) == 0; ++p) {
+        if (QuotaCountsPod(p->second->Parse())) ++*used;
+      }
+    }
+    if (!QuotaCountsPod(pod) || *used + 1 <= limit->second) continue;
+    const std::string& r = limit->first;
+    return absl::PermissionDeniedError(absl::StrCat("exceeded quota: ", it->second->name, ", requested: ", r,
+                                                    "=1, used: ", r, "=", *used, ", limited: ", r, "=",
+                                                    limit->second));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ObjectPtr> Store::GetStored(std::string_view resource, std::string_view ns,

@@ -57,6 +57,7 @@ inline constexpr char kSecrets[] = "secrets";
 inline constexpr char kServices[] = "services";
 inline constexpr char kPersistentVolumeClaims[] = "persistentvolumeclaims";
 inline constexpr char kPersistentVolumes[] = "persistentvolumes";
+inline constexpr char kResourceQuotas[] = "resourcequotas";
 inline constexpr char kStorageClasses[] = "storageclasses.storage.k8s.io";
 inline constexpr char kControllerRevisions[] = "controllerrevisions.apps";
 inline constexpr char kLeases[] = "leases.coordination.k8s.io";
@@ -256,6 +257,9 @@ class Store {
   struct State;  // implementation detail (store.cc)
 
  private:
+  // ResourceQuota admission of a pod about to be created in `ns` (store.cc); the store's lock is held.
+  absl::Status AdmitPodQuotaLocked(const std::string& ns, const nlohmann::json& pod);
+
   base::Clock* clock_;
   StoreOptions options_;
   std::unique_ptr<State> state_;

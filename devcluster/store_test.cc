@@ -1,4 +1,6 @@
 #include "base/testing/fake_clock.h"
+#include "absl/strings/str_cat.h"
+#include "devcluster/schema.h"
 #include "devcluster/store.h"
 
 #include <gtest/gtest.h>
@@ -435,6 +437,64 @@ TEST_F(StoreTest, NamespaceDeletionRemovesContents) {
   ASSERT_TRUE(store_.Delete(kNamespaces, "", "team").ok());
   EXPECT_FALSE(store_.Get(kConfigMaps, "team", "x").ok());
   EXPECT_EQ(store_.Create(kConfigMaps, cm).status().code(), absl::StatusCode::kNotFound);
+}
+
+// A namespace held by a finalizer after its DELETE is terminating: kube-apiserver's NamespaceLifecycle admission
+// refuses anything new in it (403 in the API, PermissionDenied here), while what is there stays.
+TEST_F(StoreTest, TerminatingNamespaceRefusesNewContent) {
+  ASSERT_TRUE(store_.Create(kNamespaces, {{"metadata", {{"name", "team"}, {"finalizers", {"example.com/hold"}}}}}).ok());
+  json cm = ConfigMap("x");
+  cm["metadata"]["namespace"] = "team";
+  ASSERT_TRUE(store_.Create(kConfigMaps, cm).ok());
+  ASSERT_TRUE(store_.Delete(kNamespaces, "", "team").ok());
+  EXPECT_TRUE(store_.Get(kConfigMaps, "team", "x").ok());
+  json pod = Pod("p");
+  pod["metadata"]["namespace"] = "team";
+  const auto refused = store_.Create(kPods, pod);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(refused.status().message(), "unable to create new content in namespace team because it is being terminated");
+  EXPECT_TRUE(refused.status().GetPayload(kFieldCausesPayload).has_value());
+}
+
+// ResourceQuota admission on the pod count, in kube-apiserver's words: pods beyond spec.hard.pods (or count/pods)
+// are refused; terminal pods do not count; raising the limit lets the next pod in.
+TEST_F(StoreTest, PodQuotaRefusesPodsBeyondTheHardLimit) {
+  struct Case {
+    std::string key;
+    json hard;
+  };
+  for (const Case& c : {Case{"pods", "2"}, Case{"count/pods", 2}}) {
+    SCOPED_TRACE(c.key);
+    const std::string ns = c.key == "pods" ? "qa" : "qb";
+    ASSERT_TRUE(store_.Create(kNamespaces, {{"metadata", {{"name", ns}}}}).ok());
+    json quota = {{"apiVersion", "v1"}, {"kind", "ResourceQuota"},
+                  {"metadata", {{"name", "q"}, {"namespace", ns}}}, {"spec", {{"hard", {{c.key, c.hard}}}}}};
+    ASSERT_TRUE(store_.Create(kResourceQuotas, quota).ok());
+    const auto pod = [&](const std::string& name) {
+      json p = Pod(name);
+      p["metadata"]["namespace"] = ns;
+      return p;
+    };
+    ASSERT_TRUE(store_.Create(kPods, pod("a")).ok());
+    ASSERT_TRUE(store_.Create(kPods, pod("b")).ok());
+    auto refused = store_.Create(kPods, pod("c"));
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(refused.status().message(), absl::StrCat("exceeded quota: q, requested: ", c.key, "=1, used: ", c.key,
+                                                       "=2, limited: ", c.key, "=2"));
+    // A pod that finished no longer counts.
+    ASSERT_TRUE(store_.Mutate(kPods, ns, "a", true, [](json& p) {
+                        p["status"]["phase"] = "Succeeded";
+                        return absl::OkStatus();
+                      }).ok());
+    EXPECT_TRUE(store_.Create(kPods, pod("c")).ok());
+    EXPECT_EQ(store_.Create(kPods, pod("d")).status().code(), absl::StatusCode::kPermissionDenied);
+    quota["spec"]["hard"][c.key] = 5;
+    ASSERT_TRUE(store_.Mutate(kResourceQuotas, ns, "q", false, [&](json& q) {
+                        q["spec"] = quota["spec"];
+                        return absl::OkStatus();
+                      }).ok());
+    EXPECT_TRUE(store_.Create(kPods, pod("d")).ok());
+  }
 }
 
 // kube-apiserver defaults imagePullPolicy from the tag its image reference parser reads (SetDefaults_Container):

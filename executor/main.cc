@@ -13,6 +13,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,9 @@
 #include "executor/readiness.h"
 #include "executor/reconciler.h"
 #include "executor/shards.h"
+#include "executor/retry_backoff.h"
 #include "executor/worker.h"
+#include "executor/write_limit.h"
 #include "kruise/keys.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"
@@ -63,6 +66,18 @@ ABSL_FLAG(bool, planner_in_place_batches, true,
           "same per-pod writes); false asks for per-pod actions");
 ABSL_FLAG(double, qps, 0, "Client-side API request rate limit; 0 = unlimited (server-side priority and fairness)");
 ABSL_FLAG(int32_t, burst, 0, "Client-side burst with --qps");
+ABSL_FLAG(double, api_write_qps, 200,
+          "Overall limit on the executor's writes to the API server (creates, patches, deletes, events), per second; "
+          "0 = unlimited (also spelled --api-write-qps)");
+ABSL_FLAG(int32_t, api_write_burst, 400, "Writes allowed at once above --api_write_qps (also spelled --api-write-burst)");
+ABSL_FLAG(absl::Duration, retry_backoff_base, absl::Milliseconds(5),
+          "A CloneSet whose reconcile failed waits this long before the next attempt, doubling per failure in a row "
+          "(also spelled --retry-backoff-base); watch events do not cut the wait short, a spec change does");
+ABSL_FLAG(absl::Duration, retry_backoff_max, absl::Minutes(2),
+          "The longest wait of --retry_backoff_base's back-off (also spelled --retry-backoff-max)");
+ABSL_FLAG(double, retry_backoff_jitter, 0.2,
+          "Up to this fraction of each back-off wait is taken off at random, so that CloneSets refused together do "
+          "not retry together; in [0, 1) (also spelled --retry-backoff-jitter)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics address (port 0 = any)");
 ABSL_FLAG(std::string, health_listen, "127.0.0.1:8081", "/healthz and /readyz address (port 0 = any)");
 ABSL_FLAG(absl::Duration, expectation_timeout, absl::Minutes(5),
@@ -176,6 +191,17 @@ int Run() {
     Log(LogLevel::kError, "cannot create planner client", {{"error", planner.status().ToString()}});
     return 1;
   }
+  const RetryBackoffOptions backoff_opts{.base = absl::GetFlag(FLAGS_retry_backoff_base),
+                                         .cap = absl::GetFlag(FLAGS_retry_backoff_max),
+                                         .jitter = absl::GetFlag(FLAGS_retry_backoff_jitter)};
+  if (absl::Status s = ValidateBackoff(backoff_opts); !s.ok()) {
+    Log(LogLevel::kError, "invalid back-off", {{"error", std::string(s.message())}});
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_api_write_qps) < 0 || absl::GetFlag(FLAGS_api_write_burst) < 1) {
+    Log(LogLevel::kError, "--api_write_qps must be >= 0 and --api_write_burst >= 1", {{"flag", "api_write_qps"}});
+    return 2;
+  }
   const int shard_count = absl::GetFlag(FLAGS_shards);
   if (shard_count < 1) {
     Log(LogLevel::kError, "--shards must be >= 1", {{"flag", "shards"}});
@@ -211,7 +237,11 @@ int Run() {
   });
   kube::EventRecorderOptions ev_opts;
   ev_opts.host = shard_opts.identity;
-  kube::EventRecorder recorder(**client, ev_opts);
+  // Reconciles and events write through the overall write limit (write_limit.h); the shard Leases do not: their
+  // renewals must not queue behind pod writes.
+  WriteRateLimitedRestClient write_client(**client, absl::GetFlag(FLAGS_api_write_qps),
+                                          absl::GetFlag(FLAGS_api_write_burst), base::RealClock::Get());
+  kube::EventRecorder recorder(write_client, ev_opts);
   RecorderSink recorder_sink(recorder);
   // The plans' events are written by a thread of their own (event_queue.h): a plan's per-pod events do not hold
   // the CloneSet's next plan. 10 000 waiting events (a few MB) before a worker waits for the writes.
@@ -230,9 +260,15 @@ int Run() {
           {{"gate", "InPlaceWorkloadVerticalScaling"}, {"error", served.ok() ? "" : served.status().ToString()}});
     }
   }
+  absl::Mutex jitter_mu;
+  absl::BitGen jitter_gen;
+  RetryBackoff backoff(backoff_opts, [&] {
+    absl::MutexLock l(&jitter_mu);
+    return absl::Uniform(jitter_gen, 0.0, 1.0);
+  });
   Reconciler reconciler({.cache = &cache,
                          .planner = planner->get(),
-                         .client = client->get(),
+                         .client = &write_client,
                          .events = &sink,
                          .expectations = &expectations,
                          .clock = &base::RealClock::Get(),
@@ -246,7 +282,8 @@ int Run() {
                          .pod_table_fallback = [](const std::string& key, const absl::Status& error) {
                            Log(LogLevel::kWarn, "pods sent as objects instead of a pod table (logged once per cause)",
                                {{"key", key}, {"error", error.ToString()}});
-                         }});
+                         },
+                         .backoff = &backoff});
 
   // Endpoints first, so probes answer while the caches sync.
   auto exposer = base::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
@@ -346,11 +383,17 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage("cloneset-executor: applies CloneSet plans from the planner to the API server.");
   if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
-  // kruise-manager's spellings, so that its flags carry over as they are.
+  // kruise-manager's spellings, so that its flags carry over as they are, and the dashed spelling of the flags that
+  // bound the executor's load on the API server, as kube components spell theirs.
   std::vector<std::string> args = cloneset::cli::RewriteFlagAliases(
       argc, argv,
       {{"feature-gates", "feature_gates"},
-       {"cloneset-scaling-exclude-preparing-delete", "cloneset_scaling_exclude_preparing_delete"}});
+       {"cloneset-scaling-exclude-preparing-delete", "cloneset_scaling_exclude_preparing_delete"},
+       {"api-write-qps", "api_write_qps"},
+       {"api-write-burst", "api_write_burst"},
+       {"retry-backoff-base", "retry_backoff_base"},
+       {"retry-backoff-max", "retry_backoff_max"},
+       {"retry-backoff-jitter", "retry_backoff_jitter"}});
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());
   absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());

@@ -41,6 +41,12 @@ ExecutorMetrics::ExecutorMetrics(prometheus::Registry& r)
                    .Name("cloneset_executor_actions_total")
                    .Help("Plan actions applied, by type and result")
                    .Register(r)),
+      refused_writes_(prometheus::BuildCounter()
+                          .Name("cloneset_executor_refused_writes_total")
+                          .Help("Writes the API server refused (4xx a retry cannot change), by verb, resource and "
+                                "reason (QuotaExceeded, NamespaceTerminating, AdmissionDenied, Invalid, or the API "
+                                "server's reason)")
+                          .Register(r)),
       expectations_pending_(prometheus::BuildGauge()
                                 .Name("cloneset_executor_expectations_pending")
                                 .Help("CloneSets waiting for the cache to show the executor's writes")
@@ -99,6 +105,18 @@ double ExecutorMetrics::actions_total(std::string_view type, std::string_view re
 void ExecutorMetrics::ExpectationsPending(size_t n) { expectations_pending_.Set(static_cast<double>(n)); }
 void ExecutorMetrics::ExpectationLeaked() { expectations_leaked_.Increment(); }
 double ExecutorMetrics::leaked_total() const { return expectations_leaked_.Value(); }
+// Refusals are rare: the series is looked up in its family each time.
+void ExecutorMetrics::RefusedWrite(std::string_view verb, std::string_view resource, std::string_view reason) {
+  refused_writes_
+      .Add({{"verb", std::string(verb)}, {"resource", std::string(resource)}, {"reason", std::string(reason)}})
+      .Increment();
+}
+double ExecutorMetrics::refused_writes_total(std::string_view verb, std::string_view resource,
+                                             std::string_view reason) const {
+  return refused_writes_
+      .Add({{"verb", std::string(verb)}, {"resource", std::string(resource)}, {"reason", std::string(reason)}})
+      .Value();
+}
 void ExecutorMetrics::Shards(int owned, int total) {
   shards_owned_.Set(owned);
   shards_total_.Set(total);

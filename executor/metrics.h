@@ -28,6 +28,9 @@ class ExecutorMetrics {
   void PlannerCall(double seconds);
   void PlannerError(std::string_view code);
   void Action(std::string_view type, std::string_view result);
+  // cloneset_executor_refused_writes_total{verb,resource,reason}: a write the API server refused (WriteRefused),
+  // reason planapi::RefusalCause ("QuotaExceeded", "NamespaceTerminating", "AdmissionDenied", "Invalid", ...).
+  void RefusedWrite(std::string_view verb, std::string_view resource, std::string_view reason);
   void ExpectationsPending(size_t n);
   void ExpectationLeaked();
   void Shards(int owned, int total);
@@ -40,6 +43,7 @@ class ExecutorMetrics {
 
   double actions_total(std::string_view type, std::string_view result) const;  // for tests
   double leaked_total() const;
+  double refused_writes_total(std::string_view verb, std::string_view resource, std::string_view reason) const;
 
  private:
   prometheus::Family<prometheus::Counter>& reconcile_total_;
@@ -48,6 +52,7 @@ class ExecutorMetrics {
   prometheus::Histogram& planner_duration_;
   prometheus::Family<prometheus::Counter>& planner_errors_;
   prometheus::Family<prometheus::Counter>& actions_;
+  prometheus::Family<prometheus::Counter>& refused_writes_;
   prometheus::Gauge& expectations_pending_;
   prometheus::Counter& expectations_leaked_;
   prometheus::Gauge& shards_owned_;

@@ -81,6 +81,31 @@ absl::StatusOr<std::string> Reconciler::ValidationErrors(const std::string& key,
 }
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
+  if (d_.backoff == nullptr) return ReconcileNow(key);
+  const std::shared_ptr<const pb::CloneSet> cs = d_.cache->GetCloneSet(key);
+  if (cs == nullptr) {
+    d_.backoff->Forget(key);
+    return ReconcileNow(key);
+  }
+  // Whatever enqueued the key (often the watch event of our own last failed attempt's writes), a CloneSet backing
+  // off waits; a new generation or uid ends the back-off (RetryBackoff::Wait).
+  const std::string version = ValidationVersion(*cs);
+  if (const auto wait = d_.backoff->Wait(key, version, d_.clock->Now()); wait.has_value()) {
+    ReconcileResult r;
+    r.requeue_after = *wait;
+    r.result = "backoff";
+    return r;
+  }
+  ReconcileResult r = ReconcileNow(key);
+  if (!r.error.ok()) {
+    r.requeue_after = d_.backoff->Failed(key, version, d_.clock->Now());
+  } else {
+    d_.backoff->Forget(key);
+  }
+  return r;
+}
+
+ReconcileResult Reconciler::ReconcileNow(const std::string& key) {
   ReconcileResult r;
   auto cs_ptr = d_.cache->GetCloneSet(key);
   if (cs_ptr == nullptr) {
@@ -230,8 +255,41 @@ void Reconciler::Expect(const std::string& key, ObjectKind kind, const std::stri
   d_.expectations->Expect(key, {kind, name, want, rv}, d_.clock->Now());
 }
 
+namespace {
+
+// The API request behind a write of the plan applier's `type` (planapi::ActionType, or "WriteStatus"): verb and
+// resource as the API server's metrics name them.
+std::pair<std::string_view, std::string_view> VerbAndResource(std::string_view type) {
+  static const std::map<std::string_view, std::pair<std::string_view, std::string_view>> kRequests = {
+      {"CreatePod", {"create", "pods"}},
+      {"DeletePod", {"delete", "pods"}},
+      {"PatchPod", {"patch", "pods"}},
+      {"PatchPodStatus", {"patch", "pods/status"}},
+      {"ResizePod", {"patch", "pods/resize"}},
+      {"CreatePvc", {"create", "persistentvolumeclaims"}},
+      {"DeletePvc", {"delete", "persistentvolumeclaims"}},
+      {"UpdatePvcOwner", {"patch", "persistentvolumeclaims"}},
+      {"CreateRevision", {"create", "controllerrevisions"}},
+      {"UpdateRevision", {"patch", "controllerrevisions"}},
+      {"DeleteRevision", {"delete", "controllerrevisions"}},
+      {"PatchCloneSet", {"patch", "clonesets"}},
+      {"WriteStatus", {"patch", "clonesets/status"}},
+      {"CreateImagePullJob", {"create", "imagepulljobs"}},
+      {"DeleteImagePullJob", {"delete", "imagepulljobs"}},
+  };
+  auto it = kRequests.find(type);
+  return it == kRequests.end() ? std::pair<std::string_view, std::string_view>{"unknown", "unknown"} : it->second;
+}
+
+}  // namespace
+
 void Reconciler::CountAction(std::string_view type, const absl::Status& s) {
-  if (d_.metrics) d_.metrics->Action(type, s.ok() ? "success" : "error");
+  if (!d_.metrics) return;
+  d_.metrics->Action(type, s.ok() ? "success" : "error");
+  if (WriteRefused(s)) {
+    const auto [verb, resource] = VerbAndResource(type);
+    d_.metrics->RefusedWrite(verb, resource, planapi::RefusalCause(s));
+  }
 }
 
 }  // namespace cloneset::executor

@@ -38,7 +38,11 @@
 //    not 404, 409 or 429, which the reconcile handles) is reported on the CloneSet: a status condition type
 //    `ApplyFailed` (status True, reason the API server's reason, e.g. `Forbidden`, `RequestEntityTooLarge`,
 //    message "<action> <object>: <the API server's message> (HTTP <code>)" of the plan's first refused write) and
-//    one Warning event `ApplyFailed` when the condition appears or its message changes, not one per attempt.
+//    one Warning event `ApplyFailed` when the condition appears or says something new (the same refusal under
+//    another pod name is nothing new for 10 minutes, planapi::SameRefusal), not one per attempt; a refused creation
+//    also sets `FailedScale` (reason `FailedCreate`) and stops the plan's later creations;
+//  * a CloneSet whose reconcile failed backs off (ReconcilerDeps::backoff, retry_backoff.h): until the back-off has
+//    passed, a reconcile of it, whatever enqueued the key, asks no planner and writes nothing.
 //    The condition goes once a plan applies without a failed write. A write that failed without an answer (a
 //    transport error: connection reset, timeout) is retried with back-off and is no Warning event; FailedCreate
 //    and FailedDelete events are for answered failures only.
@@ -60,6 +64,7 @@
 #include "executor/expectations.h"
 #include "executor/interfaces.h"
 #include "executor/metrics.h"
+#include "executor/retry_backoff.h"
 #include "kube/rest_client.h"
 #include "planapi/applier.h"
 #include "planapi/request.h"
@@ -113,6 +118,8 @@ struct ReconcilerDeps {
   // answers a table without reading it (PlanResponse.pods_read, a planner older than the table): the plan is
   // dropped, made again from `pods`, and every later request carries `pods`. Optional.
   std::function<void(const std::string& key, const absl::Status& error)> pod_table_fallback;
+  // The back-off of CloneSets whose reconciles fail (retry_backoff.h); null: none beyond the work queue's.
+  RetryBackoff* backoff = nullptr;
 };
 
 // The request sent to the planner and the snapshot's pods that Apply checks its writes against; assembled by the
@@ -122,6 +129,8 @@ using planapi::PlanSnapshot;
 class Reconciler {
  public:
   explicit Reconciler(ReconcilerDeps deps) : d_(std::move(deps)) {}
+  // One reconcile of `key`; while the CloneSet backs off after failed reconciles (ReconcilerDeps::backoff), none:
+  // result "backoff", requeue_after the time left. A failed reconcile's requeue_after is its back-off delay.
   ReconcileResult Reconcile(const std::string& key);
 
   // The snapshot sent to the planner (exposed for tests): planapi::AssembleRequest over the cache's objects. `key`
@@ -136,6 +145,7 @@ class Reconciler {
   struct ApplyState;
   class RestPlanWriter;  // the plan applier's writer: the API server (apply.cc)
   bool Owns(const std::string& key) const { return !d_.owns || d_.owns(key); }
+  ReconcileResult ReconcileNow(const std::string& key);
   // Validation on generation change; returns the joined field errors ("" = valid).
   absl::StatusOr<std::string> ValidationErrors(const std::string& key, const pb::CloneSet& cs,
                                                const std::vector<std::shared_ptr<const pb::Pod>>& pods);

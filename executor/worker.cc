@@ -16,7 +16,11 @@ bool ProcessNextWorkItem(const WorkerDeps& d) {
   if (d.metrics) d.metrics->Reconciled(r.result, absl::ToDoubleSeconds(d.clock->Now() - start));
   if (!r.error.ok()) {
     if (d.failed) d.failed(*key, r.error);
-    d.queue->AddRateLimited(*key);
+    if (r.requeue_after > absl::ZeroDuration()) {
+      d.queue->AddAfter(*key, r.requeue_after);  // the reconciler's own back-off (retry_backoff.h)
+    } else {
+      d.queue->AddRateLimited(*key);
+    }
   } else {
     d.queue->Forget(*key);
     if (r.requeue_after > absl::ZeroDuration()) d.queue->AddAfter(*key, r.requeue_after);

@@ -1,6 +1,7 @@
 // The executor's worker loop, one key at a time, as sample-controller's processNextWorkItem: take a key from the
 // work queue; while the caches have not synced, put it back for 200 ms later without reconciling; else reconcile
-// it and requeue it by the outcome: with the queue's back-off after an error (ReconcileResult.error), after the
+// it and requeue it by the outcome: after an error (ReconcileResult.error) with the reconciler's back-off when it
+// gives one (requeue_after, executor/retry_backoff.h) else the queue's, after the
 // plan's delay when it asks for one (requeue_after), not at all otherwise, and forget its back-off on success.
 // The key is always marked done, so another worker may take it up again. Several workers may run RunWorker on one
 // queue: the queue never hands one key to two of them at once.

@@ -101,6 +101,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"error_backs_off", true, Result(absl::UnavailableError("down")), kBackoff - absl::Milliseconds(10), {},
              true, 1},
         Case{"error_retried", true, Result(absl::UnavailableError("down")), kBackoff, {"ns/a"}, true, 1},
+        // The reconciler's own back-off (retry_backoff.h) replaces the queue's.
+        Case{"error_with_reconciler_backoff_not_yet", true,
+             Result(absl::UnavailableError("down"), absl::Seconds(3)), absl::Seconds(3) - absl::Milliseconds(10), {},
+             true, 0},
+        Case{"error_with_reconciler_backoff_due", true, Result(absl::UnavailableError("down"), absl::Seconds(3)),
+             absl::Seconds(3), {"ns/a"}, true, 0},
         Case{"not_synced_not_yet", false, Result(absl::OkStatus()), kNotSyncedRetry - absl::Milliseconds(1), {},
              false, 0},
         Case{"not_synced_retried", false, Result(absl::OkStatus()), kNotSyncedRetry, {"ns/a"}, false, 0}),

@@ -5,7 +5,9 @@
 #include <optional>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "kube/api_status.h"
 #include "planapi/in_place_batches.h"
@@ -48,21 +50,63 @@ bool WriteRefused(const absl::Status& s) {
   return code.has_value() && *code >= 400 && *code < 500 && *code != 404 && *code != 409 && *code != 429;
 }
 
+namespace {
+
+// The API server's reason, or the name of the HTTP code when its answer had none.
+std::string RefusalReason(const absl::Status& refused) {
+  std::string reason = kube::K8sReason(refused);
+  if (!reason.empty()) return reason;
+  switch (kube::HttpCode(refused).value_or(0)) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 405: return "MethodNotAllowed";
+    case 413: return "RequestEntityTooLarge";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    default: return "WriteRefused";
+  }
+}
+
+// A condition message ("<action> <object>: <the API server's message>", ApplyFailedCondition) with its object left
+// out: the prefix's, and where the API server's message quotes it (`pods "web-abcde" is forbidden: ...`).
+std::string RefusalShape(std::string_view message) {
+  const size_t space = message.find(' ');
+  const size_t colon = message.find(": ");
+  if (space == std::string_view::npos || colon == std::string_view::npos || space + 1 >= colon) {
+    return std::string(message);
+  }
+  const std::string_view object = message.substr(space + 1, colon - space - 1);
+  std::string quoted;
+  quoted.append(1, '"').append(object.data(), object.size()).append(1, '"');
+  const std::string_view rest = message.substr(colon);
+  std::string shape(message.substr(0, space));
+  shape.append(absl::StrReplaceAll(absl::string_view(rest.data(), rest.size()), {{quoted, "\"\""}}));
+  return shape;
+}
+
+}  // namespace
+
+std::string RefusalCause(const absl::Status& refused) {
+  const absl::string_view m = refused.message();
+  const int code = kube::HttpCode(refused).value_or(0);
+  if (code == 403 && absl::StrContains(m, "because it is being terminated")) return "NamespaceTerminating";
+  if (code == 403 && absl::StrContains(m, "exceeded quota:")) return "QuotaExceeded";
+  if ((absl::StrContains(m, "admission webhook") && absl::StrContains(m, "denied the request")) ||
+      (absl::StrContains(m, "ValidatingAdmissionPolicy") && absl::StrContains(m, "denied request"))) {
+    return "AdmissionDenied";
+  }
+  if (code == 422) return "Invalid";
+  return RefusalReason(refused);
+}
+
+bool SameRefusal(const pb::Condition& a, const pb::Condition& b) {
+  return a.reason() == b.reason() && RefusalShape(a.message()) == RefusalShape(b.message());
+}
+
 pb::Condition ApplyFailedCondition(std::string_view action, std::string_view object, const absl::Status& refused) {
   const int code = kube::HttpCode(refused).value_or(0);
-  std::string reason = kube::K8sReason(refused);
-  if (reason.empty()) {
-    switch (code) {
-      case 400: reason = "BadRequest"; break;
-      case 401: reason = "Unauthorized"; break;
-      case 403: reason = "Forbidden"; break;
-      case 405: reason = "MethodNotAllowed"; break;
-      case 413: reason = "RequestEntityTooLarge"; break;
-      case 415: reason = "UnsupportedMediaType"; break;
-      case 422: reason = "Invalid"; break;
-      default: reason = "WriteRefused"; break;
-    }
-  }
+  const std::string reason = RefusalReason(refused);
   pb::Condition c;
   c.set_type(kApplyFailedConditionType);
   c.set_status("True");
@@ -113,6 +157,12 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
       return r;
     }
   }
+  // The ApplyFailed condition the CloneSet has, and whether `c` is the same refusal reported within the window.
+  const pb::Condition* had = FindCondition(cs.status(), kApplyFailedConditionType);
+  const auto reported = [&](const pb::Condition& c) {
+    return had != nullptr && had->status() == "True" && SameRefusal(*had, c) &&
+           now - absl::FromUnixSeconds(had->last_update_time().seconds()) < options_.report_window;
+  };
   absl::Mutex mu;  // the outcome below; groups of a stage run concurrently
   absl::Status stop;
   absl::Status batch_error;  // the first failed creation of the batch that ends the plan
@@ -124,10 +174,20 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
   // The refused write of the lowest action index (the same plan reports the same write however writes overlap).
   int refused_index = stages.size();
   std::optional<pb::Condition> refused;
+  bool refused_create = false;  // the refused write of `refused` is a creation
   std::atomic<bool> halt{false};  // no further action starts
+  std::atomic<bool> creates_refused{false};  // no further creation starts
   const auto run = [&](int i) {
     pb::Action scratch;
     const pb::Action& action = stages.Action(i, &scratch);
+    const bool creation = action.has_create_pod() || action.has_create_pvc();
+    if (creation && creates_refused) {
+      // The API server refused a creation for a reason the next one shares (quota, terminating namespace,
+      // admission, the template): not written, and its pod's events are not emitted.
+      absl::MutexLock l(&mu);
+      if (const std::string pod = PodOfAction(action); !pod.empty()) failed_pods.insert(pod);
+      return;
+    }
     if (!writer.MayWrite()) {
       absl::MutexLock l(&mu);
       lost_shard = true;
@@ -140,12 +200,18 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
     absl::MutexLock l(&mu);
     const std::string pod = PodOfAction(action);
     if (!pod.empty()) failed_pods.insert(pod);
-    if (WriteRefused(s) && i < refused_index) {
+    const bool is_refused = WriteRefused(s);
+    std::optional<pb::Condition> condition;
+    if (is_refused) condition = ApplyFailedCondition(ActionType(action), pod, s);
+    if (is_refused && i < refused_index) {
       refused_index = i;
-      refused = ApplyFailedCondition(ActionType(action), pod, s);
+      refused = condition;
+      refused_create = creation;
     }
-    // Only a failure the API server answered is an event: a transport error is retried.
-    const bool answered = kube::HttpCode(s).has_value();
+    if (is_refused && creation) creates_refused = true;
+    // Only a failure the API server answered is an event: a transport error is retried. A refusal already
+    // reported on the CloneSet is not raised again within the window.
+    const bool answered = kube::HttpCode(s).has_value() && !(condition.has_value() && reported(*condition));
     if (action.has_create_pod()) {
       if (answered) writer.Event("Warning", "FailedCreate", absl::StrCat("failed to create pod: ", s.message()));
       if (batch_error.ok()) batch_error = s;  // finish this batch, then stop
@@ -177,19 +243,35 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
   r.stopped = !stop.ok() ? stop : batch_error;
   // ApplyFailed: set when a write was refused, removed once a plan's writes all went through, left as it is after
   // transport errors only. `report`: the condition is new or says something new.
-  const pb::Condition* had = FindCondition(cs.status(), kApplyFailedConditionType);
   const pb::Condition* want = refused ? &*refused : nullptr;
   const bool clear = !refused && r.error.ok() && had != nullptr;
   bool report = false;
   if (refused) {
     pb::CloneSetStatus probe = cs.status();
-    report = SetOwnCondition(probe, kApplyFailedConditionType, want, now);
+    report = SetOwnCondition(probe, kApplyFailedConditionType, want, now) && !reported(*refused);
   }
+  // Sets or removes the conditions of a refusal in `status`: ApplyFailed, and FailedScale of a refused creation
+  // (removed only when it is ours, reason FailedCreate: the planner's own scale errors stay the planner's).
+  const auto set_refusal = [&](pb::CloneSetStatus& status) {
+    SetOwnCondition(status, kApplyFailedConditionType, refused ? &*refused : nullptr, now);
+    if (refused && refused_create) {
+      pb::Condition failed_scale;
+      failed_scale.set_status("True");
+      failed_scale.set_reason(kFailedCreateReason);
+      failed_scale.set_message(refused->message());
+      SetOwnCondition(status, kFailedScaleConditionType, &failed_scale, now);
+    } else if (!refused) {
+      const pb::Condition* fs = FindCondition(status, kFailedScaleConditionType);
+      if (fs != nullptr && fs->reason() == kFailedCreateReason) {
+        SetOwnCondition(status, kFailedScaleConditionType, nullptr, now);
+      }
+    }
+  };
   bool condition_written = false;
   // Remaining plan parts are skipped after a stop; status and events describe only what happened.
   if (stop.ok() && !batch_failed && plan.write_status() && writer.MayWrite()) {
     pb::CloneSetStatus status = plan.status();  // the planner carries the CloneSet's conditions over
-    if (report || clear) SetOwnCondition(status, kApplyFailedConditionType, want, now);
+    if (report || clear) set_refusal(status);
     absl::Status s = writer.WriteStatus(status);
     writer.Written("WriteStatus", s);
     if (s.ok()) {
@@ -200,7 +282,7 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
         // The status write itself was refused: another status write would be too, so only the event reports it.
         refused = ApplyFailedCondition("WriteStatus", "", s);
         pb::CloneSetStatus probe = cs.status();
-        report = SetOwnCondition(probe, kApplyFailedConditionType, &*refused, now);
+        report = SetOwnCondition(probe, kApplyFailedConditionType, &*refused, now) && !reported(*refused);
         condition_written = true;
       }
     }
@@ -208,7 +290,7 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
   if (report) writer.Event("Warning", kApplyFailedConditionType, refused->message());
   if ((report || clear) && !condition_written && writer.MayWrite()) {
     pb::CloneSetStatus status = cs.status();
-    SetOwnCondition(status, kApplyFailedConditionType, refused ? &*refused : nullptr, now);
+    set_refusal(status);
     absl::Status s = writer.WriteStatus(status);
     writer.Written("WriteStatus", s);
     if (!s.ok() && r.error.ok()) r.error = s;

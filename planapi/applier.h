@@ -14,9 +14,15 @@
 //    with stop_on_error, or any write that hit a conflict (HTTP 409: the snapshot is stale), stops the plan: no
 //    further action starts, those in flight finish; any other failure is noted and the plan goes on;
 //  * the CloneSet status is written last, and only when nothing stopped the plan;
+//  * a refused creation (WriteRefused: quota exhausted, namespace terminating, an admission denial, an invalid pod
+//    template) is refused for the creations after it too: no further CreatePod or CreatePvc of the plan starts;
 //  * a write the API server refused (WriteRefused) is reported as the CloneSet condition ApplyFailed (the plan's
 //    first refused write by action index) and one Warning event ApplyFailed when the condition appears or says
-//    something new; the condition goes once a plan applies without a failed write;
+//    something new; a refused creation also sets FailedScale (reason FailedCreate), as upstream's CloneSet reports
+//    failed creations. The same refusal under another object name (a new pod name per plan) is nothing new for
+//    ApplyOptions::report_window after it was last reported: neither condition is rewritten and neither the
+//    ApplyFailed nor the FailedCreate event is raised again, so a refusal that lasts costs one event and one
+//    condition write per window. The conditions go once a plan applies without a failed write;
 //  * FailedCreate / FailedDelete Warning events for answered failures only (a transport error is retried and is
 //    no event); the plan's events are emitted last, except those about a pod whose write failed.
 #pragma once
@@ -34,6 +40,12 @@ namespace cloneset::planapi {
 namespace pb = ::cloneset::planner::v1;
 
 inline constexpr char kApplyFailedConditionType[] = "ApplyFailed";
+// Upstream's condition for a failed scale; set by the applier with this reason when a creation is refused (the
+// planner sets it without a reason for its own scale errors, and removes it once it finds none).
+inline constexpr char kFailedScaleConditionType[] = "FailedScale";
+inline constexpr char kFailedCreateReason[] = "FailedCreate";
+// client-go's event correlator window: the same refusal is reported again at most this often.
+inline constexpr absl::Duration kRefusalReportWindow = absl::Minutes(10);
 
 // What one plan's writes go through; one writer per plan (it may keep what the plan's earlier writes returned).
 // Errors are the API server's (kube/api_status.h): an answered failure carries its HTTP code, a conflict is a 409.
@@ -58,6 +70,8 @@ class PlanWriter {
 struct ApplyOptions {
   // Writes of one plan in flight at once: independent pods of one stage.
   int parallelism = 1;
+  // The same refusal is not reported again (condition rewrite, events) until this long after its last report.
+  absl::Duration report_window = kRefusalReportWindow;
 };
 
 struct ApplyResult {
@@ -86,6 +100,16 @@ std::string_view ActionType(const pb::Action& action);
 // Whether the API server refused a write in a way a retry of the same write cannot change: an HTTP 4xx other than
 // 404, 409 and 429, which the reconcile handles (403, 413, 422, ...).
 bool WriteRefused(const absl::Status& s);
+
+// What a refusal is, by the API server's wording: "NamespaceTerminating" (403 "... because it is being
+// terminated"), "QuotaExceeded" (403 "exceeded quota: ..."), "AdmissionDenied" (an admission webhook or a
+// ValidatingAdmissionPolicy denied the request), "Invalid" (422), else the API server's reason or the HTTP code's
+// name ("Forbidden", "RequestEntityTooLarge", ...). The metrics' `reason` label.
+std::string RefusalCause(const absl::Status& refused);
+
+// Whether two ApplyFailed conditions report the same refusal: the same reason, and the same message once the
+// object each names is left out (a plan names a new pod per attempt; the API server's message repeats the name).
+bool SameRefusal(const pb::Condition& a, const pb::Condition& b);
 
 // The condition reporting a refused write: reason from the API server's Status (or the HTTP code's name), message
 // "<action> <object>: <message> (HTTP <code>)". `object` may be empty.

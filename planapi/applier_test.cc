@@ -145,16 +145,25 @@ INSTANTIATE_TEST_SUITE_P(
              true,
              {"Normal About-b"}},
         // Slow start: the batch with a failure finishes, the next one does not start. The plan's status is not
-        // written, the CloneSet's with the ApplyFailed condition is (the 403 is a refusal).
+        // written.
         Case{"failed_batch_ends_the_plan",
              {Create("a", 0), Create("b", 0), Create("c", 1), Patch("d")},
-             {{"CreatePod a", Http(403, "Forbidden")}},
+             {{"CreatePod a", Http(500, "InternalError")}},
              {"CreatePod a", "CreatePod b"},
+             false,
+             "error",
+             true,
+             {"Warning FailedCreate", "Normal About-b"}},
+        // A refused creation (403: quota, a terminating namespace, admission) stops the creations after it, in its
+        // batch too; the CloneSet's status with the ApplyFailed and FailedScale conditions is written.
+        Case{"refused_creation_stops_the_creations",
+             {Create("a", 0), Create("b", 0), Create("c", 1), Patch("d")},
+             {{"CreatePod a", Http(403, "Forbidden")}},
+             {"CreatePod a"},
              true,
              "error",
              true,
-             {"Warning FailedCreate", "Warning ApplyFailed", "Normal About-b"}},
-        // An answered delete failure is an event; the pod's own plan events are not emitted.
+             {"Warning FailedCreate", "Warning ApplyFailed"}},
         Case{"failed_delete_event",
              {Delete("b")},
              {{"DeletePod b", Http(404, "NotFound")}},
@@ -222,6 +231,95 @@ TEST(ApplierTest, RequeueAfterThePlansDelay) {
   const ApplyResult r = PlanApplier().Apply(pb::CloneSet(), plan, w, kNow);
   EXPECT_EQ(r.result, "requeue_after");
   EXPECT_EQ(r.requeue_after, absl::Seconds(30));
+}
+
+// kube-apiserver's wording of refusals, as a Status with its message.
+absl::Status Refused(int code, const std::string& reason, const std::string& message) {
+  return kube::StatusFromHttp(code, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":")" + reason +
+                                        R"(","code":)" + std::to_string(code) + R"(,"message":")" + message + R"("})");
+}
+
+TEST(RefusalCauseTest, FromTheApiServersWording) {
+  struct Case {
+    absl::Status refused;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {Refused(403, "Forbidden",
+               R"(pods \"web-x\" is forbidden: unable to create new content in namespace ns because it is being )"
+               "terminated"),
+       "NamespaceTerminating"},
+      {Refused(403, "Forbidden",
+               R"(pods \"web-x\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=3, limited: pods=3)"),
+       "QuotaExceeded"},
+      {Refused(400, "BadRequest", R"(admission webhook \"deny.example.com\" denied the request: no)"),
+       "AdmissionDenied"},
+      {Refused(403, "Forbidden",
+               R"(pods \"web-x\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: no)"),
+       "AdmissionDenied"},
+      {Refused(422, "Invalid", R"(Pod \"web-x\" is invalid: spec.containers[0].image: Required value)"), "Invalid"},
+      {Refused(403, "Forbidden", R"(pods is forbidden: User \"x\" cannot create resource)"), "Forbidden"},
+      {kube::StatusFromHttp(413, "too big"), "RequestEntityTooLarge"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(RefusalCause(c.refused), c.want) << c.refused;
+}
+
+TEST(SameRefusalTest, TheObjectsNameDoesNotCount) {
+  const auto quota = [](const std::string& pod, const std::string& used) {
+    return ApplyFailedCondition(
+        "CreatePod", pod,
+        Refused(403, "Forbidden", "pods \\\"" + pod + "\\\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=" +
+                                      used + ", limited: pods=" + used));
+  };
+  EXPECT_TRUE(SameRefusal(quota("web-abcde", "3"), quota("web-fghij", "3")));
+  EXPECT_FALSE(SameRefusal(quota("web-abcde", "3"), quota("web-fghij", "4")));
+  EXPECT_FALSE(SameRefusal(quota("web-abcde", "3"),
+                           ApplyFailedCondition("CreatePod", "web-abcde", Refused(422, "Invalid", "bad"))));
+  EXPECT_TRUE(SameRefusal(ApplyFailedCondition("WriteStatus", "", Refused(403, "Forbidden", "no")),
+                          ApplyFailedCondition("WriteStatus", "", Refused(403, "Forbidden", "no"))));
+}
+
+// A refusal that lasts: the first attempt reports it (condition, FailedScale, two events); an attempt refused the
+// same way under another pod name within the window writes nothing but the creation; after the window it is
+// reported again; a clean plan removes both conditions.
+TEST(ApplierTest, RefusalReportedOncePerWindow) {
+  const auto refused = [](const std::string& pod) {
+    return Refused(403, "Forbidden", "pods \\\"" + pod + "\\\" is forbidden: exceeded quota: q");
+  };
+  pb::CloneSet cs;
+  ScriptedWriter first;
+  first.outcomes["CreatePod a"] = refused("a");
+  PlanApplier().Apply(cs, Plan({Create("a", 0)}), first, kNow);
+  ASSERT_EQ(first.statuses.size(), 1u);
+  EXPECT_THAT(first.events, ElementsAre("Warning FailedCreate", "Warning ApplyFailed", "Normal About-b"));
+  const pb::Condition* fs = FindCondition(first.statuses[0], kFailedScaleConditionType);
+  ASSERT_NE(fs, nullptr);
+  EXPECT_EQ(fs->reason(), "FailedCreate");
+  EXPECT_THAT(fs->message(), ::testing::HasSubstr("exceeded quota: q"));
+  EXPECT_EQ(FindCondition(first.statuses[0], kApplyFailedConditionType)->reason(), "Forbidden");
+  *cs.mutable_status() = first.statuses[0];
+
+  ScriptedWriter again;
+  again.outcomes["CreatePod b"] = refused("b");
+  const ApplyResult r = PlanApplier().Apply(cs, Plan({Create("b", 0)}), again, kNow + absl::Minutes(9));
+  EXPECT_EQ(r.result, "error");
+  EXPECT_THAT(again.writes, ElementsAre("CreatePod b"));
+  EXPECT_THAT(again.statuses, IsEmpty());
+  EXPECT_THAT(again.events, IsEmpty());
+
+  ScriptedWriter later;
+  later.outcomes["CreatePod c"] = refused("c");
+  PlanApplier().Apply(cs, Plan({Create("c", 0)}), later, kNow + absl::Minutes(10));
+  EXPECT_EQ(later.statuses.size(), 1u);
+  EXPECT_THAT(later.events, ElementsAre("Warning FailedCreate", "Warning ApplyFailed", "Normal About-b"));
+
+  ScriptedWriter clean;
+  pb::PlanResponse plan = Plan({Create("d", 0)});
+  plan.set_write_status(false);
+  PlanApplier().Apply(cs, plan, clean, kNow + absl::Minutes(11));
+  ASSERT_EQ(clean.statuses.size(), 1u);
+  EXPECT_EQ(FindCondition(clean.statuses[0], kApplyFailedConditionType), nullptr);
+  EXPECT_EQ(FindCondition(clean.statuses[0], kFailedScaleConditionType), nullptr);
 }
 
 }  // namespace

@@ -133,7 +133,8 @@ case_render_all_options() {
   grep -q '^  cloneset-controller-health.json: |-$' "$out" || fail "health dashboard missing from ConfigMap"
   grep -q '^  cloneset-rollout-progress.json: |-$' "$out" || fail "rollout dashboard missing from ConfigMap"
   grep -q '^    grafana_dashboard: "1"$' "$out" || fail "dashboard sidecar label missing"
-  for arg in --shards=8 --workers=16 --qps=50 --burst=100 --lease_namespace=cloneset-leases \
+  for arg in --shards=8 --workers=16 --qps=50 --burst=100 --api_write_qps=30 --api_write_burst=50 \
+             --retry_backoff_base=10ms --retry_backoff_max=30s --lease_namespace=cloneset-leases \
              --expectation_timeout=3m --planner_pod_table=false --planner_in_place_batches=false --planner_tls_ca=/etc/cloneset/tls/ca.crt --tls_client_ca=/etc/cloneset/tls/ca.crt \
              --max_concurrent_pulls=4; do
     grep -q -- "- $arg\$" "$out" || fail "missing argument $arg"

@@ -22,6 +22,9 @@
 #                    generation; each refusal with its message; the pods endpoint refusing resources changes
 #   pvc_resize       a Bound claim's storage request grown (its class allows expansion, or not) and shrunk to its
 #                    capacity: the answer and message of each
+#   refusals         admission's lasting refusals of a pod create, as the executor meets them: a ResourceQuota's
+#                    pods limit (403 "exceeded quota: ...") and a namespace being terminated (403, cause
+#                    NamespaceTerminating)
 set -uo pipefail
 BACKEND="${1:?usage: compare_test.sh embedded|real REPO_ROOT CASE...}"
 ROOT="${2:?usage: compare_test.sh embedded|real REPO_ROOT CASE...}"
@@ -582,6 +585,38 @@ YAML
     "$(echo "${r#* }" | json 'd.get("message")')"
   kc delete namespace $ns --wait=false >/dev/null
   kc delete storageclass cmp-expand-true cmp-expand-false --wait=false >/dev/null
+}
+
+# --- refusals --------------------------------------------------------------------------------------------------------
+case_refusals() {
+  local ns=cmp-refusals held=cmp-terminating r
+  namespace $ns
+  printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: cap, namespace: %s}\nspec: {hard: {pods: "1"}}\n' $ns \
+    | kc apply -f - >/dev/null
+  # kube-apiserver refuses pods until the quota controller has filled in the quota's status.
+  [ "$BACKEND" = embedded ] || poll 60 "quota status" bash -c \
+    "kubectl -n $ns get resourcequota cap -o jsonpath='{.status.hard.pods}' | grep -qx 1"
+  pod() { printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"containers":[{"name":"main","image":"img:v1"}]}}' "$1"; }
+  local ct=(-H 'Content-Type: application/json')
+  expect_eq "a pod within the quota" 201 "$(code_of "$(api POST /api/v1/namespaces/$ns/pods "${ct[@]}" -d "$(pod p1)")")"
+  r=$(api POST /api/v1/namespaces/$ns/pods "${ct[@]}" -d "$(pod p2)")
+  expect_eq "a pod beyond the quota: code, reason" "403 Forbidden" "$(code_of "$r") $(echo "${r#* }" | json 'd["reason"]')"
+  expect_eq "a pod beyond the quota: message" \
+    'pods "p2" is forbidden: exceeded quota: cap, requested: pods=1, used: pods=1, limited: pods=1' \
+    "$(echo "${r#* }" | json 'd["message"]')"
+  namespace $held
+  kc patch namespace $held --type=merge -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
+  kc delete namespace $held --wait=false >/dev/null
+  poll 30 "namespace $held terminating" bash -c \
+    "kubectl get namespace $held -o jsonpath='{.metadata.deletionTimestamp}' | grep -q ."
+  r=$(api POST /api/v1/namespaces/$held/pods "${ct[@]}" -d "$(pod p3)")
+  expect_eq "a pod in a terminating namespace: code, reason, cause" "403 Forbidden NamespaceTerminating" \
+    "$(code_of "$r") $(echo "${r#* }" | json '"%s %s" % (d["reason"], d["details"]["causes"][0]["reason"])')"
+  expect_eq "a pod in a terminating namespace: message" \
+    "pods \"p3\" is forbidden: unable to create new content in namespace $held because it is being terminated" \
+    "$(echo "${r#* }" | json 'd["message"]')"
+  kc patch namespace $held --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+  kc delete namespace $ns --wait=false >/dev/null
 }
 
 up

@@ -1,0 +1,180 @@
+// A refusal that lasts, end to end: pods the API server will not create (a ResourceQuota on pods exhausted, a
+// namespace being terminated) cost a bounded number of API requests while the refusal lasts, are reported once on
+// the CloneSet (conditions ApplyFailed and FailedScale, one FailedCreate and one ApplyFailed Warning event), and
+// the CloneSet recovers within the back-off once the cause is gone. The suite's executor runs with a 2 s back-off
+// cap (--retry_backoff_max) so that recovery is quick; the bound below follows from it (docs/reliability.md).
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "e2e_fixture.h"
+
+namespace cloneset::testing {
+namespace {
+
+constexpr absl::Duration kBackoffCap = absl::Seconds(2);
+// While the refusal lasts, once the back-off has reached its cap, a retry comes every 1.6-2 s (the cap less up to
+// 20 % jitter): in a window of T seconds at most T / 1.6 + 1 refused creates (38.5 a minute), each with one GET of
+// the CloneSet before it. Every other request of the executor (watches, the shard Lease's renewals, the image
+// pre-download coordinator) is its baseline, measured before the refusal; what the refusal adds on top is at most two
+// requests per attempt and a few for the condition write and the events. The hot loop this suite guards against
+// made thousands a minute.
+const absl::Duration kMinRetryInterval = kBackoffCap * 4 / 5;
+constexpr double kExtraRequestsPerAttempt = 2;
+constexpr double kExtraRequestsSlack = 8;
+
+class RefusalTest : public E2eTest {
+ public:
+  static void SetUpTestSuite() {
+    StartCluster({.executor_flags = {absl::StrCat("--retry_backoff_max=", absl::FormatDuration(kBackoffCap)),
+                                     "--retry-backoff-base=50ms"},
+                  .crds = {}});
+  }
+
+ protected:
+  // The executor's Prometheus text (its log names the address: "metrics on http://...").
+  std::string ScrapeExecutor() {
+    static const std::regex kAddress("metrics on http://([0-9.]+:[0-9]+)");
+    std::smatch m;
+    const std::string log = cluster_->ExecutorLog();
+    if (!std::regex_search(log, m, kAddress)) return "";
+    return RunCommand({"curl", "-sf", "http://" + m[1].str() + "/metrics"}, {}).output;
+  }
+  // The sum of the samples of `metric` whose labels contain every one of `labels` ("key=\"value\"").
+  double Sum(const std::string& text, const std::string& metric, const std::vector<std::string>& labels = {}) {
+    double total = 0;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(metric, 0) != 0 || (line.size() > metric.size() && line[metric.size()] != '{' &&
+                                         line[metric.size()] != ' ')) {
+        continue;
+      }
+      bool match = true;
+      for (const std::string& l : labels) match = match && line.find(l) != std::string::npos;
+      double v = 0;
+      if (match && absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &v)) total += v;
+    }
+    return total;
+  }
+  const json* Condition(const json& cs, const std::string& type) {
+    for (const auto& c : cs["status"].value("conditions", json::array())) {
+      if (c.value("type", "") == type) {
+        condition_ = c;
+        return &condition_;
+      }
+    }
+    return nullptr;
+  }
+  int EventsWithReason(const std::string& reason) {
+    int n = 0;
+    for (const auto& [r, _] : Events()) n += r == reason;
+    return n;
+  }
+
+  struct Window {
+    double refused_creates = 0, requests = 0;
+    absl::Duration length;
+    std::string by_method;  // the requests by method, for the log
+  };
+  // What the executor did over `length`: refused creates of `reason` (none for the baseline) and all its requests.
+  Window Measure(const std::string& reason, absl::Duration length) {
+    const std::vector<std::string> labels = {R"(verb="create")", R"(resource="pods")", "reason=\"" + reason + "\""};
+    const std::string before = ScrapeExecutor();
+    absl::SleepFor(length);
+    const std::string after = ScrapeExecutor();
+    Window w{Sum(after, "cloneset_executor_refused_writes_total", labels) -
+                 Sum(before, "cloneset_executor_refused_writes_total", labels),
+             Sum(after, "rest_client_requests_total") - Sum(before, "rest_client_requests_total"), length, ""};
+    for (const char* m : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
+      const std::vector<std::string> method = {absl::StrCat("method=\"", m, "\"")};
+      absl::StrAppend(&w.by_method, " ", m, "=",
+                      Sum(after, "rest_client_requests_total", method) - Sum(before, "rest_client_requests_total", method));
+    }
+    return w;
+  }
+  void ExpectBounded(const Window& baseline, const Window& w) {
+    const double max_attempts = w.length / kMinRetryInterval + 1;
+    const double extra = w.requests - baseline.requests * (w.length / baseline.length);
+    std::cerr << "baseline: " << baseline.requests << " requests in " << absl::FormatDuration(baseline.length) << " ("
+              << baseline.by_method << "); refusal: " << w.refused_creates << " refused creates, " << w.requests
+              << " requests in " << absl::FormatDuration(w.length) << " (" << w.by_method << "), " << extra
+              << " above the baseline\n";
+    EXPECT_GE(w.refused_creates, 1) << "the refusal was retried";
+    EXPECT_LE(w.refused_creates, max_attempts);
+    EXPECT_LE(extra, kExtraRequestsPerAttempt * max_attempts + kExtraRequestsSlack);
+  }
+
+  json condition_;
+};
+
+// A quota of 2 pods and a CloneSet of 3: the third pod is refused with kube-apiserver's words, retried with back-off,
+// reported once; raising the quota lets it in within the back-off and clears the conditions.
+TEST_F(RefusalTest, QuotaExhausted) {
+  Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: pods-cap\nspec:\n  hard:\n    pods: \"2\"\n");
+  if (cluster_->stack().real()) {
+    // kube-apiserver refuses pods ("status unknown for quota") until the quota controller has filled in the
+    // quota's status: wait for it, so that the refusal the CloneSet meets is the one this test is about.
+    ASSERT_TRUE(Eventually([&] {
+      return GetJson({"resourcequota", "pods-cap"}).value("status", json::object()).contains("hard");
+    })) << GetJson({"resourcequota", "pods-cap"}).dump();
+  }
+  const Window baseline = Measure("", absl::Seconds(10));
+  Apply(CloneSetYaml("capped", 3, "img:v1"));
+  ASSERT_TRUE(Eventually([&] {
+    const json* c = Condition(CloneSet("capped"), "ApplyFailed");
+    return c != nullptr && c->value("reason", "") == "Forbidden";
+  })) << Describe("capped");
+  EXPECT_EQ(Pods("capped").size(), 2u);
+  const json cs = CloneSet("capped");
+  const json* applied = Condition(cs, "ApplyFailed");
+  ASSERT_NE(applied, nullptr);
+  EXPECT_NE(applied->value("message", "").find("exceeded quota: pods-cap, requested: pods=1, used: pods=2, "
+                                               "limited: pods=2"),
+            std::string::npos)
+      << applied->dump();
+  const json* failed_scale = Condition(cs, "FailedScale");
+  ASSERT_NE(failed_scale, nullptr) << cs.dump();
+  EXPECT_EQ(failed_scale->value("reason", ""), "FailedCreate");
+
+  ExpectBounded(baseline, Measure("QuotaExceeded", absl::Seconds(20)));
+  EXPECT_EQ(EventsWithReason("FailedCreate"), 1) << Kubectl({"get", "events", "-n", ns_}).output;
+  EXPECT_EQ(EventsWithReason("ApplyFailed"), 1) << Kubectl({"get", "events", "-n", ns_}).output;
+
+  // The cause goes: the third pod comes within the back-off (2 s, and the pod's start), the conditions go.
+  MustKubectl({"patch", "-n", ns_, "resourcequota/pods-cap", "--type=merge", "-p", R"({"spec":{"hard":{"pods":"3"}}})"});
+  const absl::Time fixed = absl::Now();
+  ASSERT_TRUE(Eventually([&] { return AllReady("capped", 3, "img:v1"); }, absl::Seconds(30))) << Describe("capped");
+  std::cerr << "recovered in " << absl::FormatDuration(absl::Now() - fixed) << "\n";
+  EXPECT_TRUE(Eventually([&] {
+    const json now = CloneSet("capped");
+    return Condition(now, "ApplyFailed") == nullptr && Condition(now, "FailedScale") == nullptr;
+  }, absl::Seconds(20))) << CloneSet("capped").dump();
+}
+
+// The namespace is being deleted (a finalizer holds it, and with it the CloneSet): a pod that goes is not
+// replaced, its replacement is refused as kube-apiserver refuses it, with a bounded number of requests.
+TEST_F(RefusalTest, NamespaceTerminating) {
+  MustKubectl({"patch", "namespace", ns_, "--type=merge", "-p", R"({"metadata":{"finalizers":["example.com/hold"]}})"});
+  Apply(CloneSetYaml("doomed", 2, "img:v1"));
+  ASSERT_TRUE(Eventually([&] { return AllReady("doomed", 2, "img:v1"); })) << Describe("doomed");
+  const Window baseline = Measure("", absl::Seconds(10));
+  MustKubectl({"delete", "namespace", ns_, "--wait=false"});
+  const std::string victim = Pods("doomed").begin()->first;
+  MustKubectl({"delete", "pod", "-n", ns_, victim, "--wait=false"});
+  ASSERT_TRUE(Eventually([&] {
+    const json* c = Condition(CloneSet("doomed"), "ApplyFailed");
+    return c != nullptr && c->value("message", "").find("because it is being terminated") != std::string::npos;
+  })) << Describe("doomed");
+  EXPECT_EQ(Pods("doomed").size(), 1u);
+  // (Events cannot be recorded in a terminating namespace either: the executor's are refused too.)
+  ExpectBounded(baseline, Measure("NamespaceTerminating", absl::Seconds(20)));
+  // Let the namespace go.
+  MustKubectl({"patch", "namespace", ns_, "--type=merge", "-p", R"({"metadata":{"finalizers":null}})"});
+}
+
+}  // namespace
+}  // namespace cloneset::testing
