@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Size: one driver and its cases, each a function the command line names; they share the helpers and the cluster
+# that `up` starts once for all the cases of a run, which one file per case would start again.
 # The two backends compared: the same assertions, each what a real kube-apiserver 1.34 (with kube-controller-manager
 # and kube-scheduler) answers, run against the embedded cluster and against the real control plane. Each case starts
 # from `./run up [--cluster real] --nodes 2 --no-agents` (planner and executor running) in a private RUN_DIR.
