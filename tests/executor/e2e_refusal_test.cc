@@ -61,7 +61,9 @@ class RefusalTest : public E2eTest {
     return total;
   }
   const json* Condition(const json& cs, const std::string& type) {
-    for (const auto& c : cs["status"].value("conditions", json::array())) {
+    // A CloneSet the executor has not written a status for yet has none (operator[] on a const json must not be
+    // asked for a missing key).
+    for (const auto& c : cs.value("status", json::object()).value("conditions", json::array())) {
       if (c.value("type", "") == type) {
         condition_ = c;
         return &condition_;
