@@ -8,9 +8,9 @@ reference resolves when the document it points at has a heading numbered that wa
 "Appendix X" needs an "Appendix X" heading. The document is docs/semantics.md unless the line names another
 Markdown file before the reference (a path ending in ".md"), which must then exist. Task codes of the sessions that wrote
 the code (a letter and a digit, in parentheses or after "task"/"brief") mean nothing to a reader of the repository
-and are refused in comments. References to work items ("issue 14", "issue #3", "scope 7", "session 9", "defect 3",
-"work item 2") mean nothing to a reader either and are refused on any line of code, tests, docs, CMake and
-scripts: say what the code does and why instead. A "docs/NAME" path must name a file or folder of the repository
+and are refused in comments. References to work items (the words issue, scope, session, defect or work item
+followed by a number, with or without "#") mean nothing to a reader either and are refused on any line of code,
+tests, docs, CMake and scripts: say what the code does and why instead. A "docs/NAME" path must name a file or folder of the repository
 (a document elsewhere cannot be read with the code). Usage:
 
   section_refs.py ROOT
