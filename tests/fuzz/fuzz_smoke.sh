@@ -21,7 +21,7 @@ if [ -d "$SRC/$what/fuzz/crashes" ]; then
   for f in "$SRC/$what/fuzz/crashes"/*; do
     [ -f "$f" ] || continue
     "$bin" -rss_limit_mb=2048 "$f" >"$work/reproducer.log" 2>&1 ||
-      { tail -n 40 "$work/reproducer.log"; fail "the reproducer $f crashes $what_fuzz again"; }
+      { tail -n 40 "$work/reproducer.log"; fail "the reproducer $f crashes ${what}_fuzz again"; }
     reproducers=$((reproducers + 1))
   done
 fi
