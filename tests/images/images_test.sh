@@ -88,12 +88,24 @@ for p in 6443 9464 8080 8081 9465 9466; do
 done
 [ -z "$(docker port "$dc" | grep -v ' -> 127\.0\.0\.1:')" ] || fail "a port is published beyond loopback: $(docker port "$dc")"
 api="https://127.0.0.1:$(port 6443)"
-poll 30 "the devcluster's /readyz ($api)" sh -c "curl -skf '$api/readyz' | grep -qx ok"
+# running ID...: each container still runs; one that exited fails the test at once with its exit code, the daemon's
+# error and its log (rather than a poll timing out 30 s later with the cause only in the cleanup's output).
+exec {STDERR}>&2  # poll discards its command's output: running reports through this
+running() {
+  local id state
+  for id in "$@"; do
+    state=$(docker inspect -f '{{.State.Status}} exit={{.State.ExitCode}} oom={{.State.OOMKilled}} {{.State.Error}}' "$id")
+    [[ "$state" == running* ]] ||
+      fail "$(docker inspect -f '{{.Config.Image}}' "$id") is $state; its log: $(docker logs --tail 20 "$id" 2>&1)" 2>&"$STDERR"
+  done
+}
+devcluster_ready() { running "$dc"; curl -skf "$api/readyz" | grep -qx ok; }
+poll 60 "the devcluster's /readyz ($api)" devcluster_ready
 curl -skf "$api/metrics" | grep -q '^apiserver_request_total' || fail "the devcluster's /metrics has no apiserver_request_total"
 
 # Its kubeconfig names the listen address (0.0.0.0); the certificate is for 127.0.0.1: inside the namespace the
 # API server is 127.0.0.1:6443, from here the published port.
-poll 10 "the devcluster's kubeconfig" docker cp "$dc:/data/kubeconfig" "$TMP/kubeconfig.orig"
+poll 60 "the devcluster's kubeconfig" docker cp "$dc:/data/kubeconfig" "$TMP/kubeconfig.orig"
 sed 's#server: https://0\.0\.0\.0:6443#server: https://127.0.0.1:6443#' "$TMP/kubeconfig.orig" >"$TMP/kubeconfig"
 grep -q 'server: https://127.0.0.1:6443$' "$TMP/kubeconfig" || fail "unexpected server in the devcluster's kubeconfig"
 chmod 0644 "$TMP/kubeconfig"
@@ -101,7 +113,7 @@ sed "s#127.0.0.1:6443#127.0.0.1:$(port 6443)#" "$TMP/kubeconfig" >"$TMP/kubeconf
 kc=(kubectl --kubeconfig "$TMP/kubeconfig.host")
 "${kc[@]}" apply -f "$ROOT/charts/cloneset/files/crds/clonesets.apps.kruise.io.yaml" >/dev/null
 printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n' | "${kc[@]}" apply -f - >/dev/null
-poll 20 "the simulated node devcluster-node-0" "${kc[@]}" get node devcluster-node-0
+poll 60 "the simulated node devcluster-node-0" "${kc[@]}" get node devcluster-node-0
 
 joined=("${HARDENED[@]}" --user 65532:65532 --network "container:$dc")
 pl=$(docker run -d "${joined[@]}" "${IMAGE[planner]}"); CONTAINERS+=("$pl")
@@ -114,13 +126,13 @@ ag=$(docker run -d "${joined[@]}" --volumes-from "$dc:ro" -v "$TMP/kubeconfig:/e
   --cri_socket=unix:///data/nodes/devcluster-node-0/cri.sock); CONTAINERS+=("$ag")
 
 # has PORT PATH PATTERN: GET http://127.0.0.1:<published PORT>PATH answers 200 with a line matching PATTERN.
-has() { curl -sf --max-time 5 "http://127.0.0.1:$(port "$1")$2" | grep -qE "$3"; }
-poll 30 "the planner's /metrics" has 9464 /metrics '^# TYPE cloneset_planner_plans_total counter'
-poll 30 "the executor's /healthz" has 8081 /healthz .
+has() { running "$dc" "$pl" "$ex" "$ag"; curl -sf --max-time 5 "http://127.0.0.1:$(port "$1")$2" | grep -qE "$3"; }
+poll 60 "the planner's /metrics" has 9464 /metrics '^# TYPE cloneset_planner_plans_total counter'
+poll 60 "the executor's /healthz" has 8081 /healthz .
 poll 60 "the executor's /readyz (API server and planner reached, caches synced)" has 8081 /readyz .
-poll 10 "the executor's /metrics" has 8080 /metrics '^cloneset_executor_shards_configured 1'
-poll 30 "the agent's /healthz" has 9466 /healthz .
-poll 10 "the agent's /metrics" has 9465 /metrics '^# TYPE cloneset_agent_'
+poll 60 "the executor's /metrics" has 8080 /metrics '^cloneset_executor_shards_configured 1'
+poll 60 "the agent's /healthz" has 9466 /healthz .
+poll 60 "the agent's /metrics" has 9465 /metrics '^# TYPE cloneset_agent_'
 echo "all four serve their endpoints; published: $(docker port "$dc" | tr '\n' ' ')"
 
 for id in "$ag" "$ex" "$pl" "$dc"; do
