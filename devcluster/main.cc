@@ -13,6 +13,7 @@
 
 #include <prometheus/registry.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -147,6 +148,13 @@ int main(int argc, char** argv) {
     if (!mkdtemp(tmpl)) return Fail(absl::UnavailableError("mkdtemp failed"));
     work_dir = tmpl;
   }
+  // A cluster without --data-dir keeps nothing: its temporary directory (certificates, token, the simulated nodes'
+  // sockets) goes when it exits, whether it shuts down or fails to start.
+  absl::Cleanup remove_work_dir = [&] {
+    if (!data_dir.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(work_dir, ec);
+  };
 
   std::string token = absl::GetFlag(FLAGS_token);
   if (token.empty() && !absl::GetFlag(FLAGS_no_auth)) {

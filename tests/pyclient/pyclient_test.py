@@ -13,6 +13,7 @@ import base64
 import datetime
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -87,6 +88,7 @@ class Backend:
                       file=sys.stderr)
                 self.proc.kill()
                 self.proc.wait()
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 BACKEND = None

@@ -30,11 +30,12 @@ class PlannerProcess:
                     return line.split()[-1]
             elif self.process.poll() is not None:
                 break
-        self.stop()
+        self.stop(keep_log=True)
         raise RuntimeError(f"the planner did not say 'listening on' within {timeout:.0f} s; stdout: {buffered!r}; "
                            f"log: {self.log_path}")
 
-    def stop(self) -> None:
+    def stop(self, keep_log: bool = False) -> None:
+        """Stops the planner; its log stays only when asked (a failed start names it in the error)."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -42,7 +43,10 @@ class PlannerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self._log.close()
+        if not self._log.closed:
+            self._log.close()
+        if not keep_log and os.path.exists(self.log_path):
+            os.remove(self.log_path)
 
     def __enter__(self):
         return self
