@@ -2,7 +2,7 @@
 # The layout checks must fail on what they forbid: an include loop (x.cc -> y.h, y.h -> x.h), a long file without a
 # "Size:" reason, a section reference that resolves to nothing, a task code in a comment, and an executor target that
 # links or includes the planner's implementation, a rule-table row naming a function that does not exist, a second
-# copy of the RFC 3339 timestamp layout; and pass once each is mended.
+# copy of the RFC 3339 timestamp layout, a README folder table that misses a folder; and pass once each is mended.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command -v git >/dev/null || { echo "layout_selftest: git is needed (file_size.py lists files with it)" >&2; exit 1; }
@@ -86,4 +86,18 @@ grep -q 'lib/lease.cc:2: spells the RFC 3339 layout' <<<"$out" || fail "copy not
 grep -qE '^base/(log|time_format)\.cc:' <<<"$out" && fail "the helper or the log was reported: $out"
 printf 'int x;\nauto t = base::ParseTime(s);\n' > "$tmp/tf/lib/lease.cc"
 out=$(python3 "$here/time_format.py" "$tmp/tf") || fail "a caller of the helper failed: $out"
+# The README's folder table: a tracked top-level folder it does not list fails, and so does a row naming a folder
+# that does not exist; a `./run` cell is not a folder.
+git -C "$tmp" init -q rf
+mkdir -p "$tmp/rf/agent" "$tmp/rf/newlib"
+touch "$tmp/rf/agent/a.cc" "$tmp/rf/newlib/b.cc" "$tmp/rf/README.md"
+git -C "$tmp/rf" add -A
+printf '| folder | what |\n|---|---|\n| `agent/` | the agent |\n| `gone/` | removed |\n| `./run demo` | the demo |\n' \
+  > "$tmp/rf/README.md"
+out=$(python3 "$here/readme_folders.py" "$tmp/rf" 2>&1) && fail "a README missing newlib/ passed: $out"
+grep -q 'does not list `newlib/`' <<<"$out" || fail "missing folder not named: $out"
+grep -q 'lists `gone/`, which is not a folder' <<<"$out" || fail "stale row not named: $out"
+grep -q '`\./' <<<"$out" && fail "./run was taken for a folder: $out"
+printf '| folder | what |\n|---|---|\n| `agent/`, `newlib/` | the agent and a library |\n' > "$tmp/rf/README.md"
+out=$(python3 "$here/readme_folders.py" "$tmp/rf" 2>&1) || fail "a complete table failed: $out"
 echo "layout_selftest: ok"
