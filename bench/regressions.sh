@@ -27,7 +27,7 @@ FAILED=0
 check() {
   local measure="$1" value="$2" op="$3" limit="$4" unit="$5" ok
   ok=$(echo "$value $op $limit" | bc)
-  ROWS+=("| $measure | $value $unit | $op $limit $unit | $([ "$ok" = 1 ] && echo held || echo "REGRESSED") |")
+  ROWS+=("| $measure | $value${unit:+ $unit} | $op $limit${unit:+ $unit} | $([ "$ok" = 1 ] && echo held || echo "REGRESSED") |")
   [ "$ok" = 1 ] || FAILED=$((FAILED + 1))
 }
 
