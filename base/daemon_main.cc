@@ -35,8 +35,7 @@ absl::Status StartupError(absl::string_view what, const absl::Status& cause) {
 }
 
 int StartupExitCode(const absl::Status& status) {
-  if (status.ok()) return 0;
-  return absl::IsInvalidArgument(status) ? 2 : 1;
+  return status.ok() ? 0 : 1;
 }
 
 absl::StatusOr<absl::Duration> ResolveShutdownGrace(absl::Duration grace, bool grace_given,

@@ -8,8 +8,8 @@
 //     planner's old --shutdown_grace_seconds stays as a deprecated alias, ResolveShutdownGrace);
 //   * the process logger (log.h) at --log_level;
 //   * SIGTERM and SIGINT blocked before the run function starts any thread (signals.h), taken by WaitForStop;
-//   * one way to fail at start: the run function returns a Status, written as one JSON log line, and the exit code
-//     is 2 for a bad flag value (InvalidArgument) and 1 for anything else (StartupExitCode).
+//   * one way to fail at start: the run function returns a Status, written as one JSON log line, exit code 1 (as
+//     absl's own parser exits on an unknown flag or a value that does not parse: one code for "did not start").
 #pragma once
 
 #include <cstdint>
@@ -79,13 +79,12 @@ using DaemonRun = std::function<absl::Status(const Daemon&)>;
 // The whole main: `return base::DaemonMain(argc, argv, spec, Run);`.
 int DaemonMain(int argc, char** argv, const DaemonSpec& spec, const DaemonRun& run);
 
-// Why a daemon cannot start: "<what>: <cause's message>" with the cause's code, so that a flag's bad value
-// (InvalidArgument: an address that does not parse, a kubeconfig that does not load) exits 2 and the rest 1.
+// Why a daemon cannot start: "<what>: <cause's message>", with the cause's code.
 absl::Status StartupError(absl::string_view what, const absl::Status& cause);
 
 // The pure parts, tested on their own.
 
-// main's exit code for the run function's result: 0, 2 for InvalidArgument (a flag's value), 1 otherwise.
+// main's exit code for the run function's result: 0 when it is OK, 1 otherwise.
 int StartupExitCode(const absl::Status& status);
 
 // The grace period from --shutdown_grace (`grace`; `grace_given` when it is not the program's default) and the

@@ -123,7 +123,7 @@ TEST(ResolveShutdownGraceTest, DeprecatedSecondsAlias) {
 
 TEST(DaemonMainTest, StartupExitCodes) {
   EXPECT_EQ(StartupExitCode(absl::OkStatus()), 0);
-  EXPECT_EQ(StartupExitCode(absl::InvalidArgumentError("--shards must be >= 1")), 2);
+  EXPECT_EQ(StartupExitCode(absl::InvalidArgumentError("--shards must be >= 1")), 1);
   EXPECT_EQ(StartupExitCode(absl::UnavailableError("cannot serve metrics")), 1);
   EXPECT_EQ(StartupExitCode(absl::InternalError("x")), 1);
 }

@@ -2,10 +2,10 @@
 # The daemons' shared command line (base/daemon_main.h), on the real binaries:
 #   help BINARY GRACE   --help and --helpfull print the usage and the program's own flags on stdout, exit 0, with
 #                       --log_level=info and --shutdown_grace=GRACE (the program's default) and none of absl's;
-#                       a bad --log_level or a negative --shutdown_grace is one JSON line naming the flag, exit 2
+#                       a bad --log_level or a negative --shutdown_grace is one JSON line naming the flag, exit 1
 #   dashed BINARY       every flag also takes its dashed spelling (--log-level), as the embedded cluster documents
 #   grace_alias BINARY  the planner's deprecated --shutdown_grace_seconds: alone it starts the planner with a
-#                       warning naming the grace it set; disagreeing with --shutdown_grace it is refused, exit 2
+#                       warning naming the grace it set; disagreeing with --shutdown_grace it is refused, exit 1
 set -euo pipefail
 mode="$1" bin="$2"
 tmp="$(mktemp -d)"
@@ -15,12 +15,12 @@ trap cleanup EXIT
 fail() { echo "daemon_flags_test $mode $(basename "$bin"): $*" >&2; exit 1; }
 [ -x "$bin" ] || fail "no binary at $bin"
 
-# refused WANT ARGS...: exit 2, one JSON line "startup failed" on stderr whose error holds WANT, nothing on stdout.
+# refused WANT ARGS...: exit 1, one JSON line "startup failed" on stderr whose error holds WANT, nothing on stdout.
 refused() {
   local want="$1"; shift
   local rc=0
   "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-  [ "$rc" = 2 ] || fail "$*: want exit 2, got $rc: $(cat "$tmp/err")"
+  [ "$rc" = 1 ] || fail "$*: want exit 1, got $rc: $(cat "$tmp/err")"
   grep -q '"level":"error","msg":"startup failed"' "$tmp/err" || fail "$*: no startup failed line: $(cat "$tmp/err")"
   grep -qF -- "$want" "$tmp/err" || fail "$*: the error does not say '$want': $(cat "$tmp/err")"
   [ "$(grep -c . "$tmp/err")" = 1 ] || fail "$*: want one log line, got: $(cat "$tmp/err")"
