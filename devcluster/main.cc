@@ -71,7 +71,6 @@ std::string RandomToken() {
   return absl::StrFormat("%016x%016x", absl::Uniform<uint64_t>(gen), absl::Uniform<uint64_t>(gen));
 }
 
-
 absl::Status Run(const cloneset::base::Daemon& daemon) {
   signal(SIGPIPE, SIG_IGN);
 
