@@ -127,8 +127,6 @@ manifest v1 | kubectl apply -f - >/dev/null
 wait_settled
 create_s=$(echo "$(date +%s.%N) - $t0" | bc)
 sleep 2
-# cpu_s PID: CPU seconds (user + system) the process used so far.
-cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 # cpus: "name cpu_s" for the executor, the planner and the cluster's processes.
 cpus() {
   local name pid

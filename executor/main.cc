@@ -289,7 +289,7 @@ absl::Status Run(const base::Daemon& daemon) {
   cache.Start();
   shards.Start();
   // Image pre-download: one coordinator per cluster, on whichever executor holds shard 0 (docs/architecture.md).
-  imagepull::Coordinator predownload(**client, {.events = &recorder, .registry = registry.get()});
+  imagepull::Coordinator predownload(**client, {.watch_jobs = true, .events = &recorder, .registry = registry.get()});
   predownload.Start([&shards] { return shards.OwnsShard(0); });
   std::thread gauges([&] {
     bool nodes_logged = false;
