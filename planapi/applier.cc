@@ -92,6 +92,7 @@ std::string RefusalCause(const absl::Status& refused) {
   const int code = kube::HttpCode(refused).value_or(0);
   if (code == 403 && absl::StrContains(m, "because it is being terminated")) return "NamespaceTerminating";
   if (code == 403 && absl::StrContains(m, "exceeded quota:")) return "QuotaExceeded";
+  if (code == 403 && absl::StrContains(m, "violates PodSecurity")) return "PodSecurity";
   if ((absl::StrContains(m, "admission webhook") && absl::StrContains(m, "denied the request")) ||
       (absl::StrContains(m, "ValidatingAdmissionPolicy") && absl::StrContains(m, "denied request"))) {
     return "AdmissionDenied";

@@ -102,9 +102,10 @@ std::string_view ActionType(const pb::Action& action);
 bool WriteRefused(const absl::Status& s);
 
 // What a refusal is, by the API server's wording: "NamespaceTerminating" (403 "... because it is being
-// terminated"), "QuotaExceeded" (403 "exceeded quota: ..."), "AdmissionDenied" (an admission webhook or a
+// terminated"), "QuotaExceeded" (403 "exceeded quota: ..."), "PodSecurity" (403 "violates PodSecurity ...": the
+// namespace's pod-security.kubernetes.io/enforce level), "AdmissionDenied" (an admission webhook or a
 // ValidatingAdmissionPolicy denied the request), "Invalid" (422), else the API server's reason or the HTTP code's
-// name ("Forbidden", "RequestEntityTooLarge", ...). The metrics' `reason` label.
+// name ("Forbidden" for RBAC, "RequestEntityTooLarge", ...). The metrics' `reason` label.
 std::string RefusalCause(const absl::Status& refused);
 
 // Whether two ApplyFailed conditions report the same refusal: the same reason, and the same message once the

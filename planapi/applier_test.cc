@@ -252,6 +252,11 @@ TEST(RefusalCauseTest, FromTheApiServersWording) {
       {Refused(403, "Forbidden",
                R"(pods \"web-x\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=3, limited: pods=3)"),
        "QuotaExceeded"},
+      {Refused(403, "Forbidden",
+               R"(pods \"web-x\" is forbidden: violates PodSecurity \"restricted:latest\": )"
+               R"(allowPrivilegeEscalation != false (container \"main\" must set )"
+               R"(securityContext.allowPrivilegeEscalation=false))"),
+       "PodSecurity"},
       {Refused(400, "BadRequest", R"(admission webhook \"deny.example.com\" denied the request: no)"),
        "AdmissionDenied"},
       {Refused(403, "Forbidden",
