@@ -24,7 +24,7 @@
 //    ApplyFailed nor the FailedCreate event is raised again, so a refusal that lasts costs one event and one
 //    condition write per window. The conditions go once a plan applies without a failed write;
 //  * FailedCreate / FailedDelete Warning events for answered failures only (a transport error is retried and is
-//    no event); the plan's events are emitted last, except those about a pod whose write failed.
+//    no event); the plan's events are emitted last, except those about a pod whose write failed or never started.
 #pragma once
 
 #include <string>
