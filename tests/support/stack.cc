@@ -262,6 +262,11 @@ void Stack::KillExecutor(const std::string& identity) {
   p->Stop(absl::ZeroDuration());
 }
 
+void Stack::StopExecutor(const std::string& identity, absl::Duration grace) {
+  auto it = executors_.find(identity);
+  if (it != executors_.end()) it->second->Stop(grace);
+}
+
 bool Stack::ExecutorRunning(const std::string& identity) {
   auto it = executors_.find(identity);
   return it != executors_.end() && it->second->Running();

@@ -89,6 +89,8 @@ class Stack {
   // Executor `identity`; waits for its health address. Empty on success. Logs to executor-<identity>-<n>.log.
   std::string StartExecutor(const std::string& identity, const ExecutorOptions& options = {});
   void KillExecutor(const std::string& identity);  // SIGKILL, reaped
+  // SIGTERM (the executor releases its shard Leases, so a successor takes them at once), SIGKILL after `grace`.
+  void StopExecutor(const std::string& identity, absl::Duration grace = absl::Seconds(15));
   // Runs executor `identity` as StartExecutor would and waits up to `timeout` for it to exit by itself: for flags
   // it must refuse. The exit code (-1 when it still ran after `timeout`: then stopped) and its log.
   CommandResult RunExecutorToExit(const std::string& identity, const ExecutorOptions& options,
