@@ -93,8 +93,10 @@ for ((run = 1; run <= SEEDS; run++)); do
     rm -f "$log"
   else
     FAILED=$((FAILED + 1))
-    at=$(grep -oE 'soak seed [0-9]+, operation [0-9]+' "$log" | tail -n1 | awk '{print $NF}')
-    why=$(grep -m1 -E 'violations, first|not observed|did not converge|Failure|Expected' "$log" | cut -c1-160)
+    # The innermost trace comes first: the operation that failed (0: before the first one).
+    at=$(grep -oE 'soak seed [0-9]+, operation [0-9]+' "$log" | head -n1 | awk '{print $NF}')
+    why=$(grep -m1 -E 'violations|not observed|did not converge|Which is|stopped by a signal' "$log" | cut -c1-200)
+    [ -n "$why" ] || why=$(grep -m1 -A1 'Failure$' "$log" | tail -n1 | cut -c1-200)
     [ -n "$why" ] || why="exit $rc$([ "$rc" -eq 124 ] && echo ', timed out')"
     echo "run $run/$SEEDS seed $s: FAILED at operation ${at:-?} of $ops ($((SECONDS - t0)) s, load $load): $why; log $log"
     FAILURES+=("seed $s (operation ${at:-?}): replay: CLONESET_FAULT_SEED=$s CLONESET_SOAK_SECONDS=$SECONDS_PER_RUN CLONESET_E2E_BACKEND=$BACKEND $BIN")

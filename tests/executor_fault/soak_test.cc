@@ -281,6 +281,10 @@ TEST(Soak, RandomOperations) {
     ASSERT_EQ(WaitSettled(stack, {t.w}, Image(t.version), settle_bound), "") << soak.Replay(0);
   }
 
+  const auto before = watch.Violations();
+  ASSERT_TRUE(before.empty()) << soak.Replay(0) << ": " << before.size() << " violations before the first operation, "
+                              << "first: " << before.front();
+
   const absl::Time start = absl::Now();
   soak.Run(watch, duration);
   const absl::Duration ran = absl::Now() - start;

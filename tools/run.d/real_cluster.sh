@@ -365,7 +365,11 @@ real_cluster_restart() {
     TERM) _stop "$name" ;;
     KILL) local pid; pid=$(cat "$dir/$name.pid")
       kill -KILL "$pid" 2>/dev/null || true
-      while _pid_alive "$pid"; do sleep 0.1; done
+      local deadline=$((SECONDS + 30))
+      while _pid_alive "$pid"; do
+        [ $SECONDS -lt $deadline ] || { echo "restart: $name (pid $pid) still runs 30 s after SIGKILL" >&2; return 1; }
+        sleep 0.1
+      done
       rm -f "$dir/$name.pid"; log "restart: killed $name (pid $pid)" ;;
     *) echo "restart: the signal must be TERM or KILL, got '$signal'" >&2; return 2 ;;
   esac
