@@ -88,8 +88,11 @@ for ((run = 1; run <= SEEDS; run++)); do
   [ -n "$ops" ] || ops=$(grep -cE '^op [0-9]+ ' "$log" || true)
   OPS_ALL=$((OPS_ALL + ops))
   load=$(load1)
+  # "kind=count ..." of the operations done, and what the pod watch saw ("N pod events, W watch restarts, R relists").
+  kinds=$(grep -m1 -E '^soak: [0-9]+ operations' "$log" | sed 's/.*: //' || true)
+  watch=$(grep -m1 -E '^soak: [0-9]+ pod events' "$log" | sed 's/^soak: //' || true)
   if [ "$rc" -eq 0 ]; then
-    echo "run $run/$SEEDS seed $s: ok, $ops operations ($((SECONDS - t0)) s, load $load)"
+    echo "run $run/$SEEDS seed $s: ok, $ops operations [$kinds], $watch ($((SECONDS - t0)) s, load $load)"
     rm -f "$log"
   else
     FAILED=$((FAILED + 1))
