@@ -84,7 +84,8 @@ for ((run = 1; run <= SEEDS; run++)); do
   wait "$RUN_PID" || rc=$?
   RUN_PID=""
   TOTAL=$((TOTAL + 1))
-  ops=$(grep -oE '^soak: [0-9]+ operations' "$log" | awk '{print $2}' | tail -n1)
+  # No step here may fail the script (errexit, pipefail): a log without these lines is a run that died early.
+  ops=$(grep -oE '^soak: [0-9]+ operations' "$log" | awk '{print $2}' | tail -n1 || true)
   [ -n "$ops" ] || ops=$(grep -cE '^op [0-9]+ ' "$log" || true)
   OPS_ALL=$((OPS_ALL + ops))
   load=$(load1)
@@ -97,9 +98,9 @@ for ((run = 1; run <= SEEDS; run++)); do
   else
     FAILED=$((FAILED + 1))
     # The innermost trace comes first: the operation that failed (0: before the first one).
-    at=$(grep -oE 'soak seed [0-9]+, operation [0-9]+' "$log" | head -n1 | awk '{print $NF}')
-    why=$(grep -m1 -E 'violations|not observed|did not converge|Which is|stopped by a signal' "$log" | cut -c1-200)
-    [ -n "$why" ] || why=$(grep -m1 -A1 'Failure$' "$log" | tail -n1 | cut -c1-200)
+    at=$(grep -oE 'soak seed [0-9]+, operation [0-9]+' "$log" | head -n1 | awk '{print $NF}' || true)
+    why=$(grep -m1 -E 'violations|not observed|did not converge|Which is|stopped by a signal' "$log" | cut -c1-200 || true)
+    [ -n "$why" ] || why=$(grep -m1 -A1 'Failure$' "$log" | tail -n1 | cut -c1-200 || true)
     [ -n "$why" ] || why="exit $rc$([ "$rc" -eq 124 ] && echo ', timed out')"
     echo "run $run/$SEEDS seed $s: FAILED at operation ${at:-?} of $ops ($((SECONDS - t0)) s, load $load): $why; log $log"
     FAILURES+=("seed $s (operation ${at:-?}): replay: CLONESET_FAULT_SEED=$s CLONESET_SOAK_SECONDS=$SECONDS_PER_RUN CLONESET_E2E_BACKEND=$BACKEND $BIN")
