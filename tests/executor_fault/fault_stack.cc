@@ -25,6 +25,12 @@ std::string InstanceId(const json& pod) {
   return pod["metadata"].value("labels", json::object()).value("apps.kruise.io/cloneset-instance-id", "");
 }
 
+// A pod of the invariant watch's own in `default`, outside every workload: a sentinel or a marker.
+std::string SentinelYaml(const std::string& name, const std::string& labels) {
+  return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: default", labels, "}\n",
+                      "spec: {restartPolicy: Never, containers: [{name: c, image: \"busybox:1.36\"}]}\n");
+}
+
 constexpr char kDefaultClass[] = R"(apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
@@ -157,6 +163,7 @@ InvariantWatch::InvariantWatch(const FaultStack& stack, std::vector<Workload> wo
 InvariantWatch::~InvariantWatch() { process_.Stop(absl::Seconds(2)); }
 
 std::string InvariantWatch::StartSegment(const std::vector<std::string>& kubectl_args) {
+  segment_values_ = 0;
   segments_.push_back(absl::StrCat(stack_->stack().dir(), "/watch-", reinterpret_cast<uintptr_t>(this), "-",
                                    segments_.size(), ".json"));
   if (kubectl_args.empty()) return "";
@@ -180,7 +187,9 @@ void InvariantWatch::Advance() {
         while (in >> std::ws && in.peek() != EOF) {
           json j;
           in >> j;
+          in.clear();  // a value that ends the file may leave eofbit set, and tellg() would then fail
           offset_ = in.tellg();
+          ++segment_values_;
           Replay(j);
         }
       } catch (const json::exception&) {
@@ -257,15 +266,9 @@ void InvariantWatch::Replay(const json& e) {
   } else {
     pods_[ns][uid] = obj;
   }
-  Check(ns, absl::StrCat(ns, " event ", events_, " (", type, " ", name, " rv ", meta.value("resourceVersion", ""), "): "));
+  Check(ns, absl::StrCat(ns, " event ", events_, " (", type, " ", name, " rv ", meta.value("resourceVersion", ""),
+                         "): "));
 }
-
-namespace {
-std::string SentinelYaml(const std::string& name, const std::string& labels) {
-  return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: default", labels, "}\n",
-                      "spec: {restartPolicy: Never, containers: [{name: c, image: \"busybox:1.36\"}]}\n");
-}
-}  // namespace
 
 std::string InvariantWatch::Mark(const std::string& label, const std::map<std::string, PodBounds>& bounds) {
   const std::string name = absl::StrCat("invariant-watch-", reinterpret_cast<uintptr_t>(this), "-mark-", ++marks_);
@@ -280,7 +283,8 @@ std::string InvariantWatch::Supervise() {
   if (process_.Running()) return "";
   Advance();  // all the ended watch printed
   ++restarts_;
-  if (!gone_ && !last_rv_.empty()) {
+  // A watch that printed nothing may have been refused outright (an HTTP 410 rather than an ERROR event): relist.
+  if (!gone_ && !last_rv_.empty() && segment_values_ > 0) {
     return StartSegment({"get", "--raw", absl::StrCat("/api/v1/pods?watch=true&resourceVersion=", last_rv_)});
   }
   ++relists_;

@@ -136,6 +136,7 @@ class InvariantWatch {
   std::vector<std::string> segments_;  // watch output files in order: one per kubectl watch (or relist)
   size_t reading_ = 0;                 // the segment Advance reads next, from offset_
   std::streamoff offset_ = 0;
+  size_t segment_values_ = 0;          // JSON values read from the newest segment
   std::map<std::string, Workload> workloads_;
   Process process_;
   // Replay state.

@@ -167,15 +167,24 @@ class Soak {
       std::string what = absl::StrCat("op ", i, " ", Name(op));
       Target before = t;
       switch (op) {
-        case Op::kScale: t.w.replicas = replicas; absl::StrAppend(&what, " ", t.w.ns, " ", before.w.replicas, "->", replicas); break;
+        case Op::kScale:
+          t.w.replicas = replicas;
+          absl::StrAppend(&what, " ", t.w.ns, " ", before.w.replicas, "->", replicas);
+          break;
         case Op::kImage: ++t.version; absl::StrAppend(&what, " ", t.w.ns, " ", Image(t.version)); break;
         case Op::kPartition:
           t.w.partition = partition_draw % (t.w.replicas + 1);
           absl::StrAppend(&what, " ", t.w.ns, " ", before.w.partition, "->", t.w.partition);
           break;
         case Op::kDeletePod: absl::StrAppend(&what, " ", t.w.ns, " pod #", pod_index); break;
-        case Op::kKillExecutor: case Op::kKillPlanner: absl::StrAppend(&what, ", down ", absl::FormatDuration(down)); break;
-        case Op::kRestartApiServer: case Op::kRestartEtcd: absl::StrAppend(&what, kill ? " (SIGKILL)" : " (SIGTERM)"); break;
+        case Op::kKillExecutor:
+        case Op::kKillPlanner:
+          absl::StrAppend(&what, ", down ", absl::FormatDuration(down));
+          break;
+        case Op::kRestartApiServer:
+        case Op::kRestartEtcd:
+          absl::StrAppend(&what, kill ? " (SIGKILL)" : " (SIGTERM)");
+          break;
       }
       std::cerr << what << std::endl;
       SCOPED_TRACE(Replay(i) + ": " + what);
