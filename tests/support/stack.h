@@ -100,6 +100,11 @@ class Stack {
   std::string ExecutorLog(const std::string& identity) const;  // "" for an identity never started
   // "--- executor <id> (tail) ---" and the last `max_chars` of its log, for every executor.
   std::string ExecutorLogTails(size_t max_chars) const;
+  // Real backend: restarts control-plane component `component` (etcd, kube-apiserver, ...) in place, on its ports
+  // and data, through `./run restart --cluster real` (SIGKILL first with `kill`, else SIGTERM); returns once etcd
+  // is healthy or kube-apiserver ready again. Empty on success, else what failed (always on the embedded backend,
+  // whose cluster keeps no state across a restart here).
+  std::string RestartControlPlane(const std::string& component, bool kill) const;
   // The embedded cluster's log, or on the real backend the tail of kube-apiserver's and kwok's logs.
   std::string DevclusterLog() const;
 
