@@ -12,7 +12,8 @@
 #               (controller_runtime_reconcile_total), and the requests it made meanwhile
 #   peak RSS    over the whole run (VmHWM)
 # Ours is the executor and the planner (their CPU and memory added); upstream is kruise-manager v1.8.0 built from
-# its module (tools/go/kruise), webhooks off, its default client limits (bench/lib_real.sh start_kruise_manager).
+# its module (tools/go/kruise), webhooks off, its default client limits, leader election on as its chart sets it
+# (bench/lib_real.sh start_kruise_manager).
 #
 # Usage: bench/side_by_side.sh [--clonesets C=100] [--pods P=100] [--idle SECONDS=300] [--roll-percent R=10]
 #                               [--controllers "ours kruise"] [--timeout SECONDS=3600]
@@ -115,7 +116,8 @@ wait_settled() {  # wait_settled WHAT ARGS...: waits (TIMEOUT) for settled ARGS,
 # The controller's processes ("pid pid"), its metrics address and (re)start.
 start_controller() {
   if [ "$CONTROLLER" = kruise ]; then
-    start_kruise_manager
+    # As Kruise's chart runs it: holding its Lease (ours always holds its shard Lease).
+    KRUISE_LEADER_ELECTION=1 start_kruise_manager
     PIDS_NOW="$KRUISE_PID"; METRICS="$KRUISE_METRICS"
   else
     "$ROOT/run" up --cluster real --nodes "$NODES" --no-agents >>"$RUN_DIR/up.out" 2>&1 ||
