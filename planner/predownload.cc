@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/label_selector.h"
 #include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/inplace.h"
@@ -133,22 +134,12 @@ std::string JobJson(const PlanContext& ctx, const std::string& container, const 
   }
   labels[kRevisionHashLabel] = hash;
 
-  OrderedJson selector = OrderedJson::object();
-  OrderedJson match_labels = OrderedJson::object();
-  for (const auto& [k, v] : std::map<std::string, std::string>(cs.spec().selector().match_labels().begin(),
-                                                               cs.spec().selector().match_labels().end())) {
-    match_labels[k] = v;
-  }
-  if (!match_labels.empty()) selector["matchLabels"] = std::move(match_labels);
-  OrderedJson expressions = OrderedJson::array();
-  for (const pb::LabelSelectorRequirement& req : cs.spec().selector().match_expressions()) {
-    OrderedJson e = {{"key", req.key()}, {"operator", req.operator_()}};
-    if (!req.values().empty()) e["values"] = std::vector<std::string>(req.values().begin(), req.values().end());
-    expressions.push_back(std::move(e));
-  }
-  expressions.push_back(
-      {{"key", kRevisionLabel}, {"operator", "NotIn"}, {"values", {ctx.update_revision, hash}}});
-  selector["matchExpressions"] = std::move(expressions);
+  // The CloneSet's own spec.selector (none when it was defaulted from the template labels) and pods not yet on the
+  // update revision. The requirement is well-formed (a key and two values), so Add cannot fail.
+  common::LabelSelector pod_selector = ctx.selector_defaulted ? common::LabelSelector() : ctx.label_selector;
+  pod_selector.Add({kRevisionLabel, common::LabelOperator::kNotIn, {ctx.update_revision, hash}}, "spec.podSelector")
+      .IgnoreError();
+  const OrderedJson selector = pod_selector.ToJson();
 
   OrderedJson pull_secrets = OrderedJson::array();
   if (tmpl.is_object() && tmpl.contains("spec") && tmpl["spec"].is_object() &&
