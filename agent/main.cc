@@ -8,10 +8,10 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/daemon_main.h"
 #include "base/endpoints.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -26,7 +26,6 @@
 #include "kube/rest_client.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
-#include "tools/cli/help.h"
 
 ABSL_FLAG(std::string, node_name, "", "This node's name (required; downward API spec.nodeName)");
 ABSL_FLAG(std::string, cri_socket, "unix:///run/containerd/containerd.sock", "CRI endpoint of the node's runtime");
@@ -44,59 +43,35 @@ ABSL_FLAG(absl::Duration, restart_stop_timeout, absl::Seconds(30),
 ABSL_FLAG(absl::Duration, restart_env_delay, absl::Seconds(2),
           "How long after seeing the new pod metadata such a container is stopped: the kubelet must have it too, "
           "or it starts the container again with the old values");
-ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
-          "On SIGTERM/SIGINT, how long stopping may take before the agent exits anyway (the DaemonSet's "
-          "terminationGracePeriodSeconds)");
 
 namespace cloneset::agent {
 namespace {
 
-int Run() {
-  base::LogOptions log_options;
-  log_options.component = "cloneset-agent";
-  base::JsonLogger log(log_options);
-  base::SetProcessLogger(&log);
+absl::Status Run(const base::Daemon& daemon) {
+  base::JsonLogger& log = daemon.log();
   const std::string node = absl::GetFlag(FLAGS_node_name);
-  if (node.empty()) {
-    log.Error("--node_name is required");
-    return 2;
-  }
+  if (node.empty()) return absl::InvalidArgumentError("--node_name is required");
   const int max_pulls = absl::GetFlag(FLAGS_max_concurrent_pulls);
   if (max_pulls < 1) {
-    log.Error("--max_concurrent_pulls must be at least 1", {{"value", int64_t{max_pulls}}});
-    return 2;
+    return absl::InvalidArgumentError(absl::StrCat("--max_concurrent_pulls must be at least 1, got ", max_pulls));
   }
-  // Before any thread starts (they inherit the mask): the stop signals wait for Wait below.
-  const base::StopSignals signals = base::StopSignals::Block();
 
   auto registry = std::make_shared<prometheus::Registry>();
   auto config = kube::LoadClientConfig(kube::ConfigSources::FromEnvironment(absl::GetFlag(FLAGS_kubeconfig)));
-  if (!config.ok()) {
-    log.Error("kubeconfig", {{"error", config.status().ToString()}});
-    return 1;
-  }
+  if (!config.ok()) return base::StartupError("no cluster configuration (--kubeconfig)", config.status());
   kube::RestClientOptions rest_opts;
   rest_opts.registry = registry.get();
   rest_opts.user_agent = "cloneset-agent/" + node;
   auto client = kube::NewHttpRestClient(*config, rest_opts);
-  if (!client.ok()) {
-    log.Error("API client", {{"error", client.status().ToString()}});
-    return 1;
-  }
+  if (!client.ok()) return base::StartupError("cannot create API client", client.status());
 
   auto exposer = base::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
-  if (!exposer.ok()) {
-    log.Error("cannot serve metrics", {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
-    return 1;
-  }
+  if (!exposer.ok()) return base::StartupError("cannot serve metrics (--metrics_listen)", exposer.status());
 
   std::atomic<bool> stopping{false};
   auto health = base::HealthServer::Start(absl::GetFlag(FLAGS_health_listen),
                                           [&] { return stopping ? std::string("shutting down") : ""; });
-  if (!health.ok()) {
-    log.Error("cannot serve /healthz", {{"flag", "health_listen"}, {"error", health.status().ToString()}});
-    return absl::IsInvalidArgument(health.status()) ? 2 : 1;
-  }
+  if (!health.ok()) return base::StartupError("cannot serve /healthz (--health_listen)", health.status());
 
   kube::EventRecorder recorder(**client, {.component = "cloneset-agent", .host = node});
   std::unique_ptr<ImageService> cri = NewCriImageService(absl::GetFlag(FLAGS_cri_socket));
@@ -114,8 +89,7 @@ int Run() {
   if (absl::GetFlag(FLAGS_restart_env_containers)) runtime = NewCriRuntimeService(absl::GetFlag(FLAGS_cri_socket));
   if (absl::GetFlag(FLAGS_restart_stop_timeout) < absl::ZeroDuration() ||
       absl::GetFlag(FLAGS_restart_env_delay) < absl::ZeroDuration()) {
-    log.Error("--restart_stop_timeout and --restart_env_delay must not be negative");
-    return 2;
+    return absl::InvalidArgumentError("--restart_stop_timeout and --restart_env_delay must not be negative");
   }
   ReadinessReporter readiness(**client, {.node = node,
                                          .events = &recorder,
@@ -131,26 +105,26 @@ int Run() {
   log.Info("started", {{"node", node}, {"cri_socket", absl::GetFlag(FLAGS_cri_socket)},
                        {"max_concurrent_pulls", int64_t{max_pulls}}});
 
-  const int sig = signals.Wait();
-  log.Info("shutting down", {{"signal", int64_t{sig}}});
-  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
-  base::ShutdownDeadline deadline(grace, base::ExitAfterGrace(grace));
+  const std::unique_ptr<base::ShutdownDeadline> deadline = daemon.WaitForStop();
   stopping = true;
   readiness.Stop();
   node_images.Stop();
   pulls.Stop();  // running pulls are abandoned unreported; a restarted agent re-runs them (ImageStatus first)
   (*health)->Stop();
-  deadline.Disarm();
+  deadline->Disarm();
   log.Info("stopped");
-  return 0;
+  return absl::OkStatus();
 }
 
 }  // namespace
 }  // namespace cloneset::agent
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("cloneset-agent --node_name=<node> [--cri_socket=unix:///...] [--kubeconfig=...]");
-  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
-  absl::ParseCommandLine(argc, argv);
-  return cloneset::agent::Run();
+  cloneset::base::DaemonSpec spec;
+  spec.usage = "cloneset-agent --node_name=<node> [--cri_socket=unix:///...] [--kubeconfig=...]";
+  spec.flag_dirs = {"agent/"};
+  spec.log.component = "cloneset-agent";
+  // The DaemonSet's terminationGracePeriodSeconds.
+  spec.shutdown_grace = absl::Seconds(30);
+  return cloneset::base::DaemonMain(argc, argv, spec, cloneset::agent::Run);
 }

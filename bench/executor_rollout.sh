@@ -59,7 +59,9 @@ case "$CLUSTER" in
     [ -z "${EXECUTOR_FLAGS:-}" ] || { echo "executor_rollout: EXECUTOR_FLAGS is for --cluster embedded" >&2; exit 2; }
     export RUN_DIR BUILD_DIR
     KRUISE_PID=""
-    trap '[ -z "$KRUISE_PID" ] || kill "$KRUISE_PID" 2>/dev/null; "$ROOT/run" down --purge >/dev/null 2>&1 || true; [ -n "${KEEP_RUN_DIR:-}" ] || rm -rf "$RUN_DIR"' EXIT
+    # shellcheck source=bench/lib_real.sh
+    source "$ROOT/bench/lib_real.sh"
+    trap stop_benchmark_stack EXIT
     # kwok nodes take 110 pods each.
     ours=(--no-agents)
     [ "$CONTROLLER" = ours ] || ours+=(--executors 0 --planners 0)
@@ -71,8 +73,6 @@ case "$CLUSTER" in
     export KUBECACHEDIR="$RUN_DIR/kubecache"
     AUDIT_LOG="$RUN_DIR/kube-apiserver-audit.log"
     [ -f "$AUDIT_LOG" ] || { echo "executor_rollout: kube-apiserver wrote no audit log at $AUDIT_LOG" >&2; exit 1; }
-    # shellcheck source=bench/lib_real.sh
-    source "$ROOT/bench/lib_real.sh"
     if [ "$CONTROLLER" = kruise ]; then
       start_kruise_manager
       EXECUTOR_PID=$KRUISE_PID PLANNER_PID="" EXECUTOR_METRICS=""
@@ -127,8 +127,6 @@ manifest v1 | kubectl apply -f - >/dev/null
 wait_settled
 create_s=$(echo "$(date +%s.%N) - $t0" | bc)
 sleep 2
-# cpu_s PID: CPU seconds (user + system) the process used so far.
-cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 # cpus: "name cpu_s" for the executor, the planner and the cluster's processes.
 cpus() {
   local name pid

@@ -53,6 +53,8 @@ start_executor() {  # start_executor EXTRA_FLAGS...; sets EXECUTOR_PID, EXECUTOR
 
 rss_mib() { awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 hwm_mib() { awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+# cpu_s PID: CPU seconds (user + system) the process used so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 
 # writes_by UA: write requests (create/update/patch/delete) so far from client UA, Lease renewals excluded.
 writes_by() {

@@ -45,7 +45,9 @@ done
 export RUN_DIR="$(mktemp -d /tmp/writes-bench-XXXXXX)"
 export BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 KRUISE_PID=""
-trap '[ -z "$KRUISE_PID" ] || kill "$KRUISE_PID" 2>/dev/null; "$ROOT/run" down --purge >/dev/null 2>&1 || true; rm -rf "$RUN_DIR"' EXIT
+# shellcheck source=bench/lib_real.sh
+source "$ROOT/bench/lib_real.sh"
+trap stop_benchmark_stack EXIT
 if [ "$CLUSTER" = real ]; then
   # 2N pods at once (the in-place CloneSet stays while the ReCreate one runs); kwok nodes take 110 pods each.
   # No agents, as on the embedded cluster (an agent reports InPlaceUpdateReady itself, which takes writes away
@@ -56,8 +58,6 @@ if [ "$CLUSTER" = real ]; then
     { cat "$RUN_DIR/up.out"; echo "writes_per_pod: ./run up --cluster real failed" >&2; exit 1; }
   AUDIT_LOG="$RUN_DIR/kube-apiserver-audit.log"
   [ -f "$AUDIT_LOG" ] || { echo "writes_per_pod: kube-apiserver wrote no audit log at $AUDIT_LOG" >&2; exit 1; }
-  # shellcheck source=bench/lib_real.sh
-  source "$ROOT/bench/lib_real.sh"
 else
   "$ROOT/run" up --no-agents >"$RUN_DIR/up.out" ||
     { cat "$RUN_DIR/up.out"; echo "writes_per_pod: ./run up failed" >&2; exit 1; }

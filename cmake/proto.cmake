@@ -21,13 +21,20 @@ function(cloneset_proto_library target proto prefix)
   target_link_libraries(${target} PUBLIC gRPC::grpc++ protobuf::libprotobuf)
 endfunction()
 
-# cloneset_test(<name> SOURCES ... DEPS ...): a GoogleTest binary registered with ctest.
-function(cloneset_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
-  add_executable(${name} ${T_SOURCES})
+# cloneset_test_executable(<name> sources... DEPS ...): a GoogleTest binary in build/tests, not registered with ctest
+# (cloneset_test registers each of its tests; cloneset_e2e_real_only, tests/support, the binary once for real).
+function(cloneset_test_executable name)
+  cmake_parse_arguments(T "" "" "DEPS" ${ARGN})
+  add_executable(${name} ${T_UNPARSED_ARGUMENTS})
   target_compile_options(${name} PRIVATE ${CLONESET_WARNINGS})
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gmock GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+endfunction()
+
+# cloneset_test(<name> SOURCES ... DEPS ...): a GoogleTest binary registered with ctest.
+function(cloneset_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cloneset_test_executable(${name} ${T_SOURCES} DEPS ${T_DEPS})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()

@@ -15,15 +15,13 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/random/random.h"
-#include "absl/strings/match.h"
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
+#include "base/daemon_main.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "devcluster/api_server.h"
@@ -32,7 +30,6 @@
 #include "devcluster/store.h"
 #include "devcluster/tls.h"
 #include "devcluster/wal.h"
-#include "tools/cli/help.h"
 #ifdef CLONESET_HAVE_NODES
 #include "devcluster/nodes/simulator.h"
 #endif
@@ -74,46 +71,14 @@ std::string RandomToken() {
   return absl::StrFormat("%016x%016x", absl::Uniform<uint64_t>(gen), absl::Uniform<uint64_t>(gen));
 }
 
-int Fail(const absl::Status& s) {
-  cloneset::base::ProcessLogger().Error("startup failed", {{"error", s.ToString()}});
-  return 1;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Embedded Kubernetes-API-compatible development cluster for CloneSet.\n"
-      "Serves namespaces, pods, PVCs, PVs, storage classes, config maps, secrets, services, events, nodes,\n"
-      "controller revisions, leases and CRDs to real kubectl; simulates nodes (see --nodes and friends).\n"
-      "Usage: cloneset-devcluster [--listen=127.0.0.1:0] [--data-dir=DIR] [--kubeconfig=PATH] [--nodes=N] ...");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::StrContains(file, "devcluster/"); };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
-  // Accept the documented --data-dir spelling as well as absl's --data_dir.
-  std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string& a = args[i];
-    if (a == "--") break;
-    if (a.rfind("--", 0) != 0) continue;
-    size_t end = a.find('=');
-    std::replace(a.begin() + 2, end == std::string::npos ? a.end() : a.begin() + end, '-', '_');
-  }
-  std::vector<char*> argv2;
-  for (auto& a : args) argv2.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(argv2.size()), argv2.data());
-
-  // Block termination signals before any thread starts; main waits for them (Wait below).
-  const cloneset::base::StopSignals signals = cloneset::base::StopSignals::Block();
+absl::Status Run(const cloneset::base::Daemon& daemon) {
   signal(SIGPIPE, SIG_IGN);
 
   std::string listen = absl::GetFlag(FLAGS_listen);
   size_t colon = listen.rfind(':');
   int port = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535)
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--listen: expected host:port, got \"", listen, "\"")));
+    return absl::InvalidArgumentError(absl::StrCat("--listen: expected host:port, got \"", listen, "\""));
   std::string host = listen.substr(0, colon);
 
   cloneset::base::Clock* clock = &cloneset::base::RealClock::Get();
@@ -128,8 +93,8 @@ int main(int argc, char** argv) {
     std::error_code ec;
     std::filesystem::path absolute = std::filesystem::absolute(data_dir, ec);
     if (ec) {
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat("--data-dir: cannot make \"", data_dir, "\" absolute: ", ec.message())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--data-dir: cannot make \"", data_dir, "\" absolute: ", ec.message()));
     }
     data_dir = absolute.lexically_normal().string();
     if (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
@@ -141,11 +106,11 @@ int main(int argc, char** argv) {
     wo.snapshot_every = static_cast<size_t>(std::max(100, absl::GetFlag(FLAGS_snapshot_every)));
     wo.sync = absl::GetFlag(FLAGS_fsync);
     auto opened = cd::WriteAheadLog::Open(data_dir + "/state", &store, wo);
-    if (!opened.ok()) return Fail(opened.status());
+    if (!opened.ok()) return cloneset::base::StartupError("--data-dir: cannot open the state", opened.status());
     wal = std::move(*opened);
   } else {
     char tmpl[] = "/tmp/cloneset-devcluster-XXXXXX";
-    if (!mkdtemp(tmpl)) return Fail(absl::UnavailableError("mkdtemp failed"));
+    if (!mkdtemp(tmpl)) return absl::UnavailableError("mkdtemp failed");
     work_dir = tmpl;
   }
   // A cluster without --data-dir keeps nothing: its temporary directory (certificates, token, the simulated nodes'
@@ -181,11 +146,11 @@ int main(int argc, char** argv) {
   http.faults.seed = absl::GetFlag(FLAGS_fault_seed);
   if (http.faults.conflict_rate < 0 || http.faults.error_rate < 0 ||
       http.faults.conflict_rate + http.faults.error_rate > 1)
-    return Fail(absl::InvalidArgumentError("--fault_conflict_rate and --fault_error_rate: each >= 0, sum <= 1"));
+    return absl::InvalidArgumentError("--fault_conflict_rate and --fault_error_rate: each >= 0, sum <= 1");
   std::string ca_pem;
   if (!absl::GetFlag(FLAGS_insecure_http)) {
     auto certs = cd::EnsureServingCertificates(work_dir + "/pki");
-    if (!certs.ok()) return Fail(certs.status());
+    if (!certs.ok()) return certs.status();
     http.cert_path = certs->cert_path;
     http.key_path = certs->key_path;
     ca_pem = certs->ca_pem;
@@ -198,28 +163,28 @@ int main(int argc, char** argv) {
   for (absl::string_view dir : absl::StrSplit(absl::GetFlag(FLAGS_crd_dir), ',', absl::SkipEmpty())) {
     const std::string crd_dir(dir);
     auto applied = cd::ApplyCrdDir(api, token, crd_dir);
-    if (!applied.ok()) return Fail(applied.status());
+    if (!applied.ok()) return cloneset::base::StartupError(absl::StrCat("--crd-dir ", crd_dir), applied.status());
     cloneset::base::ProcessLogger().Info("CRDs applied", {{"dir", crd_dir}, {"count", static_cast<int64_t>(applied->size())}});
   }
   auto registry = std::make_shared<prometheus::Registry>();
   cd::HttpServer server(&api, &store, registry, http);
-  if (absl::Status s = server.Start(); !s.ok()) return Fail(s);
+  if (absl::Status s = server.Start(); !s.ok()) return s;
   api.set_server_address(absl::StrCat(host, ":", server.port()));
 
   if (std::string path = absl::GetFlag(FLAGS_kubeconfig); !path.empty()) {
-    if (absl::Status s = cd::WriteKubeconfig(path, server.url(), ca_pem, token); !s.ok()) return Fail(s);
+    if (absl::Status s = cd::WriteKubeconfig(path, server.url(), ca_pem, token); !s.ok()) return s;
   }
 
 #ifdef CLONESET_HAVE_NODES
   std::unique_ptr<cd::nodes::NodeSimulator> simulator;
   {
     auto config = cd::nodes::SimulatorConfigFromFlags();
-    if (!config.ok()) return Fail(config.status());
+    if (!config.ok()) return config.status();
     config->run_dir = work_dir;
     config->registry = registry.get();
     if (config->nodes > 0) {
       auto sim = cd::nodes::StartNodeSimulator(store, *clock, *config);
-      if (!sim.ok()) return Fail(sim.status());
+      if (!sim.ok()) return sim.status();
       simulator = std::move(*sim);
     }
   }
@@ -231,8 +196,7 @@ int main(int argc, char** argv) {
                            {"kubeconfig", absl::GetFlag(FLAGS_kubeconfig)},
                            {"resource_version", int64_t{store.CurrentResourceVersion()}}});
 
-  const int sig = signals.Wait();
-  cloneset::base::ProcessLogger().Info("shutting down", {{"signal", int64_t{sig}}});
+  const std::unique_ptr<cloneset::base::ShutdownDeadline> deadline = daemon.WaitForStop();
 #ifdef CLONESET_HAVE_NODES
   if (simulator) simulator->Stop();
 #endif
@@ -242,5 +206,23 @@ int main(int argc, char** argv) {
       cloneset::base::ProcessLogger().Error("final snapshot failed", {{"error", s.ToString()}});
     }
   }
-  return 0;
+  deadline->Disarm();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cloneset::base::DaemonSpec spec;
+  spec.usage =
+      "Embedded Kubernetes-API-compatible development cluster for CloneSet.\n"
+      "Serves namespaces, pods, PVCs, PVs, storage classes, config maps, secrets, services, events, nodes,\n"
+      "controller revisions, leases and CRDs to real kubectl; simulates nodes (see --nodes and friends).\n"
+      "Usage: cloneset-devcluster [--listen=127.0.0.1:0] [--data-dir=DIR] [--kubeconfig=PATH] [--nodes=N] ...";
+  spec.flag_dirs = {"devcluster/"};
+  // The documented --data-dir spelling as well as absl's --data_dir, for every flag.
+  spec.dashed_flags = true;
+  // Stopping the simulated nodes and writing the final snapshot.
+  spec.shutdown_grace = absl::Seconds(30);
+  return cloneset::base::DaemonMain(argc, argv, spec, Run);
 }

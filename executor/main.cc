@@ -10,13 +10,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/random/random.h"
-#include "absl/strings/match.h"
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/daemon_main.h"
 #include "base/endpoints.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -39,8 +37,6 @@
 #include "planapi/feature_gates.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
-#include "tools/cli/flag_aliases.h"
-#include "tools/cli/help.h"
 #include "imagepull/coordinator_loop.h"  // image pre-download coordinator
 
 ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file; empty: $KUBECONFIG, ~/.kube/config, then in-cluster");
@@ -94,9 +90,6 @@ ABSL_FLAG(std::string, feature_gates, "",
 ABSL_FLAG(bool, cloneset_scaling_exclude_preparing_delete, false,
           "Upstream's --cloneset-scaling-exclude-preparing-delete (also spelled so): pods in PreparingDelete do "
           "not count as replicas when scaling, for every CloneSet");
-ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
-          "On SIGTERM/SIGINT, how long stopping (the reconciles in flight, releasing the Leases) may take before the "
-          "executor exits anyway (the Deployment's terminationGracePeriodSeconds)");
 
 namespace cloneset::executor {
 namespace {
@@ -136,18 +129,14 @@ std::string DefaultIdentity() {
   return absl::StrCat(host, "_", getpid());
 }
 
-int Run() {
-  // Before any thread starts (they inherit the mask): the stop signals wait for Wait below.
-  const base::StopSignals signals = base::StopSignals::Block();
-
+absl::Status Run(const base::Daemon& daemon) {
   // Upstream's gates, refused before anything starts: an executor that would plan differently from what it was
   // told must not run.
   const absl::StatusOr<planapi::FeatureGateSettings> gates = planapi::ParseFeatureGates(
       absl::GetFlag(FLAGS_feature_gates), absl::GetFlag(FLAGS_cloneset_scaling_exclude_preparing_delete));
   if (!gates.ok()) {
-    Log(LogLevel::kError, "invalid feature gates: the executor does not start",
-        {{"flag", "feature_gates"}, {"error", std::string(gates.status().message())}});
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid feature gates: the executor does not start: ", gates.status().message()));
   }
   for (const std::string& warning : gates->warnings) {
     Log(LogLevel::kWarn, "feature gate accepted without effect", {{"flag", "feature_gates"}, {"detail", warning}});
@@ -156,9 +145,7 @@ int Run() {
 
   auto config = kube::LoadClientConfig(kube::ConfigSources::FromEnvironment(absl::GetFlag(FLAGS_kubeconfig)));
   if (!config.ok()) {
-    Log(LogLevel::kError, "no cluster configuration",
-        {{"flag", "kubeconfig"}, {"error", config.status().ToString()}});
-    return 1;
+    return base::StartupError("no cluster configuration (--kubeconfig)", config.status());
   }
   auto registry = std::make_shared<prometheus::Registry>();
   kube::RestClientOptions rest_opts;
@@ -172,8 +159,7 @@ int Run() {
   rest_opts.registry = registry.get();
   auto http_client = kube::NewHttpRestClient(*config, rest_opts);
   if (!http_client.ok()) {
-    Log(LogLevel::kError, "cannot create API client", {{"error", http_client.status().ToString()}});
-    return 1;
+    return base::StartupError("cannot create API client", http_client.status());
   }
   // Every API request's outcome feeds /readyz (readiness.h): a lost API server makes the executor not ready.
   ContactTracker api_contact(&base::RealClock::Get());
@@ -188,24 +174,20 @@ int Run() {
   planner_opts.contact = &planner_contact;
   auto planner = NewGrpcPlannerClient(planner_opts);
   if (!planner.ok()) {
-    Log(LogLevel::kError, "cannot create planner client", {{"error", planner.status().ToString()}});
-    return 1;
+    return base::StartupError("cannot create planner client", planner.status());
   }
   const RetryBackoffOptions backoff_opts{.base = absl::GetFlag(FLAGS_retry_backoff_base),
                                          .cap = absl::GetFlag(FLAGS_retry_backoff_max),
                                          .jitter = absl::GetFlag(FLAGS_retry_backoff_jitter)};
   if (absl::Status s = ValidateBackoff(backoff_opts); !s.ok()) {
-    Log(LogLevel::kError, "invalid back-off", {{"error", std::string(s.message())}});
-    return 2;
+    return absl::InvalidArgumentError(absl::StrCat("invalid back-off: ", s.message()));
   }
   if (absl::GetFlag(FLAGS_api_write_qps) < 0 || absl::GetFlag(FLAGS_api_write_burst) < 1) {
-    Log(LogLevel::kError, "--api_write_qps must be >= 0 and --api_write_burst >= 1", {{"flag", "api_write_qps"}});
-    return 2;
+    return absl::InvalidArgumentError("--api_write_qps must be >= 0 and --api_write_burst >= 1");
   }
   const int shard_count = absl::GetFlag(FLAGS_shards);
   if (shard_count < 1) {
-    Log(LogLevel::kError, "--shards must be >= 1", {{"flag", "shards"}});
-    return 2;
+    return absl::InvalidArgumentError("--shards must be >= 1");
   }
 
   ExecutorMetrics metrics(*registry);
@@ -213,9 +195,8 @@ int Run() {
   kube::WorkQueue queue({.name = "cloneset", .registry = registry.get()});
   const std::string cloneset_api_version = absl::GetFlag(FLAGS_cloneset_api_version);
   if (cloneset_api_version != kruise::kV1beta1 && cloneset_api_version != kruise::kV1alpha1) {
-    Log(LogLevel::kError, "--cloneset_api_version must be apps.kruise.io/v1beta1 or apps.kruise.io/v1alpha1",
-        {{"flag", "cloneset_api_version"}, {"value", cloneset_api_version}});
-    return 2;
+    return absl::InvalidArgumentError(absl::StrCat("--cloneset_api_version must be ", kruise::kV1beta1, " or ",
+                                                   kruise::kV1alpha1, ", got \"", cloneset_api_version, "\""));
   }
   InformerCache cache(**client, [&queue](const std::string& key) { queue.Add(key); }, absl::Hours(10),
                       cloneset_api_version);
@@ -288,9 +269,7 @@ int Run() {
   // Endpoints first, so probes answer while the caches sync.
   auto exposer = base::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
   if (!exposer.ok()) {
-    Log(LogLevel::kError, "cannot serve metrics",
-        {{"flag", "metrics_listen"}, {"error", exposer.status().ToString()}});
-    return 1;
+    return base::StartupError("cannot serve metrics (--metrics_listen)", exposer.status());
   }
 
   std::atomic<bool> stopping{false};
@@ -304,15 +283,13 @@ int Run() {
                                 absl::Now(), absl::GetFlag(FLAGS_readyz_failure_bound));
       });
   if (!health.ok()) {
-    Log(LogLevel::kError, "cannot serve /healthz and /readyz",
-        {{"flag", "health_listen"}, {"error", health.status().ToString()}});
-    return absl::IsInvalidArgument(health.status()) ? 2 : 1;
+    return base::StartupError("cannot serve /healthz and /readyz (--health_listen)", health.status());
   }
 
   cache.Start();
   shards.Start();
   // Image pre-download: one coordinator per cluster, on whichever executor holds shard 0 (docs/architecture.md).
-  imagepull::Coordinator predownload(**client, {.events = &recorder, .registry = registry.get()});
+  imagepull::Coordinator predownload(**client, {.watch_jobs = true, .events = &recorder, .registry = registry.get()});
   predownload.Start([&shards] { return shards.OwnsShard(0); });
   std::thread gauges([&] {
     bool nodes_logged = false;
@@ -355,10 +332,7 @@ int Run() {
   Log(LogLevel::kInfo, "started", {{"identity", shard_opts.identity}, {"shards", int64_t{shard_count}},
                                    {"planner", planner_opts.address}, {"server", config->server}});
 
-  const int sig = signals.Wait();
-  Log(LogLevel::kInfo, "shutting down", {{"signal", int64_t{sig}}});
-  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
-  base::ShutdownDeadline deadline(grace, base::ExitAfterGrace(grace));
+  const std::unique_ptr<base::ShutdownDeadline> deadline = daemon.WaitForStop();
   stopping = true;
   queue.ShutDown();  // workers finish the reconcile (and its writes) in flight
   for (auto& w : workers) w.join();
@@ -368,34 +342,28 @@ int Run() {
   cache.Stop();
   gauges.join();
   (*health)->Stop();
-  deadline.Disarm();
+  deadline->Disarm();
   Log(LogLevel::kInfo, "stopped");
-  return 0;
+  return absl::OkStatus();
 }
 
 }  // namespace
 }  // namespace cloneset::executor
 
 int main(int argc, char** argv) {
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view f) { return absl::StrContains(f, "executor/"); };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::SetProgramUsageMessage("cloneset-executor: applies CloneSet plans from the planner to the API server.");
-  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
+  cloneset::base::DaemonSpec spec;
+  spec.usage = "cloneset-executor: applies CloneSet plans from the planner to the API server.";
+  spec.flag_dirs = {"executor/"};
   // kruise-manager's spellings, so that its flags carry over as they are, and the dashed spelling of the flags that
   // bound the executor's load on the API server, as kube components spell theirs.
-  std::vector<std::string> args = cloneset::cli::RewriteFlagAliases(
-      argc, argv,
-      {{"feature-gates", "feature_gates"},
-       {"cloneset-scaling-exclude-preparing-delete", "cloneset_scaling_exclude_preparing_delete"},
-       {"api-write-qps", "api_write_qps"},
-       {"api-write-burst", "api_write_burst"},
-       {"retry-backoff-base", "retry_backoff_base"},
-       {"retry-backoff-max", "retry_backoff_max"},
-       {"retry-backoff-jitter", "retry_backoff_jitter"}});
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
-  return cloneset::executor::Run();
+  spec.aliases = {{"feature-gates", "feature_gates"},
+                  {"cloneset-scaling-exclude-preparing-delete", "cloneset_scaling_exclude_preparing_delete"},
+                  {"api-write-qps", "api_write_qps"},
+                  {"api-write-burst", "api_write_burst"},
+                  {"retry-backoff-base", "retry_backoff_base"},
+                  {"retry-backoff-max", "retry_backoff_max"},
+                  {"retry-backoff-jitter", "retry_backoff_jitter"}};
+  // The Deployment's terminationGracePeriodSeconds: the reconciles in flight finish and the Leases are released.
+  spec.shutdown_grace = absl::Seconds(30);
+  return cloneset::base::DaemonMain(argc, argv, spec, cloneset::executor::Run);
 }

@@ -44,8 +44,8 @@ ExecutorMetrics::ExecutorMetrics(prometheus::Registry& r)
       refused_writes_(prometheus::BuildCounter()
                           .Name("cloneset_executor_refused_writes_total")
                           .Help("Writes the API server refused (4xx a retry cannot change), by verb, resource and "
-                                "reason (QuotaExceeded, NamespaceTerminating, AdmissionDenied, Invalid, or the API "
-                                "server's reason)")
+                                "reason (QuotaExceeded, NamespaceTerminating, PodSecurity, AdmissionDenied, "
+                                "Invalid, or the API server's reason)")
                           .Register(r)),
       expectations_pending_(prometheus::BuildGauge()
                                 .Name("cloneset_executor_expectations_pending")

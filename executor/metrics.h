@@ -29,7 +29,8 @@ class ExecutorMetrics {
   void PlannerError(std::string_view code);
   void Action(std::string_view type, std::string_view result);
   // cloneset_executor_refused_writes_total{verb,resource,reason}: a write the API server refused (WriteRefused),
-  // reason planapi::RefusalCause ("QuotaExceeded", "NamespaceTerminating", "AdmissionDenied", "Invalid", ...).
+  // reason planapi::RefusalCause ("QuotaExceeded", "NamespaceTerminating", "PodSecurity", "AdmissionDenied",
+  // "Invalid", ...).
   void RefusedWrite(std::string_view verb, std::string_view resource, std::string_view reason);
   void ExpectationsPending(size_t n);
   void ExpectationLeaked();

@@ -6,8 +6,9 @@
 // IsLeader() turns false once no renewal succeeded for the renew deadline, which is shorter than the lease, so a
 // replica stops writing before anyone else can take the shard over.
 //
-// Fair share: every replica also holds a membership Lease `cloneset-executor-member-<fnv(identity)>` so replicas
-// that own no shard are visible. Each round (every retry period) a replica counts the live members (membership
+// Fair share: with more than one shard, every replica also holds a membership Lease
+// `cloneset-executor-member-<fnv(identity)>` so replicas that own no shard are visible (with one shard the fair
+// share is that shard whatever the number of replicas, so there is no membership Lease and no LIST of Leases). Each round (every retry period) a replica counts the live members (membership
 // Leases with a holder and renewTime + duration in the future), computes quota = ceil(N / live), renews the shards
 // it holds, releases the highest-numbered extras when it holds more than the quota (a newcomer takes them), and
 // tries free or expired shards while it holds fewer than the quota. With one replica alive, quota = N: one replica

@@ -117,11 +117,11 @@ class LeaseApi final : public kube::RestClient {
  public:
   enum class Fault { kConflict, kErrorBeforeCommit, kErrorAfterCommit, kConflictAfterCommit };
 
-  // The next writes of Lease `name` meet these faults, in order; later writes succeed.
+  // The next writes of Lease `name` meet these faults, in order; later writes succeed. Replaces what an earlier
+  // call left unused (a round that wrote fewer times than it had faults for).
   void FailWrites(const std::string& name, std::vector<Fault> faults) {
     absl::MutexLock l(&mu_);
-    auto& q = faults_[name];
-    q.insert(q.end(), faults.begin(), faults.end());
+    faults_[name].assign(faults.begin(), faults.end());
   }
   // Runs inside each GET of Lease `name` (a slow request: the test moves the clock and asks as a worker would).
   void DuringGet(const std::string& name, std::function<void()> hook) {
@@ -216,6 +216,15 @@ class LeaseApi final : public kube::RestClient {
 
 using F = LeaseApi::Fault;
 
+// A round meets each fault on both of its writes: a holder's renewal first writes without reading (the optimistic
+// renewal) and, when that fails, reads and writes again; an API server that fails a round fails both. (A round past
+// the renew deadline writes once: the second fault goes unused.)
+std::vector<F> EveryWrite(const std::vector<F>& faults) {
+  std::vector<F> out;
+  for (F f : faults) out.insert(out.end(), {f, f});
+  return out;
+}
+
 ShardOptions Options(int shards, const base::Clock* clock) {
   ShardOptions o;
   o.shards = shards;
@@ -307,7 +316,7 @@ TEST(ShardManagerTest, RenewalFaultsTable) {
       if (s.worker_before) {
         EXPECT_EQ(manager.Owns("ns/app"), *s.worker_before) << at << ": worker before the round";
       }
-      api.FailWrites(ShardLeaseName(0), s.faults);
+      api.FailWrites(ShardLeaseName(0), EveryWrite(s.faults));
       std::optional<bool> during;
       api.DuringGet(ShardLeaseName(0), [&, slow = s.slow_get, ask = s.worker_during.has_value()] {
         clock.Advance(slow);
@@ -359,7 +368,7 @@ TEST(ShardManagerTest, LostShardRegainedEnqueuesAllItsCloneSets) {
        [](LeaseApi& api, base::testing::FakeClock& clock, ShardManager& m) {
          for (int i = 0; i < 4; ++i) {
            clock.Advance(absl::Milliseconds(2100));
-           api.FailWrites(ShardLeaseName(2), {i % 2 ? F::kConflict : F::kErrorBeforeCommit});
+           api.FailWrites(ShardLeaseName(2), EveryWrite({i % 2 ? F::kConflict : F::kErrorBeforeCommit}));
            m.RunRound();
            EXPECT_TRUE(m.OwnsShard(2)) << "round " << i;
          }
@@ -369,7 +378,7 @@ TEST(ShardManagerTest, LostShardRegainedEnqueuesAllItsCloneSets) {
        [](LeaseApi& api, base::testing::FakeClock& clock, ShardManager& m) {
          for (int i = 0; i < 6; ++i) {
            clock.Advance(absl::Milliseconds(2100));
-           api.FailWrites(ShardLeaseName(2), {i % 2 ? F::kConflict : F::kErrorAfterCommit});
+           api.FailWrites(ShardLeaseName(2), EveryWrite({i % 2 ? F::kConflict : F::kErrorAfterCommit}));
            m.RunRound();
          }
          EXPECT_FALSE(m.OwnsShard(2));
@@ -418,6 +427,7 @@ TEST(ShardManagerTest, LostShardRegainedEnqueuesAllItsCloneSets) {
     EXPECT_FALSE(manager.Owns(*k)) << c.name;
     queue.Done(*k);
     EXPECT_EQ(queue.Len(), 0u);
+    api.FailWrites(ShardLeaseName(2), {});  // the API server answers again
     clock.Advance(absl::Seconds(2));
     manager.RunRound();
     EXPECT_EQ(manager.owned(), 4) << c.name;

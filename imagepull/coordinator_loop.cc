@@ -1,5 +1,6 @@
 #include "imagepull/coordinator_loop.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include "common/update_order.h"
 #include "imagepull/coordinator.h"
 #include "kube/api_status.h"
+#include "kube/informer.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -73,7 +75,10 @@ absl::StatusOr<RoundStats> Coordinator::RunOnce() {
   RoundStats stats;
   const absl::Time now = clock_.Now();
   auto jobs_body = client_.List(absl::StrCat(kApiPrefix, "/imagepulljobs"), {});
-  if (absl::IsNotFound(jobs_body.status())) return stats;  // CRD not installed: pre-download is off
+  if (absl::IsNotFound(jobs_body.status())) {  // CRD not installed: pre-download is off
+    stats.crd_missing = true;
+    return stats;
+  }
   if (!jobs_body.ok()) return jobs_body.status();
   auto job_items = Items(*jobs_body);
   if (!job_items.ok()) return job_items.status();
@@ -223,14 +228,49 @@ absl::StatusOr<RoundStats> Coordinator::RunOnce() {
 }
 
 void Coordinator::Start(std::function<bool()> active) {
+  if (opts_.watch_jobs) {
+    kube::InformerOptions io;
+    io.path = absl::StrCat(kApiPrefix, "/imagepulljobs");
+    io.clock = &clock_;
+    const auto wake = [this] {
+      absl::MutexLock l(&mu_);
+      job_event_ = true;
+    };
+    using JobInformer = kube::Informer<std::string>;
+    JobInformer::Handlers handlers;
+    handlers.on_add = [wake](const JobInformer::Ptr&) { wake(); };
+    handlers.on_update = [wake](const JobInformer::Ptr&, const JobInformer::Ptr&) { wake(); };
+    handlers.on_delete = [wake](const JobInformer::Ptr&) { wake(); };
+    jobs_ = std::make_unique<JobInformer>(
+        client_, io, [](std::string_view) -> absl::StatusOr<std::string> { return std::string(); },
+        std::move(handlers));
+    jobs_->Start();
+  }
   thread_ = std::thread([this, active = std::move(active)] {
+    // Without the ImagePullJob CRD there is nothing to coordinate: ask again now and then (the CRD may come later)
+    // rather than every period.
+    constexpr absl::Duration kWithoutCrd = absl::Seconds(30);
+    bool crd_missing = false;
     while (true) {
+      // Idle: the watched jobs are listed and there is none, so nothing to coordinate until one comes (or a round's
+      // own cleanup is due: that only follows a round with jobs). Without the watch (or before its first LIST, or
+      // while it fails) a round every period, as the rounds themselves find out.
+      const bool idle = jobs_ != nullptr && jobs_->HasSynced() && jobs_->List().empty();
       {
         absl::MutexLock l(&mu_);
-        if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_), opts_.period)) return;
+        if (idle) {
+          const auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || job_event_; };
+          clock_.AwaitWithDeadline(&mu_, absl::Condition(&woken), absl::InfiniteFuture());
+          if (stopping_) return;
+        } else if (clock_.AwaitWithTimeout(&mu_, absl::Condition(&stopping_),
+                                           crd_missing ? std::max(opts_.period, kWithoutCrd) : opts_.period)) {
+          return;
+        }
+        job_event_ = false;
       }
       if (active && !active()) continue;
       auto r = RunOnce();
+      crd_missing = r.ok() && r->crd_missing;
       if (rounds_ != nullptr) {
         rounds_->Add({{"result", r.ok() && r->errors == 0 ? "success" : "error"}}).Increment();
       }
@@ -245,6 +285,7 @@ void Coordinator::Stop() {
     stopping_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  if (jobs_ != nullptr) jobs_->Stop();
 }
 
 }  // namespace cloneset::imagepull

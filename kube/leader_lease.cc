@@ -107,6 +107,7 @@ void LeaderElector::SetLeader(bool leader) {
 }
 
 absl::StatusOr<bool> LeaderElector::TryAcquireOrRenew() {
+  if (RenewOptimistically()) return true;
   std::optional<LeaseRecord> current;
   auto body = client_.Get(Path(true));
   if (body.ok()) {
@@ -140,6 +141,31 @@ absl::StatusOr<bool> LeaderElector::TryAcquireOrRenew() {
   }
   auto stored = ParseLease(*written);
   if (!stored.ok()) return stored.status();
+  observed_ = *std::move(stored);
+  observed_at_ = now;
+  last_renew_ = now;
+  SetLeader(true);
+  return true;
+}
+
+bool LeaderElector::RenewOptimistically() {
+  LeaseRecord next;
+  const absl::Time now = clock_.Now();
+  {
+    absl::MutexLock l(&mu_);
+    // Only a leader whose last renewal is within the renew deadline, on the record its own write returned.
+    if (!leader_ || !observed_ || observed_->holder != cfg_.identity || now - last_renew_ >= cfg_.renew_deadline) {
+      return false;
+    }
+    next = *observed_;
+  }
+  next.lease_duration_seconds = static_cast<int>(absl::ToInt64Seconds(cfg_.lease_duration));
+  next.renew_time = now;
+  auto written = client_.Update(Path(true), LeaseJson(cfg_.lease_namespace, cfg_.lease_name, next));
+  if (!written.ok()) return false;  // a newer version (409) or an error: the read-decide-write round follows
+  auto stored = ParseLease(*written);
+  if (!stored.ok()) return false;
+  absl::MutexLock l(&mu_);
   observed_ = *std::move(stored);
   observed_at_ = now;
   last_renew_ = now;

@@ -68,7 +68,9 @@ class LeaderElector {
   LeaderElector(RestClient& client, LeaderElectionConfig config);
   ~LeaderElector();
 
-  // One round: read, decide, write. Returns whether we hold the lease now.
+  // One round: read, decide, write. Returns whether we hold the lease now. A leader first renews without the
+  // read, on the record its last write returned (as client-go's leader election does since 1.28): one request a
+  // round instead of two; a 409 or an error falls back to the read-decide-write round.
   absl::StatusOr<bool> TryAcquireOrRenew();
   // Gives the lease up (holder "", 1 s duration) if we hold it, so a
   // successor need not wait for expiry.
@@ -85,6 +87,8 @@ class LeaderElector {
  private:
   std::string Path(bool item) const;
   void SetLeader(bool leader);
+  // The renewal without the read; true when it succeeded.
+  bool RenewOptimistically();
 
   RestClient& client_;
   const LeaderElectionConfig cfg_;

@@ -145,14 +145,46 @@ TEST(LeaderElectorTest, AcquireRenewTakeoverAndRelease) {
   EXPECT_EQ(f.Stored().transitions, 2);
 }
 
-TEST(LeaderElectorTest, ConflictMeansSomeoneElseWon) {
+// A leader renews with one write and no read, on the record its last write returned (as client-go does). A 409
+// there only says the Lease changed since: the read that follows decides. Still ours: renewed. Another holder's:
+// not ours. Both writes refused: not ours this round. A read that fails is the error.
+TEST(LeaderElectorTest, ALeaderRenewsWithOneWriteAndAConflictReadsAgain) {
   Fixture f;
   LeaderElector a(*f.client, f.Config("a"));
   ASSERT_EQ(*a.TryAcquireOrRenew(), true);
+  const auto methods = [&] {
+    std::vector<std::string> out;
+    for (const std::string& r : f.server.requests()) out.push_back(r.substr(0, r.find(' ')));
+    f.server.clear_requests();
+    return out;
+  };
+  methods();
+  f.clock.Advance(absl::Seconds(2));
+  EXPECT_EQ(*a.TryAcquireOrRenew(), true);
+  EXPECT_EQ(methods(), (std::vector<std::string>{"PUT"}));
+  EXPECT_EQ(f.Stored().renew_time, T0 + absl::Seconds(2));
+
   f.server.InjectFault({"PUT", "/apis/coordination.k8s.io", "", 409, "Conflict", "", 1});
+  EXPECT_EQ(*a.TryAcquireOrRenew(), true);
+  EXPECT_EQ(methods(), (std::vector<std::string>{"PUT", "GET", "PUT"}));
+
+  f.server.InjectFault({"PUT", "/apis/coordination.k8s.io", "", 409, "Conflict", "", 2});
   EXPECT_EQ(*a.TryAcquireOrRenew(), false);
+  methods();
+
+  f.server.InjectFault({"PUT", "/apis/coordination.k8s.io", "", 409, "Conflict", "", 1});
   f.server.InjectFault({"GET", "/apis/coordination.k8s.io", "", 403, "Forbidden", "", 1});
   EXPECT_EQ(a.TryAcquireOrRenew().status().code(), absl::StatusCode::kPermissionDenied);
+
+  // Another replica's record (written behind a's back): the optimistic write meets a 409, the read names the other.
+  LeaseRecord other = f.Stored();
+  other.holder = "b";
+  other.renew_time = f.clock.Now();
+  other.resource_version.clear();
+  f.server.Upsert("/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases",
+                  LeaseJson("kruise-system", "cloneset-shard-0", other));
+  EXPECT_EQ(*a.TryAcquireOrRenew(), false);
+  EXPECT_EQ(f.Stored().holder, "b");
 }
 
 TEST(LeaderElectorTest, LoopCallsBackAndReleasesOnStop) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -92,6 +93,7 @@ std::string RefusalCause(const absl::Status& refused) {
   const int code = kube::HttpCode(refused).value_or(0);
   if (code == 403 && absl::StrContains(m, "because it is being terminated")) return "NamespaceTerminating";
   if (code == 403 && absl::StrContains(m, "exceeded quota:")) return "QuotaExceeded";
+  if (code == 403 && absl::StrContains(m, "violates PodSecurity")) return "PodSecurity";
   if ((absl::StrContains(m, "admission webhook") && absl::StrContains(m, "denied the request")) ||
       (absl::StrContains(m, "ValidatingAdmissionPolicy") && absl::StrContains(m, "denied request"))) {
     return "AdmissionDenied";
@@ -167,7 +169,7 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
   absl::Status stop;
   absl::Status batch_error;  // the first failed creation of the batch that ends the plan
   bool lost_shard = false;
-  std::set<std::string> failed_pods;  // their events are not emitted
+  std::set<std::string> failed_pods;  // their events are not emitted: a write of theirs failed or never started
   // The plan's in-place batches are expanded action by action as they are written (PlanStages): the first write
   // does not wait for the whole plan to be built. Indices are the expanded plan's.
   PlanStages stages(plan);
@@ -177,7 +179,10 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
   bool refused_create = false;  // the refused write of `refused` is a creation
   std::atomic<bool> halt{false};  // no further action starts
   std::atomic<bool> creates_refused{false};  // no further creation starts
+  // The actions run() was called for; the others of a stage that stopped the plan never started.
+  const std::unique_ptr<std::atomic<bool>[]> started(new std::atomic<bool>[stages.size()]());
   const auto run = [&](int i) {
+    started[i] = true;
     pb::Action scratch;
     const pb::Action& action = stages.Action(i, &scratch);
     const bool creation = action.has_create_pod() || action.has_create_pvc();
@@ -229,14 +234,32 @@ ApplyResult PlanApplier::Apply(const pb::CloneSet& cs, const pb::PlanResponse& p
     }
     if (r.error.ok()) r.error = s;  // keep going, but retry the CloneSet with back-off
   };
-  for (PlanStage stage; stages.Next(&stage);) {
+  PlanStage stage;
+  bool ended_early = false;
+  while (stages.Next(&stage)) {
     RunGroups(stage.groups, options_.parallelism, halt, run);
     absl::MutexLock l(&mu);
     if (lost_shard) {
       r.result = "lost_shard";
       return r;
     }
-    if (!stop.ok() || !batch_error.ok()) break;  // slow start: nothing after the batch with a failure runs
+    if (!stop.ok() || !batch_error.ok()) {  // slow start: nothing after the batch with a failure runs
+      ended_early = true;
+      break;
+    }
+  }
+  // The pods of the actions that never started (after a stop, in the stages after a failed batch) get no event: a
+  // creation's "succeed to create pod" for a pod that was never written would repeat with every retry.
+  if (ended_early) {
+    pb::Action scratch;
+    do {
+      for (const std::vector<int>& group : stage.groups) {
+        for (int i : group) {
+          if (started[i]) continue;
+          if (const std::string pod = PodOfAction(stages.Action(i, &scratch)); !pod.empty()) failed_pods.insert(pod);
+        }
+      }
+    } while (stages.Next(&stage));
   }
   const bool batch_failed = !batch_error.ok();
   if (!stop.ok()) r.error = stop;

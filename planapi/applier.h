@@ -24,7 +24,7 @@
 //    ApplyFailed nor the FailedCreate event is raised again, so a refusal that lasts costs one event and one
 //    condition write per window. The conditions go once a plan applies without a failed write;
 //  * FailedCreate / FailedDelete Warning events for answered failures only (a transport error is retried and is
-//    no event); the plan's events are emitted last, except those about a pod whose write failed.
+//    no event); the plan's events are emitted last, except those about a pod whose write failed or never started.
 #pragma once
 
 #include <string>
@@ -102,9 +102,10 @@ std::string_view ActionType(const pb::Action& action);
 bool WriteRefused(const absl::Status& s);
 
 // What a refusal is, by the API server's wording: "NamespaceTerminating" (403 "... because it is being
-// terminated"), "QuotaExceeded" (403 "exceeded quota: ..."), "AdmissionDenied" (an admission webhook or a
+// terminated"), "QuotaExceeded" (403 "exceeded quota: ..."), "PodSecurity" (403 "violates PodSecurity ...": the
+// namespace's pod-security.kubernetes.io/enforce level), "AdmissionDenied" (an admission webhook or a
 // ValidatingAdmissionPolicy denied the request), "Invalid" (422), else the API server's reason or the HTTP code's
-// name ("Forbidden", "RequestEntityTooLarge", ...). The metrics' `reason` label.
+// name ("Forbidden" for RBAC, "RequestEntityTooLarge", ...). The metrics' `reason` label.
 std::string RefusalCause(const absl::Status& refused);
 
 // Whether two ApplyFailed conditions report the same refusal: the same reason, and the same message once the

@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Case{"all_written", {Patch("a"), Patch("b")}, {}, {"PatchPod a", "PatchPod b"}, true, "success", false,
              {"Normal About-b"}},
-        // A conflict means a stale snapshot: nothing more, no status.
+        // A conflict means a stale snapshot: nothing more, no status, and no event of b, whose patch never started.
         Case{"conflict_stops",
              {Patch("a"), Patch("b"), Delete("c")},
              {{"PatchPod a", Http(409, "Conflict")}},
@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              "error",
              true,
-             {"Normal About-b"}},
+             {}},
         // Any other failure is noted and the plan goes on: the status is still written. An error without an HTTP
         // code (the simulation's old Aborted / FailedPrecondition) is no stop either.
         Case{"not_found_goes_on",
@@ -143,7 +143,17 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              "error",
              true,
-             {"Normal About-b"}},
+             {}},
+        // b's creation in the next slow-start batch never started: the plan's event about b (its "succeed to
+        // create pod") is not emitted, as it would be again on every retry.
+        Case{"no_event_of_a_creation_never_started",
+             {Create("a", 0), Create("b", 1)},
+             {{"CreatePod a", Http(500, "InternalError")}},
+             {"CreatePod a"},
+             false,
+             "error",
+             true,
+             {"Warning FailedCreate"}},
         // Slow start: the batch with a failure finishes, the next one does not start. The plan's status is not
         // written.
         Case{"failed_batch_ends_the_plan",
@@ -252,6 +262,11 @@ TEST(RefusalCauseTest, FromTheApiServersWording) {
       {Refused(403, "Forbidden",
                R"(pods \"web-x\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=3, limited: pods=3)"),
        "QuotaExceeded"},
+      {Refused(403, "Forbidden",
+               R"(pods \"web-x\" is forbidden: violates PodSecurity \"restricted:latest\": )"
+               R"(allowPrivilegeEscalation != false (container \"main\" must set )"
+               R"(securityContext.allowPrivilegeEscalation=false))"),
+       "PodSecurity"},
       {Refused(400, "BadRequest", R"(admission webhook \"deny.example.com\" denied the request: no)"),
        "AdmissionDenied"},
       {Refused(403, "Forbidden",

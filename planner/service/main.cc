@@ -4,16 +4,16 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "base/daemon_main.h"
 #include "base/endpoints.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -23,7 +23,6 @@
 #include "planner/service/metrics.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
-#include "tools/cli/help.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
@@ -46,9 +45,10 @@ ABSL_FLAG(std::string, conversion_tls_cert, "",
 ABSL_FLAG(std::string, conversion_tls_key, "", "PEM private key of --conversion_tls_cert.");
 ABSL_FLAG(int64_t, max_request_bytes, 64 << 20,
           "Largest accepted request in bytes; bigger requests fail with RESOURCE_EXHAUSTED.");
-ABSL_FLAG(int32_t, shutdown_grace_seconds, 5,
-          "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
-ABSL_FLAG(std::string, log_level, "info", "Minimum log level: debug (one line per plan), info, warn or error.");
+// The planner's spelling before --shutdown_grace (base/daemon_main.h), kept for existing command lines.
+ABSL_FLAG(std::optional<int32_t>, shutdown_grace_seconds, std::nullopt,
+          "Deprecated: use --shutdown_grace (a duration: 5s). Whole seconds of the grace period; when given with "
+          "--shutdown_grace, both must agree.");
 ABSL_FLAG(int32_t, release_memory_idle_seconds, 30,
           "Give freed memory back to the OS after this many seconds without a call (0: never). Between calls the "
           "allocator keeps it, so large plans do not fault their pages in again.");
@@ -64,18 +64,11 @@ const char* malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
 namespace cloneset::planner::service {
 namespace {
 
-int Run() {
-  LogLevel level = LogLevel::kInfo;
-  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
-    std::cerr << "--log_level: \"" << absl::GetFlag(FLAGS_log_level) << "\" is not debug, info, warn or error\n";
-    return 2;
-  }
-  JsonLogger log(PlannerLogOptions(&std::cerr, level));
-  base::SetProcessLogger(&log);
+// The planner's default --shutdown_grace: how long calls in flight may run before they are cancelled.
+constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
 
-  // Signals are taken synchronously by this thread (Wait below), so every thread gRPC and civetweb start must
-  // inherit the blocked mask: block before creating any of them.
-  const base::StopSignals signals = base::StopSignals::Block();
+absl::Status Run(const base::Daemon& daemon) {
+  JsonLogger& log = daemon.log();
 
   auto registry = std::make_shared<prometheus::Registry>();
   ServiceMetrics metrics(*registry);
@@ -88,8 +81,8 @@ int Run() {
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   auto running = StartServer(options, &service);
   if (!running.ok()) {
-    log.Error("cannot start gRPC server", {{"error", std::string(running.status().message())}});
-    return 1;
+    return absl::Status(running.status().code(),
+                        absl::StrCat("cannot start gRPC server: ", running.status().message()));
   }
   std::cout << "listening on " << running->address << std::endl;
   log.Info("listening", {{"address", running->address},
@@ -103,10 +96,9 @@ int Run() {
     // Announced below on stdout in the planner's own words, which its clients read.
     auto served = base::ServeMetrics(metrics_listen, registry, /*announce=*/false);
     if (!served.ok()) {
-      log.Error("cannot serve metrics", {{"flag", "metrics_listen"}, {"address", metrics_listen},
-                                         {"error", std::string(served.status().message())}});
       running->server->Shutdown();
-      return 1;
+      return absl::Status(served.status().code(), absl::StrCat("cannot serve metrics (--metrics_listen=",
+                                                               metrics_listen, "): ", served.status().message()));
     }
     exposer = *std::move(served);
     const auto ports = exposer->GetListeningPorts();
@@ -124,9 +116,9 @@ int Run() {
     copts.max_body_bytes = options.max_request_bytes;
     auto started = ConversionServer::Start(copts, *registry, &log);
     if (!started.ok()) {
-      log.Error("cannot serve the conversion webhook", {{"error", std::string(started.status().message())}});
       running->server->Shutdown();
-      return 1;
+      return absl::Status(started.status().code(),
+                          absl::StrCat("cannot serve the conversion webhook: ", started.status().message()));
     }
     conversion = *std::move(started);
     const std::string bound = WithPort(listen, conversion->port());
@@ -147,14 +139,11 @@ int Run() {
     });
   }
 
-  const int signal_number = signals.Wait();
   // The drain below gives calls in flight the grace period; cancelling them and stopping the endpoints takes
   // moments more. A stop stuck beyond that ends the process with a reason in the log.
-  const absl::Duration hard_stop = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds)) + absl::Seconds(10);
-  base::ShutdownDeadline deadline(hard_stop, base::ExitAfterGrace(hard_stop));
+  const std::unique_ptr<base::ShutdownDeadline> deadline = daemon.WaitForStop(/*slack=*/absl::Seconds(10));
   stopping.Notify();
   if (release_memory.joinable()) release_memory.join();
-  log.Info("shutting down", {{"signal", static_cast<int64_t>(signal_number)}});
   const auto shutdown_start = std::chrono::steady_clock::now();
   running->server->GetHealthCheckService()->Shutdown();
   // civetweb takes a second or two to stop; do it (and the conversion webhook) while the gRPC calls drain.
@@ -165,7 +154,7 @@ int Run() {
   // Drain: let calls in flight finish (up to the grace period), then shut down with an immediate deadline. gRPC's
   // own Shutdown(deadline) also waits out the whole deadline while idle clients stay connected, which would
   // make every restart slow.
-  const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  const auto grace = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(daemon.shutdown_grace());
   while (service.in_flight() > 0 && std::chrono::steady_clock::now() < grace) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -177,29 +166,29 @@ int Run() {
   const double grpc_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - shutdown_start).count();
   stop_metrics.join();
-  deadline.Disarm();
+  deadline->Disarm();
   log.Info("stopped",
            {{"grpc_seconds", grpc_seconds},
             {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - shutdown_start).count()}});
-  return 0;
+  return absl::OkStatus();
 }
 
 }  // namespace
 }  // namespace cloneset::planner::service
 
 int main(int argc, char** argv) {
-  absl::FlagsUsageConfig config;
-  config.contains_help_flags = [](absl::string_view file) { return absl::StrContains(file, "planner/service"); };
-  config.contains_helpshort_flags = config.contains_help_flags;
-  absl::SetFlagsUsageConfig(config);
-  absl::SetProgramUsageMessage(
+  namespace service = cloneset::planner::service;
+  cloneset::base::DaemonSpec spec;
+  spec.usage =
       "the CloneSet planning service (gRPC cloneset.planner.v1.Planner: Plan, Validate, "
       "ComputeRevision), with the gRPC health service, reflection and Prometheus /metrics.\n"
       "It also serves the CloneSet CRD's conversion webhook (HTTPS) when --conversion_listen is set.\n"
       "Usage: cloneset-planner [--listen=127.0.0.1:7070] [--metrics_listen=127.0.0.1:9464] "
       "[--tls_cert=F --tls_key=F [--tls_client_ca=F]] "
-      "[--conversion_listen=0.0.0.0:9443 --conversion_tls_cert=F --conversion_tls_key=F]");
-  if (cloneset::cli::PrintHelpIfAsked(argc, argv, absl::ProgramUsageMessage())) return 0;
-  absl::ParseCommandLine(argc, argv);
-  return cloneset::planner::service::Run();
+      "[--conversion_listen=0.0.0.0:9443 --conversion_tls_cert=F --conversion_tls_key=F]";
+  spec.flag_dirs = {"planner/service"};
+  spec.log = service::PlannerLogOptions(&std::cerr, cloneset::base::LogLevel::kInfo);
+  spec.shutdown_grace = service::kShutdownGrace;
+  spec.shutdown_grace_seconds = &FLAGS_shutdown_grace_seconds;
+  return cloneset::base::DaemonMain(argc, argv, spec, service::Run);
 }

@@ -64,9 +64,9 @@ One CloneSet cannot crash or wedge the shared planner: the work and size of one 
   found, adds a Warning event `FailedCreate` and a `FailedScale` condition saying that no free instance id is left.
 * **Deadline and cancellation**: the plan checks the call's deadline, its cancellation and the server's shutdown
   between stages and inside its long loops, and stops (`DEADLINE_EXCEEDED`, `CANCELLED`, `UNAVAILABLE`).
-* **Shutdown**: on SIGTERM `cloneset-planner` lets calls in flight finish for `--shutdown_grace_seconds` (default
-  5), then stops the plans still running and exits; a stop stuck beyond 10 s more ends the process with status 1
-  and an error line saying so (`base/signals.h`).
+* **Shutdown**: on SIGTERM `cloneset-planner` lets calls in flight finish for `--shutdown_grace` (default 5s;
+  the deprecated `--shutdown_grace_seconds=N` still sets it), then stops the plans still running and exits; a stop
+  stuck beyond 10 s more ends the process with status 1 and an error line saying so (`base/signals.h`).
 
 ## Versioning and evolution
 

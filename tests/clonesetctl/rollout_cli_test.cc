@@ -464,7 +464,7 @@ TEST(ClonesetctlHelp, EveryCommandsHelpExitsZero) {
   EXPECT_THAT(r.output, HasSubstr("clonesetctl rollout undo NAME [--to-revision N]"));
 }
 
-// The other binaries answer --help the same way (tools/cli/help.h), instead of absl's exit 1 "No flags matched".
+// The other binaries answer --help the same way (base/flag_usage.h), instead of absl's exit 1 "No flags matched".
 TEST(ClonesetctlHelp, BinariesHelpExitsZero) {
   for (const std::string& bin : {std::string(DEVCLUSTER_BIN), std::string(PLANNER_BIN), std::string(EXECUTOR_BIN),
                                  std::string(AGENT_BIN)}) {

@@ -8,6 +8,7 @@
 
 namespace cloneset::testing {
 std::string E2eCluster::Start(const E2eClusterOptions& options) {
+  options_ = options;
   if (std::string err = stack_.Start(); !err.empty()) return err;
   for (const std::string& crd : options.crds) {
     auto r = stack_.Kubectl({"apply", "-f", absl::StrCat(SOURCE_DIR, "/charts/cloneset/crds/", crd)});
@@ -20,6 +21,15 @@ std::string E2eCluster::Start(const E2eClusterOptions& options) {
   ExecutorOptions executor;
   executor.wait_ready = true;
   executor.flags = options.executor_flags;
+  return stack_.StartExecutor(kExecutor, executor);
+}
+
+std::string E2eCluster::RestartExecutor(const std::string& kubeconfig) {
+  stack_.StopExecutor(kExecutor);
+  ExecutorOptions executor;
+  executor.wait_ready = true;
+  executor.flags = options_.executor_flags;
+  executor.kubeconfig = kubeconfig;
   return stack_.StartExecutor(kExecutor, executor);
 }
 

@@ -42,6 +42,9 @@ class E2eCluster {
   // the executor is ready. Empty on success.
   std::string Start(const E2eClusterOptions& options = {});
   void Stop() { stack_.Stop(); }
+  // Stops the executor (SIGTERM: it releases its Leases) and starts it again with the flags of Start and the
+  // credentials of `kubeconfig` ("" = the stack's executor identity), waiting until it is ready. Empty on success.
+  std::string RestartExecutor(const std::string& kubeconfig);
   const std::string& dir() const { return stack_.dir(); }
   std::string ExecutorLog() const { return stack_.ExecutorLog(kExecutor); }
   const Stack& stack() const { return stack_; }
@@ -50,6 +53,7 @@ class E2eCluster {
  private:
   static constexpr char kExecutor[] = "e2e";
   Stack stack_;
+  E2eClusterOptions options_;
 };
 
 // Pod events of one namespace, replayed after the fact: every event is checked.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ class FaultStack {
   // Creates namespace `ns`; on the real backend waits for its default ServiceAccount (pods need it). ASSERTs.
   void CreateNamespace(const std::string& ns) const { ASSERT_EQ(stack_.CreateNamespace(ns), ""); }
   std::string ExecutorLogs() const { return stack_.ExecutorLogTails(4000); }  // the tail of each executor's log
+  // Real backend: control-plane component `component` restarted in place (Stack::RestartControlPlane). ASSERTs.
+  void RestartControlPlane(const std::string& component, bool kill) const {
+    ASSERT_EQ(stack_.RestartControlPlane(component, kill), "");
+  }
   const Stack& stack() const { return stack_; }
 
  private:
@@ -75,15 +80,38 @@ struct Workload {
   // scaleStrategy.disablePVCReuse, so such PVCs are cleaned up and the end state has exactly the pods' PVCs.
   bool pvc_reuse = true;
   int min_ready_seconds = 0;  // spec.minReadySeconds: slows a rollout down to one step per this many seconds
+  bool claims = true;         // a volumeClaimTemplate "data" mounted by the pods
+  int partition = 0;          // updateStrategy.partition: pods kept on an older revision
 };
 std::string WorkloadYaml(const Workload& w, const std::string& image);
 
-// Watches pods in every namespace (kubectl get pods -A -w) and replays the events per namespace.
+// What the invariants of one CloneSet allow: while its spec changes, the union of the old spec's and the new one's.
+struct PodBounds {
+  int max_active = 0;  // active (not terminating) pods at most
+  int min_ready = 0;   // Ready and active pods at least, once armed
+  int arm_at = 0;      // armed once this many pods are Ready and active
+  bool disarm = false;  // as a marker's action: disarm at the marker (a scale-up, a pod deleted by hand)
+};
+PodBounds BoundsOf(const Workload& w);  // {replicas, replicas - maxUnavailable, replicas}
+
+// Watches pods in every namespace (kubectl get pods -A -w) and replays the events per namespace, as they arrive.
 class InvariantWatch {
  public:
   InvariantWatch(const FaultStack& stack, std::vector<Workload> workloads);
   ~InvariantWatch();
   bool WaitStarted(size_t initial_events, absl::Duration timeout);
+  // Creates a marker pod in `default` and returns at once: at its first event (every event before it happened
+  // before this call, every write after this call comes after it) the bounds of each namespace in `bounds` become
+  // the given ones, and later violations there name `label`. Empty on success, else what failed.
+  std::string Mark(const std::string& label, const std::map<std::string, PodBounds>& bounds);
+  // Keeps the watch going across an API server restart: when kubectl exited, watches again from the last
+  // resourceVersion seen, or, when the API server no longer has it (410 Gone), from a fresh list of every pod
+  // (the invariants are then checked on that list, the events in between are not seen). Empty on success.
+  std::string Supervise();
+  // The violations replayed so far (the events the watch printed up to now), as Finish words them.
+  std::vector<std::string> Violations();
+  // "<n> events, <k> watch restarts, <r> relists".
+  std::string Summary() const;
   // Creates a pod of its own in `default` (outside every workload, so the invariants ignore it) and waits until the
   // watch printed it: kubectl has listed by then and watches from that list's resourceVersion, so no later event is
   // missed. Tests call it before the first pod of a workload can exist. Empty on success, else what failed.
@@ -98,10 +126,31 @@ class InvariantWatch {
   // so every event before its creation has been printed too). Empty on success, else what failed.
   std::string AwaitSentinel(const std::string& suffix, absl::Duration timeout);
 
+  // Replays the complete JSON values the segments gained since the last call.
+  void Advance();
+  void Replay(const json& event);
+  void Check(const std::string& ns, const std::string& where);
+  std::string StartSegment(const std::vector<std::string>& kubectl_args);
+
   const FaultStack* stack_;
-  std::string path_;
+  std::vector<std::string> segments_;  // watch output files in order: one per kubectl watch (or relist)
+  size_t reading_ = 0;                 // the segment Advance reads next, from offset_
+  std::streamoff offset_ = 0;
+  size_t segment_values_ = 0;          // JSON values read from the newest segment
   std::map<std::string, Workload> workloads_;
   Process process_;
+  // Replay state.
+  std::map<std::string, std::map<std::string, json>> pods_;  // ns -> uid -> pod
+  std::map<std::string, PodBounds> bounds_;
+  std::map<std::string, std::string> since_;  // ns -> label of the last marker that changed its bounds
+  std::set<std::string> armed_;
+  std::set<std::string> seen_default_;        // names of pods seen in `default` (sentinels, markers)
+  std::map<std::string, std::pair<std::string, std::map<std::string, PodBounds>>> markers_;  // pod -> label, bounds
+  std::vector<std::string> violations_;
+  size_t events_ = 0;
+  std::string last_rv_;
+  bool gone_ = false;  // the last watch ended with 410 Gone
+  int marks_ = 0, restarts_ = 0, relists_ = 0;
 };
 
 // The end state of `w` once settled: replicas active Ready pods on `image`, none terminating, unique instance
@@ -110,6 +159,7 @@ class InvariantWatch {
 // the next pod, as upstream does when a pod vanished between its deletion and its PVC's), status caught up.
 // Empty = settled.
 std::string Unsettled(const FaultStack& stack, const Workload& w, const std::string& image);
+// With w.partition > 0: at least replicas - partition pods (not all) on `image`, the others on any image.
 // Polls Unsettled for every workload until all are settled; returns the last complaint ("" = all settled).
 std::string WaitSettled(const FaultStack& stack, const std::vector<Workload>& ws, const std::string& image,
                         absl::Duration timeout);

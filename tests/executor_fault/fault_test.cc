@@ -10,8 +10,8 @@
 //
 // Random moments come from a seed: $CLONESET_FAULT_SEED, else the clock; it is printed at the start and with every
 // failure, so a failing run can be repeated. The planner outage lasts $CLONESET_FAULT_PLANNER_OUTAGE_S seconds
-// (default 10, the 30 s shortened to keep the suite under 5 minutes; the behaviour does not depend on the
-// length).
+// (default 10: long enough for /readyz to turn unready and for any write during the outage to show, short enough
+// to keep the suite under 5 minutes; what is checked, no write without a planner, does not depend on the length).
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>

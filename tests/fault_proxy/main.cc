@@ -15,9 +15,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/flag_usage.h"
 #include "kube/config.h"
 #include "tests/fault_proxy/fault_proxy.h"
-#include "tools/cli/help.h"
 
 ABSL_FLAG(std::string, kubeconfig, "", "The API server to forward to: its kubeconfig (server and CA are used)");
 ABSL_FLAG(std::string, kubeconfig_out, "",
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   constexpr char kUsage[] =
       "cloneset-fault-proxy --kubeconfig=FILE --kubeconfig_out=FILE [--fault_...]: a fault-injecting proxy in "
       "front of a Kubernetes API server, for fault tests";
-  if (cloneset::cli::PrintHelpIfAsked(argc, argv, kUsage)) return 0;
+  if (cloneset::base::PrintHelpIfAsked(argc, argv, kUsage)) return 0;
   absl::SetProgramUsageMessage(kUsage);
   absl::ParseCommandLine(argc, argv);
 

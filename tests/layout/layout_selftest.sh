@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The layout checks must fail on what they forbid: an include loop (x.cc -> y.h, y.h -> x.h), a long file without a
 # "Size:" reason, a section reference that resolves to nothing, a task code in a comment, and an executor target that
-# links or includes the planner's implementation, a rule-table row naming a function that does not exist, a second
-# copy of the RFC 3339 timestamp layout, a work-item reference, a docs/ path the tree lacks, an "apps.kruise.io/"
+# links or includes the planner's implementation, a product binary that links or includes tooling (tools/, tests/),
+# a rule-table row naming a function that does not exist, a second copy of the RFC 3339 timestamp layout, a README
+# folder table that misses a folder, a work-item reference, a docs/ path the tree lacks, an "apps.kruise.io/"
 # literal outside kruise/, a label selector operator outside common/label_selector.cc; and pass once each is mended.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -64,6 +65,25 @@ grep -q 'INCLUDE  executor/apply.h:2 includes planner/plan.h' <<<"$out" || fail 
 printf 'add_library(executor_core STATIC apply.cc)\ntarget_link_libraries(executor_core PUBLIC planner_proto)\n' > "$tmp/eb/executor/CMakeLists.txt"
 printf '#pragma once\n' > "$tmp/eb/executor/apply.h"
 out=$(python3 "$here/executor_boundary.py" "$tmp/eb") || fail "an executor on the wire proto only failed: $out"
+# The product boundary: a product binary whose library links a target defined under tools/, or whose source
+# includes a tests/ header through a header of its own, fails; one that uses base/ passes.
+mkdir -p "$tmp/pb/base" "$tmp/pb/tools/cli" "$tmp/pb/tests/support" "$tmp/pb/planner/service" "$tmp/pb/executor" \
+  "$tmp/pb/agent" "$tmp/pb/devcluster"
+printf 'add_library(base STATIC log.cc)\n' > "$tmp/pb/base/CMakeLists.txt"
+printf 'add_library(cli_help STATIC help.cc)\n' > "$tmp/pb/tools/cli/CMakeLists.txt"
+printf '#pragma once\n' > "$tmp/pb/tests/support/fake.h"
+printf 'add_library(planner_service STATIC service.cc)\ntarget_link_libraries(planner_service PUBLIC base\n  PRIVATE cli_help)\nadd_executable(cloneset-planner main.cc)\ntarget_link_libraries(cloneset-planner PRIVATE planner_service)\n' \
+  > "$tmp/pb/planner/service/CMakeLists.txt"
+printf '#include "planner/service/service.h"\n' > "$tmp/pb/planner/service/main.cc"
+printf '#pragma once\n#include "tests/support/fake.h"\n' > "$tmp/pb/planner/service/service.h"
+for d in executor agent devcluster; do printf 'add_executable(cloneset-%s main.cc)\ntarget_link_libraries(cloneset-%s PRIVATE base)\n' $d $d > "$tmp/pb/$d/CMakeLists.txt"; done
+out=$(python3 "$here/product_boundary.py" "$tmp/pb") && fail "a planner linking cli_help passed: $out"
+grep -q 'LINK     cli_help (defined in tools/cli/) is linked by planner_service' <<<"$out" || fail "link: $out"
+grep -q 'INCLUDE  planner/service/service.h:2 includes tests/support/fake.h' <<<"$out" || fail "include: $out"
+printf 'add_library(planner_service STATIC service.cc)\ntarget_link_libraries(planner_service PUBLIC base)\nadd_executable(cloneset-planner main.cc)\ntarget_link_libraries(cloneset-planner PRIVATE planner_service)\n' \
+  > "$tmp/pb/planner/service/CMakeLists.txt"
+printf '#pragma once\n' > "$tmp/pb/planner/service/service.h"
+out=$(python3 "$here/product_boundary.py" "$tmp/pb") || fail "a planner on base/ only failed: $out"
 # The rule table: a function the named file neither declares nor defines (only calls) fails.
 mkdir -p "$tmp/rt/docs" "$tmp/rt/lib"
 printf '#pragma once\nint Scale();\n' > "$tmp/rt/lib/scale.h"
@@ -87,6 +107,20 @@ grep -q 'lib/lease.cc:2: spells the RFC 3339 layout' <<<"$out" || fail "copy not
 grep -qE '^base/(log|time_format)\.cc:' <<<"$out" && fail "the helper or the log was reported: $out"
 printf 'int x;\nauto t = base::ParseTime(s);\n' > "$tmp/tf/lib/lease.cc"
 out=$(python3 "$here/time_format.py" "$tmp/tf") || fail "a caller of the helper failed: $out"
+# The README's folder table: a tracked top-level folder it does not list fails, and so does a row naming a folder
+# that does not exist; a `./run` cell is not a folder.
+git -C "$tmp" init -q rf
+mkdir -p "$tmp/rf/agent" "$tmp/rf/newlib"
+touch "$tmp/rf/agent/a.cc" "$tmp/rf/newlib/b.cc" "$tmp/rf/README.md"
+git -C "$tmp/rf" add -A
+printf '| folder | what |\n|---|---|\n| `agent/` | the agent |\n| `gone/` | removed |\n| `./run demo` | the demo |\n' \
+  > "$tmp/rf/README.md"
+out=$(python3 "$here/readme_folders.py" "$tmp/rf" 2>&1) && fail "a README missing newlib/ passed: $out"
+grep -q 'does not list `newlib/`' <<<"$out" || fail "missing folder not named: $out"
+grep -q 'lists `gone/`, which is not a folder' <<<"$out" || fail "stale row not named: $out"
+grep -q '`\./' <<<"$out" && fail "./run was taken for a folder: $out"
+printf '| folder | what |\n|---|---|\n| `agent/`, `newlib/` | the agent and a library |\n' > "$tmp/rf/README.md"
+out=$(python3 "$here/readme_folders.py" "$tmp/rf" 2>&1) || fail "a complete table failed: $out"
 # Work items and docs/ paths: a line naming a work item (the word and a number, assembled here so that this file
 # names none) or a docs/ file the tree lacks fails, naming the line; the same tree without them passes.
 item="$(printf '%s %s' Session 7)"

@@ -129,30 +129,11 @@ writes() {
 }
 
 # The CloneSet CRD as each controller's release installs it. Ours serves v1alpha1 and v1beta1, stores v1beta1 and
-# converts through the conversion webhook (`./run up` runs one and points the CRD at it). Kruise 1.8's serves and
-# stores v1alpha1 only: kruise-manager 1.8 points every apps.kruise.io CRD that has a conversion webhook at itself,
-# and it has no v1beta1 CloneSet to convert to, so it runs on its own CRD. Moving between them is what an operator
-# does (docs/deployment.md, "The CloneSet CRD"): onto ours, apply it; back to Kruise 1.8, store every CloneSet as
-# v1alpha1 first (our webhook converts), then Kruise's CRD.
+# converts through the conversion webhook (`./run up` runs one and points the CRD at it); start_kruise_manager
+# (bench/lib_real.sh) first makes it Kruise 1.8's (v1alpha1 only, every CloneSet stored as v1alpha1). Moving between
+# them is what an operator does (docs/deployment.md, "The CloneSet CRD"): onto ours, apply it; back to Kruise 1.8,
+# store every CloneSet as v1alpha1 first (our webhook converts), then Kruise's CRD.
 CRD=clonesets.apps.kruise.io
-crd_replace() {  # crd_replace JQ: the live CRD edited by JQ, replaced (optimistically, by its resourceVersion)
-  kubectl get crd "$CRD" -o json | jq "del(.status, .metadata.managedFields) | $1" | kubectl replace -f - >/dev/null
-}
-store_as_v1alpha1() {
-  crd_replace '.spec.versions |= map(.storage = (.name == "v1alpha1"))' || fail "storing v1alpha1"
-  local i
-  for i in 1 2 3 4 5; do  # a controller's status write may move an object on between the read and the write
-    kubectl get clonesets.v1alpha1.apps.kruise.io -A -o json | kubectl replace -f - >/dev/null 2>"$RUN_DIR/replace.err" &&
-      break
-    grep -q 'the object has been modified' "$RUN_DIR/replace.err" || { cat "$RUN_DIR/replace.err"; fail "rewriting the CloneSets in v1alpha1"; }
-  done
-  kubectl patch crd "$CRD" --subresource=status --type=merge -p '{"status":{"storedVersions":["v1alpha1"]}}' >/dev/null ||
-    fail "storedVersions [v1alpha1]"
-}
-crd_like_kruise_18() {
-  crd_replace '.spec.versions |= map(select(.name == "v1alpha1")) | .spec.conversion = {strategy: "None"}' ||
-    fail "the CRD as Kruise 1.8 installs it"
-}
 crd_ours() {
   kubectl apply --server-side --force-conflicts -f "$SRC/charts/cloneset/files/crds/$CRD.yaml" >/dev/null ||
     fail "applying our CloneSet CRD"
@@ -160,8 +141,6 @@ crd_ours() {
 }
 
 # --- 1. kruise-manager creates and rolls (holding its Lease, as Kruise's chart runs it).
-store_as_v1alpha1
-crd_like_kruise_18
 t0=$SECONDS
 export KRUISE_LEADER_ELECTION=1
 start_kruise_manager
@@ -297,8 +276,7 @@ echo "rollout after takeover: in place, peak unready $peak"
 # --- 4. Back to kruise-manager (on Kruise 1.8's CRD, every CloneSet stored as v1alpha1 again): nothing to write either.
 before=$(snapshot)
 status_before=$(statuses)
-store_as_v1alpha1
-crd_like_kruise_18
+kruise_crd_v1alpha1_only || fail "the CRD as Kruise 1.8 installs it"
 kruise_before=$(audit_writes)
 t0=$SECONDS
 start_kruise_manager

@@ -173,6 +173,18 @@ std::string Stack::CreateNamespace(const std::string& ns) const {
   return "";
 }
 
+std::string Stack::RestartControlPlane(const std::string& component, bool kill) const {
+  const std::string run_dir = shared_run_dir_.empty() ? run_dir_ : shared_run_dir_;
+  if (!real() || run_dir.empty()) return "restarting " + component + ": needs the real backend's control plane";
+  std::vector<std::string> argv = {std::string(SOURCE_DIR) + "/run", "restart", "--cluster", "real"};
+  if (kill) argv.push_back("--kill");
+  argv.push_back(component);
+  auto r = RunCommand(argv, {{"RUN_DIR", run_dir}, {"BUILD_DIR", BUILD_DIR}});
+  std::ofstream(dir_.path() + "/restart.log", std::ios::app) << r.output;
+  if (r.exit_code != 0) return absl::StrCat("./run restart --cluster real ", component, ": ", Tail(r.output, 4000));
+  return "";
+}
+
 std::string Stack::DevclusterLog() const {
   if (!real()) return devcluster_.Log();
   std::string out;
@@ -260,6 +272,11 @@ void Stack::KillExecutor(const std::string& identity) {
   auto& p = executors_.at(identity);
   kill(p->pid(), SIGKILL);
   p->Stop(absl::ZeroDuration());
+}
+
+void Stack::StopExecutor(const std::string& identity, absl::Duration grace) {
+  auto it = executors_.find(identity);
+  if (it != executors_.end()) it->second->Stop(grace);
 }
 
 bool Stack::ExecutorRunning(const std::string& identity) {

@@ -89,6 +89,8 @@ class Stack {
   // Executor `identity`; waits for its health address. Empty on success. Logs to executor-<identity>-<n>.log.
   std::string StartExecutor(const std::string& identity, const ExecutorOptions& options = {});
   void KillExecutor(const std::string& identity);  // SIGKILL, reaped
+  // SIGTERM (the executor releases its shard Leases, so a successor takes them at once), SIGKILL after `grace`.
+  void StopExecutor(const std::string& identity, absl::Duration grace = absl::Seconds(15));
   // Runs executor `identity` as StartExecutor would and waits up to `timeout` for it to exit by itself: for flags
   // it must refuse. The exit code (-1 when it still ran after `timeout`: then stopped) and its log.
   CommandResult RunExecutorToExit(const std::string& identity, const ExecutorOptions& options,
@@ -98,6 +100,11 @@ class Stack {
   std::string ExecutorLog(const std::string& identity) const;  // "" for an identity never started
   // "--- executor <id> (tail) ---" and the last `max_chars` of its log, for every executor.
   std::string ExecutorLogTails(size_t max_chars) const;
+  // Real backend: restarts control-plane component `component` (etcd, kube-apiserver, ...) in place, on its ports
+  // and data, through `./run restart --cluster real` (SIGKILL first with `kill`, else SIGTERM); returns once etcd
+  // is healthy or kube-apiserver ready again. Empty on success, else what failed (always on the embedded backend,
+  // whose cluster keeps no state across a restart here).
+  std::string RestartControlPlane(const std::string& component, bool kill) const;
   // The embedded cluster's log, or on the real backend the tail of kube-apiserver's and kwok's logs.
   std::string DevclusterLog() const;
 

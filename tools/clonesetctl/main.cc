@@ -26,11 +26,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "base/flag_aliases.h"
 #include "google/protobuf/util/json_util.h"
 #include "kube/config.h"
 #include "kube/rest_client.h"
 #include "planapi/feature_gates.h"
-#include "tools/cli/flag_aliases.h"
 #include "tools/clonesetctl/cli_help.h"
 #include "tools/clonesetctl/demo.h"
 #include "tools/clonesetctl/live.h"
@@ -87,7 +87,7 @@ int Fail(const absl::Status& s, int code = 1) {
 // Long aliases (-f/--filename, -n/--namespace, -w/--watch, -o/--output), kubectl's and upstream's dashed names,
 // and repeated --set values, which absl flags would otherwise overwrite, folded into one comma-separated --set.
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {
-  static const std::vector<cloneset::cli::FlagAlias> kAliases = {
+  static const std::vector<cloneset::base::FlagAlias> kAliases = {
       {"filename", "f"}, {"namespace", "n"}, {"watch", "w"}, {"output", "o"},
       {"ready-after", "ready_after"}, {"fail-rate", "fail_rate"}, {"start-delay", "start_delay"},
       {"terminate-after", "terminate_after"}, {"partition-ok", "partition_ok"},
@@ -97,7 +97,7 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> out{argv[0]};
   std::vector<std::string> sets;
   for (int i = 1; i < argc; ++i) {
-    std::string a = cloneset::cli::RewriteFlagAlias(argv[i], kAliases);
+    std::string a = cloneset::base::RewriteFlagAlias(argv[i], kAliases);
     if (a == "--set" || a == "-set") {
       if (i + 1 < argc) sets.push_back(argv[++i]);
       continue;

@@ -11,11 +11,16 @@ USAGE
 }
 
 # _pid_alive PID: PID runs. A process killed with -9 whose parent has not reaped it yet (the components are
-# reparented when ./run exits) is a zombie that kill -0 still finds: it counts as dead.
+# reparented when ./run exits) is a zombie that kill -0 still finds: it counts as dead, but only once its other
+# threads are gone too. A Go program's main thread turns zombie first while the others still exit, holding the
+# process's files and sockets: a restart on the same port then met "bind: address already in use".
 _pid_alive() {
   kill -0 "$1" 2>/dev/null || return 1
   local state; state="$(ps -o stat= -p "$1" 2>/dev/null || true)"
-  [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+  [ -n "$state" ] || return 1
+  [ "${state#Z}" = "$state" ] && return 0
+  local threads; threads=$(find "/proc/$1/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+  [ "$threads" -gt 1 ]
 }
 
 # _stop NAME: stops the component of $RUN_DIR/NAME.pid (TERM, KILL after 15 s) and removes the pid file.

@@ -277,6 +277,105 @@ real_cluster_identities() {
   done
 }
 
+# real_component_start DIR NAME: starts control-plane component NAME (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kwok, provisioner) of DIR's cluster with the ports of DIR/real/ports and the data under DIR/real,
+# unless it runs already (_start); waits until etcd is healthy and kube-apiserver ready. The one place that builds
+# each component's command line: real_cluster_up starts them all with it, real_cluster_restart one in place.
+real_component_start() {
+  local dir="$1" name="$2" real="$1/real" pki="$1/real/pki" kubeconfig="$1/kubeconfig" bin
+  # shellcheck source=/dev/null
+  source "$ROOT/tools/run.d/toolchain.sh"
+  # shellcheck source=/dev/null
+  source "$real/ports"
+  case "$name" in
+    provisioner) bin=$(toolchain_path cloneset-test-provisioner) || return 1 ;;
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kwok) bin=$(toolchain_path "$name") || return 1 ;;
+    *) echo "real cluster: no component '$name' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, provisioner)" >&2
+      return 2 ;;
+  esac
+  case "$name" in
+    etcd)
+      # --unsafe-no-fsync: test data only; fsync on a busy 2-core machine makes etcd's 100 ms heartbeats miss.
+      _start etcd "$bin" --name=real --data-dir="$real/etcd" \
+        --listen-client-urls="http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls="http://127.0.0.1:$ETCD_CLIENT" \
+        --listen-peer-urls="http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER" \
+        --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn
+      _real_wait 60 etcd "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" ;;
+    kube-apiserver)
+      local audit=()
+      if [ "${REAL_AUDIT_LOG:-0}" = 1 ]; then
+        printf '%s\n' "$_REAL_AUDIT_POLICY" >"$real/audit-policy.yaml"
+        audit=(--audit-policy-file="$real/audit-policy.yaml" --audit-log-path="$dir/kube-apiserver-audit.log"
+          --audit-log-format=json --audit-log-mode=blocking)
+      fi
+      # --etcd-compaction-interval=30s (the first compaction lands two intervals after start): watches of clients
+      # that fall behind meet compacted revisions ("410 Gone") within a test's lifetime, as on a long-running cluster.
+      # --endpoint-reconciler-type=none: the only address is loopback, which Endpoints may not hold.
+      # --kubelet-*: logs, exec and port-forward on the real nodes: the API server calls a kubelet at its InternalIP
+      # (by default its Hostname first, a DNS lookup that would leave the machine), checks its serving certificate
+      # against the cluster CA and presents a client certificate the kubelet's webhook authorization allows.
+      _start kube-apiserver "$bin" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+        --secure-port="$APISERVER" --cert-dir="$real/apiserver-certs" \
+        --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
+        --token-auth-file="$pki/tokens.csv" --authorization-mode=Node,RBAC --anonymous-auth=false \
+        --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+        --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+        --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
+        --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false \
+        --kubelet-preferred-address-types=InternalIP --kubelet-certificate-authority="$pki/ca.crt" \
+        --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
+        --kubelet-client-key="$pki/apiserver-kubelet-client.key" "${audit[@]}"
+      _real_wait 180 kube-apiserver "kube-apiserver /readyz" kubectl --kubeconfig "$kubeconfig" get --raw /readyz ;;
+    kube-controller-manager)
+      _start kube-controller-manager "$bin" --kubeconfig="$kubeconfig" --secure-port=0 --leader-elect=false \
+        --use-service-account-credentials=true --root-ca-file="$pki/ca.crt" \
+        --service-account-private-key-file="$pki/sa.key" --cluster-signing-cert-file="$pki/ca.crt" \
+        --cluster-signing-key-file="$pki/ca.key" --controllers='*' --profiling=false ;;
+    kube-scheduler)
+      # The scheduler's retries (see _REAL_SCHEDULER_CONFIG); -v=2 logs each attempt ("Unable to schedule pod; no
+      # fit; waiting", "Successfully bound pod to node"), which real.claims_wait counts.
+      printf '%s\n' "$_REAL_SCHEDULER_CONFIG" | sed "s#@KUBECONFIG@#$kubeconfig#" >"$real/kube-scheduler.yaml"
+      _start kube-scheduler "$bin" --config="$real/kube-scheduler.yaml" --secure-port=0 \
+        --pod-max-in-unschedulable-pods-duration=5s -v=2 ;;
+    kwok)
+      _start kwok "$bin" --kubeconfig="$kubeconfig" --config="$ROOT/tools/go/kwok/pod-stages.yaml" \
+        --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+        --node-lease-duration-seconds=40 --cidr=10.244.0.1/16 --node-ip=10.255.0.1 ;;
+    provisioner)
+      _start provisioner "$bin" --kubeconfig="$kubeconfig" --root="$real/volumes" ;;
+  esac
+}
+
+# real_cluster_restart DIR NAME [SIGNAL]: restarts control-plane component NAME of DIR's running cluster in place:
+# stops it (SIGTERM and up to 15 s, or at once with SIGNAL KILL), then starts it again by real_component_start on
+# the same ports, data directory and flags (the audit log stays on when it was on), and waits as ./run up does.
+# The other components keep running: what a component crash or an upgrade of one of them does to its clients.
+real_cluster_restart() {
+  local dir="$1" name="$2" signal="${3:-TERM}" c known=0
+  for c in "${REAL_CLUSTER_COMPONENTS[@]}"; do [ "$c" != "$name" ] || known=1; done
+  [ "$known" = 1 ] && [ "$name" != conversion-webhook ] ||
+    { echo "restart: no component '$name' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, provisioner)" >&2; return 2; }
+  [ -f "$dir/real/ports" ] && _alive "$name" ||
+    { echo "restart: $name is not running in $dir (./run up --cluster real starts it)" >&2; return 1; }
+  local REAL_AUDIT_LOG="${REAL_AUDIT_LOG:-0}"
+  if [ "$name" = kube-apiserver ] && grep -q -- '--audit-policy-file' "$dir/kube-apiserver.cmd" 2>/dev/null; then
+    REAL_AUDIT_LOG=1
+  fi
+  case "$signal" in
+    TERM) _stop "$name" ;;
+    KILL) local pid; pid=$(cat "$dir/$name.pid")
+      kill -KILL "$pid" 2>/dev/null || true
+      local deadline=$((SECONDS + 30))
+      while _pid_alive "$pid"; do
+        [ $SECONDS -lt $deadline ] || { echo "restart: $name (pid $pid) still runs 30 s after SIGKILL" >&2; return 1; }
+        sleep 0.1
+      done
+      rm -f "$dir/$name.pid"; log "restart: killed $name (pid $pid)" ;;
+    *) echo "restart: the signal must be TERM or KILL, got '$signal'" >&2; return 2 ;;
+  esac
+  real_component_start "$dir" "$name"
+}
+
 real_cluster_up() {
   local nodes="${1:-3}" real_nodes="${2:-0}" dir real
   dir="$(_run_dir)"; real="$dir/real"
@@ -287,16 +386,9 @@ real_cluster_up() {
   mkdir -p "$real"
   # shellcheck source=/dev/null
   source "$ROOT/tools/run.d/toolchain.sh"
-  local etcd apiserver cm scheduler kwok provisioner
-  etcd=$(toolchain_path etcd) || return 1
-  apiserver=$(toolchain_path kube-apiserver) || return 1
-  cm=$(toolchain_path kube-controller-manager) || return 1
-  scheduler=$(toolchain_path kube-scheduler) || return 1
-  provisioner=$(toolchain_path cloneset-test-provisioner) || return 1
-  kwok=$(toolchain_path kwok) || return 1
   _real_pki "$real" || return 1
   real_apiserver_kubelet_client "$real/pki" || return 1
-  local pki="$real/pki" kubeconfig="$dir/kubeconfig"
+  local kubeconfig="$dir/kubeconfig"
 
   # Ports are chosen once per run directory and reused on restart, so clients keep a working kubeconfig.
   if [ ! -f "$real/ports" ] || ! { _alive etcd || _alive kube-apiserver; }; then
@@ -310,52 +402,11 @@ real_cluster_up() {
   source "$real/ports"
   _real_kubeconfig "$real" "$APISERVER" "$kubeconfig"
 
-  # --unsafe-no-fsync: test data only; fsync on a busy 2-core machine makes etcd's 100 ms heartbeats miss.
-  _start etcd "$etcd" --name=real --data-dir="$real/etcd" \
-    --listen-client-urls="http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls="http://127.0.0.1:$ETCD_CLIENT" \
-    --listen-peer-urls="http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER" \
-    --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn
-  _real_wait 60 etcd "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" || return 1
-
-  local audit=()
-  if [ "${REAL_AUDIT_LOG:-0}" = 1 ]; then
-    printf '%s\n' "$_REAL_AUDIT_POLICY" >"$real/audit-policy.yaml"
-    audit=(--audit-policy-file="$real/audit-policy.yaml" --audit-log-path="$dir/kube-apiserver-audit.log"
-      --audit-log-format=json --audit-log-mode=blocking)
-  fi
-  # --etcd-compaction-interval=30s (the first compaction lands two intervals after start): watches of clients that
-  # fall behind meet compacted revisions ("410 Gone") within a test's lifetime, as on a long-running cluster.
-  # --endpoint-reconciler-type=none: the only address is loopback, which Endpoints may not hold.
-  # --kubelet-*: logs, exec and port-forward on the real nodes: the API server calls a kubelet at its InternalIP
-  # (by default its Hostname first, a DNS lookup that would leave the machine), checks its serving certificate
-  # against the cluster CA and presents a client certificate the kubelet's webhook authorization allows.
-  _start kube-apiserver "$apiserver" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
-    --secure-port="$APISERVER" --cert-dir="$real/apiserver-certs" \
-    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
-    --token-auth-file="$pki/tokens.csv" --authorization-mode=Node,RBAC --anonymous-auth=false \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
-    --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false \
-    --kubelet-preferred-address-types=InternalIP --kubelet-certificate-authority="$pki/ca.crt" \
-    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
-    --kubelet-client-key="$pki/apiserver-kubelet-client.key" "${audit[@]}"
+  local c
+  for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok provisioner; do
+    real_component_start "$dir" "$c" || return 1
+  done
   local kc=(kubectl --kubeconfig "$kubeconfig")
-  _real_wait 180 kube-apiserver "kube-apiserver /readyz" "${kc[@]}" get --raw /readyz || return 1
-
-  _start kube-controller-manager "$cm" --kubeconfig="$kubeconfig" --secure-port=0 --leader-elect=false \
-    --use-service-account-credentials=true --root-ca-file="$pki/ca.crt" \
-    --service-account-private-key-file="$pki/sa.key" --cluster-signing-cert-file="$pki/ca.crt" \
-    --cluster-signing-key-file="$pki/ca.key" --controllers='*' --profiling=false
-  # The scheduler's retries (see _REAL_SCHEDULER_CONFIG); -v=2 logs each attempt ("Unable to schedule pod; no fit;
-  # waiting", "Successfully bound pod to node"), which real.claims_wait counts.
-  printf '%s\n' "$_REAL_SCHEDULER_CONFIG" | sed "s#@KUBECONFIG@#$kubeconfig#" >"$real/kube-scheduler.yaml"
-  _start kube-scheduler "$scheduler" --config="$real/kube-scheduler.yaml" --secure-port=0 \
-    --pod-max-in-unschedulable-pods-duration=5s -v=2
-  _start kwok "$kwok" --kubeconfig="$kubeconfig" --config="$ROOT/tools/go/kwok/pod-stages.yaml" \
-    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --node-lease-duration-seconds=40 --cidr=10.244.0.1/16 --node-ip=10.255.0.1
-  _start provisioner "$provisioner" --kubeconfig="$kubeconfig" --root="$real/volumes"
 
   _real_nodes "$nodes" | "${kc[@]}" apply -f - >/dev/null || { echo "up: creating the kwok nodes failed" >&2; return 1; }
   printf '%s\n' "$_REAL_DEFAULT_CLASS" | "${kc[@]}" apply -f - >/dev/null ||

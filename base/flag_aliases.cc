@@ -1,9 +1,9 @@
-#include "tools/cli/flag_aliases.h"
+#include "base/flag_aliases.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace cloneset::cli {
+namespace cloneset::base {
 
 std::string RewriteFlagAlias(absl::string_view arg, const std::vector<FlagAlias>& aliases) {
   absl::string_view dashes;
@@ -33,4 +33,4 @@ std::vector<std::string> RewriteFlagAliases(int argc, char** argv, const std::ve
   return out;
 }
 
-}  // namespace cloneset::cli
+}  // namespace cloneset::base

@@ -1,4 +1,4 @@
-#include "tools/cli/flag_aliases.h"
+#include "base/flag_aliases.h"
 
 #include <string>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace cloneset::cli {
+namespace cloneset::base {
 namespace {
 
 using ::testing::ElementsAre;
@@ -55,4 +55,4 @@ TEST(RewriteFlagAliases, StopsAtDoubleDashAndKeepsTheProgram) {
 }
 
 }  // namespace
-}  // namespace cloneset::cli
+}  // namespace cloneset::base

@@ -7,7 +7,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace cloneset::cli {
+namespace cloneset::base {
 
 // A flag name as upstream spells it and the absl flag it stands for, both without leading dashes:
 // {"feature-gates", "feature_gates"}.
@@ -24,4 +24,4 @@ std::string RewriteFlagAlias(absl::string_view arg, const std::vector<FlagAlias>
 // is.
 std::vector<std::string> RewriteFlagAliases(int argc, char** argv, const std::vector<FlagAlias>& aliases);
 
-}  // namespace cloneset::cli
+}  // namespace cloneset::base

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Fails when a product binary depends on tooling.
+
+What counts as product: the programs that ship and run in a cluster (cloneset-planner, cloneset-executor,
+cloneset-agent, cloneset-devcluster: PRODUCTS below) and every library of the tree they link, directly or not.
+What counts as tooling: everything defined under tools/ (clonesetctl, the Go tool modules, ./run's helpers) and
+tests/ (test support, the fault proxy, the layout checks). Tooling may use the product's libraries, never the other
+way round: a product that links or includes tooling ships test code and breaks when a tool changes. What the
+daemons share (--help, flag spellings, the entry routine) lives in base/ for that reason (base/daemon_main.h).
+
+Two measures, from the sources so that no build is needed (the CMake and include parsing of executor_boundary.py):
+
+  * link: the targets the products link, followed through every target_link_libraries of the tree's CMake files,
+    include no target defined under tools/ or tests/;
+  * include: the sources of those targets, and every header of the tree they include, directly or not, include no
+    "tools/..." or "tests/..." header.
+
+Usage: product_boundary.py ROOT [TARGET...]   (default targets: PRODUCTS)
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from executor_boundary import INCLUDE, closure, parse  # noqa: E402
+
+PRODUCTS = ["cloneset-planner", "cloneset-executor", "cloneset-agent", "cloneset-devcluster"]
+TOOLING = ("tools", "tests")
+
+
+def tooling_includes(root, files):
+    """[(file, line, included)] for every tools/ or tests/ include reachable from `files` through the tree."""
+    found, seen, stack = [], set(), list(files)
+    while stack:
+        f = stack.pop()
+        if f in seen or not os.path.isfile(os.path.join(root, f)):
+            continue
+        seen.add(f)
+        with open(os.path.join(root, f), encoding="utf-8", errors="replace") as src:
+            text = src.read()
+        for m in INCLUDE.finditer(text):
+            inc = os.path.normpath(m.group(1))
+            if inc.split(os.sep)[0] in TOOLING:
+                found.append((f, text.count("\n", 0, m.start()) + 1, inc))
+            stack.append(inc)
+    return found
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    root = argv[1]
+    targets = argv[2:] or PRODUCTS
+    defined, links, sources = parse(root)
+    missing = [t for t in targets if t not in defined]
+    if missing:
+        print(f"product_boundary: no target {' '.join(missing)} in the CMake files under {root}")
+        return 1
+    reached = closure(targets, defined, links)
+    bad_links = [t for t in reached if defined[t].split(os.sep)[0] in TOOLING]
+    files = sorted({s for t in reached for s in sources.get(t, [])})
+    bad_includes = tooling_includes(root, files)
+    for t in bad_links:
+        chain = [p for p in reached if t in links.get(p, [])]
+        print(f"LINK     {t} (defined in {defined[t]}/) is linked by {' '.join(chain)}")
+    for f, line, inc in bad_includes:
+        print(f"INCLUDE  {f}:{line} includes {inc}")
+    if bad_links or bad_includes:
+        print(f"product_boundary: {' '.join(targets)} reach tooling (tools/, tests/); move what they need into "
+              "base/ or the product's own folders")
+        return 1
+    print(f"product_boundary: {len(targets)} products ({' '.join(targets)}) link {len(reached)} of the tree's "
+          f"targets and compile {len(files)} sources, none of them under tools/ or tests/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
