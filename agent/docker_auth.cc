@@ -3,6 +3,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/json_read.h"
 #include "common/image_ref.h"
 #include "nlohmann/json.hpp"
 
@@ -18,10 +19,7 @@ std::string HostOfKey(std::string_view key) {
   return std::string(key);
 }
 
-std::string Str(const Json& o, const char* k) {
-  auto it = o.find(k);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using base::json_read::Str;
 
 }  // namespace
 

@@ -6,6 +6,9 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
+
+#include "common/label_selector.h"
 
 namespace cloneset::common {
 namespace {
@@ -76,29 +79,6 @@ bool Pack(const ActiveKey& key, uint32_t position, PackedActiveKey& out) {
   out.low = (static_cast<unsigned __int128>(restarts) << 96) | (static_cast<unsigned __int128>(created) << 32) |
             position;
   return true;
-}
-
-bool RequirementMatches(const pb::LabelSelectorRequirement& req,
-                        const google::protobuf::Map<std::string, std::string>& labels, bool* valid) {
-  auto it = labels.find(req.key());
-  const bool present = it != labels.end();
-  const auto in_values = [&] {
-    return present && std::find(req.values().begin(), req.values().end(), it->second) != req.values().end();
-  };
-  if (req.operator_() == "In") {
-    if (req.values().empty()) *valid = false;
-    return in_values();
-  }
-  if (req.operator_() == "NotIn") {
-    if (req.values().empty()) *valid = false;
-    return !in_values();
-  }
-  if (req.operator_() == "Exists" || req.operator_() == "DoesNotExist") {
-    if (!req.values().empty()) *valid = false;
-    return req.operator_() == "Exists" ? present : !present;
-  }
-  *valid = false;
-  return false;
 }
 
 // Rounds half away from zero, like Go's math.Round.
@@ -184,21 +164,6 @@ std::vector<int> ScatterByTerm(const pb::UpdateScatterTerm& term, const std::vec
 
 }  // namespace
 
-bool SelectorMatches(const pb::LabelSelector& selector, const google::protobuf::Map<std::string, std::string>& labels,
-                     bool* valid) {
-  bool ok = true;
-  bool matches = true;
-  for (const auto& [key, value] : selector.match_labels()) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) matches = false;
-  }
-  for (const pb::LabelSelectorRequirement& req : selector.match_expressions()) {
-    if (!RequirementMatches(req, labels, &ok)) matches = false;
-  }
-  if (valid != nullptr) *valid = ok;
-  return ok && matches;
-}
-
 int64_t TrailingNumber(std::string_view value) {
   size_t start = value.size();
   while (start > 0 && value[start - 1] >= '0' && value[start - 1] <= '9') --start;
@@ -236,14 +201,18 @@ void SortByActivePodsOrder(std::vector<int>& candidates, absl::FunctionRef<Activ
 void SortByPriority(const pb::UpdatePriorityStrategy& priority, const std::vector<const pb::Pod*>& pods,
                     std::vector<int>& candidates) {
   if (priority.weight_priority_size() > 0) {
+    // A term whose selector is invalid matches no pod (validation reports it).
+    std::vector<std::pair<LabelSelector, int64_t>> terms;
+    for (const pb::UpdatePriorityWeightTerm& term : priority.weight_priority()) {
+      if (absl::StatusOr<LabelSelector> s = LabelSelector::FromProto(term.match_selector(), "matchSelector"); s.ok()) {
+        terms.emplace_back(*std::move(s), term.weight());
+      }
+    }
     std::map<int, int64_t> score;
     for (int i : candidates) {
       int64_t total = 0;
-      for (const pb::UpdatePriorityWeightTerm& term : priority.weight_priority()) {
-        bool valid = true;
-        if (SelectorMatches(term.match_selector(), pods[i]->metadata().labels(), &valid) && valid) {
-          total += term.weight();
-        }
+      for (const auto& [selector, weight] : terms) {
+        if (selector.Matches(pods[i]->metadata().labels())) total += weight;
       }
       score[i] = total;
     }

@@ -47,11 +47,6 @@ void SortByPriority(const pb::UpdatePriorityStrategy& priority, const std::vecto
 std::vector<int> ScatterCandidates(const google::protobuf::RepeatedPtrField<pb::UpdateScatterTerm>& terms,
                                    const std::vector<const pb::Pod*>& pods, std::vector<int> candidates);
 
-// Kubernetes label selector semantics (matchLabels AND matchExpressions). An unknown operator or a malformed
-// requirement makes the selector invalid: returns false and sets *valid = false when given.
-bool SelectorMatches(const pb::LabelSelector& selector, const google::protobuf::Map<std::string, std::string>& labels,
-                     bool* valid = nullptr);
-
 // The integer formed by the trailing decimal digits of `value` ("o-10" -> 10, "abc" -> 0).
 int64_t TrailingNumber(std::string_view value);
 

@@ -31,18 +31,6 @@ std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char
   return "";
 }
 
-
-std::string FormatTimestamp(base::Clock::TimePoint t) {
-  return base::FormatTime(absl::FromChrono(t));
-}
-
-bool ParseTimestamp(std::string_view text, base::Clock::TimePoint* out) {
-  absl::StatusOr<absl::Time> t = base::ParseTime(text);
-  if (!t.ok()) return false;
-  *out = absl::ToChronoTime(*t);
-  return true;
-}
-
 std::string NewUid(absl::BitGen& gen) {
   uint64_t a = absl::Uniform<uint64_t>(gen), b = absl::Uniform<uint64_t>(gen);
   a = (a & ~0xF000ULL) | 0x4000ULL;                 // version 4
@@ -79,7 +67,7 @@ const std::vector<std::string>& SupportedFields(std::string_view resource) {
   return it == kFields.end() ? kDefault : it->second;
 }
 
-absl::Status CheckFieldSelector(const Selector& selector, std::string_view resource) {
+absl::Status CheckFieldSelector(const FieldSelector& selector, std::string_view resource) {
   const auto& fields = SupportedFields(resource);
   for (const auto& r : selector.requirements())
     if (std::find(fields.begin(), fields.end(), r.key) == fields.end())

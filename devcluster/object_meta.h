@@ -18,10 +18,7 @@
 
 namespace cloneset::devcluster {
 
-// RFC 3339 UTC with second precision, as metadata timestamps are written: 2026-01-01T00:00:00Z.
-std::string FormatTimestamp(base::Clock::TimePoint t);
-// Parses FormatTimestamp's output (and fractional/offset variants). False when unparsable.
-bool ParseTimestamp(std::string_view text, base::Clock::TimePoint* out);
+// Timestamps are written and read with base::FormatTime / base::ParseTime (base/time_format.h).
 
 // Reads a string, boolean or number at `path` of `obj` as text; "" when a step is missing or the value is of
 // another kind.
@@ -33,7 +30,7 @@ std::string RandomSuffix(absl::BitGen& gen);  // 5 chars as generateName uses
 // Selectable fields of a resource (metadata.name and metadata.namespace for all).
 const std::vector<std::string>& SupportedFields(std::string_view resource);
 // Checks a field selector only names supported fields (FailedPrecondition otherwise).
-absl::Status CheckFieldSelector(const Selector& selector, std::string_view resource);
+absl::Status CheckFieldSelector(const FieldSelector& selector, std::string_view resource);
 
 // Applies API defaults (pod container port protocol, grace period, service type...). Idempotent.
 void ApplyDefaults(std::string_view resource, nlohmann::json& object);

@@ -1,4 +1,5 @@
-// Label and field selectors as kube-apiserver parses them from ?labelSelector= / ?fieldSelector=.
+// Field selectors as kube-apiserver parses them from ?fieldFieldSelector= (label selectors, ?labelFieldSelector=, are
+// common::LabelFieldSelector: common/label_selector.h).
 #pragma once
 
 #include <string>
@@ -13,21 +14,19 @@ namespace cloneset::devcluster {
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 struct Requirement {
-  enum class Op { kEquals, kNotEquals, kIn, kNotIn, kExists, kDoesNotExist };
+  enum class Op { kEquals, kNotEquals };
   std::string key;
   Op op = Op::kEquals;
   std::vector<std::string> values;
 };
 
 // A conjunction of requirements; empty matches everything.
-class Selector {
+class FieldSelector {
  public:
-  Selector() = default;
-  explicit Selector(std::vector<Requirement> requirements) : reqs_(std::move(requirements)) {}
-  // Label syntax: "a=b,c==d,e!=f,g in (x,y),h notin (z),i,!j".
-  static absl::StatusOr<Selector> ParseLabels(std::string_view text);
+  FieldSelector() = default;
+  explicit FieldSelector(std::vector<Requirement> requirements) : reqs_(std::move(requirements)) {}
   // Field syntax: "metadata.name=x,involvedObject.kind==CloneSet,status.phase!=Running".
-  static absl::StatusOr<Selector> ParseFields(std::string_view text);
+  static absl::StatusOr<FieldSelector> ParseFields(std::string_view text);
 
   bool Matches(const KeyValues& values) const;
   bool empty() const { return reqs_.empty(); }

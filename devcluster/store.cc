@@ -16,6 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/time_format.h"
+#include "common/label_selector.h"
 #include "devcluster/garbage_collector.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/pod_resize.h"
@@ -192,8 +194,8 @@ namespace {
 
 class WatcherImpl final : public Watcher {
  public:
-  WatcherImpl(Store::State* st, std::shared_ptr<TypeState> ts, const WatchOptions& o, Selector labels,
-              Selector fields)
+  WatcherImpl(Store::State* st, std::shared_ptr<TypeState> ts, const WatchOptions& o,
+              common::LabelSelector labels, FieldSelector fields)
       : st_(st), ts_(std::move(ts)), ns_(o.ns), labels_(std::move(labels)), fields_(std::move(fields)),
         bookmarks_(o.allow_bookmarks) {}
   ~WatcherImpl() override {
@@ -312,7 +314,8 @@ class WatcherImpl final : public Watcher {
   Store::State* st_;
   std::shared_ptr<TypeState> ts_;
   std::string ns_;
-  Selector labels_, fields_;
+  common::LabelSelector labels_;
+  FieldSelector fields_;
   bool bookmarks_;
   int64_t last_rv_ = 0;
   std::deque<WatchEvent> pending_;
@@ -864,7 +867,7 @@ absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const s
     if (grace > 0 && scheduled && phase != "Succeeded" && phase != "Failed") {
       int64_t current = j["metadata"].value("deletionGracePeriodSeconds", int64_t{-1});
       if (old->deleting && current >= 0 && current <= grace) return j;
-      j["metadata"]["deletionTimestamp"] = FormatTimestamp(now + std::chrono::seconds(grace));
+      j["metadata"]["deletionTimestamp"] = base::FormatTime(absl::FromChrono(now + std::chrono::seconds(grace)));
       j["metadata"]["deletionGracePeriodSeconds"] = grace;
       if (absl::Status s = CommitLocked(ts, EventType::kModified, j); !s.ok()) return s;
       return j;
@@ -888,7 +891,7 @@ absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const s
   }
   if (opts.propagation == Propagation::kForeground && dependents.count(old->uid)) {
     if (!old->deleting) {
-      j["metadata"]["deletionTimestamp"] = FormatTimestamp(now);
+      j["metadata"]["deletionTimestamp"] = base::FormatTime(absl::FromChrono(now));
       j["metadata"]["deletionGracePeriodSeconds"] = 0;
       auto& f = j["metadata"]["finalizers"];
       if (!f.is_array()) f = nlohmann::json::array();
@@ -908,7 +911,7 @@ absl::StatusOr<nlohmann::json> Store::State::DeleteLocked(TypeState& ts, const s
   }
   if (!old->finalizers.empty()) {
     if (!old->deleting) {
-      j["metadata"]["deletionTimestamp"] = FormatTimestamp(now);
+      j["metadata"]["deletionTimestamp"] = base::FormatTime(absl::FromChrono(now));
       j["metadata"]["deletionGracePeriodSeconds"] = 0;
       if (absl::Status s = CommitLocked(ts, EventType::kModified, j); !s.ok()) return s;
     }
@@ -1032,7 +1035,7 @@ absl::StatusOr<nlohmann::json> Store::Create(std::string_view resource, nlohmann
   if (ts.objects.count(Key(ns, name)))
     return absl::AlreadyExistsError(absl::StrCat(QualifiedName(type, name), " already exists"));
   meta["uid"] = NewUid(state_->gen);
-  meta["creationTimestamp"] = FormatTimestamp(clock_->ChronoNow());
+  meta["creationTimestamp"] = base::FormatTime(absl::FromChrono(clock_->ChronoNow()));
   meta["generation"] = 1;
   for (const char* f : {"deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"}) meta.erase(f);
   if (meta.contains("finalizers") && meta["finalizers"].empty()) meta.erase("finalizers");
@@ -1190,7 +1193,7 @@ absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, st
     if (j["metadata"].value("deletionGracePeriodSeconds", int64_t{-1}) == 0) return absl::OkStatus();
     j["metadata"]["deletionGracePeriodSeconds"] = 0;
     if (!j["metadata"].contains("deletionTimestamp"))
-      j["metadata"]["deletionTimestamp"] = FormatTimestamp(state_->clock->ChronoNow());
+      j["metadata"]["deletionTimestamp"] = base::FormatTime(absl::FromChrono(state_->clock->ChronoNow()));
     return state_->CommitLocked(**ts, EventType::kModified, j);
   }
   state_->RemoveLocked(**ts, it->first, 0);
@@ -1198,9 +1201,9 @@ absl::Status Store::DeleteNow(std::string_view resource, std::string_view ns, st
 }
 
 absl::StatusOr<ListResult> Store::List(std::string_view resource, const ListOptions& options) const {
-  auto labels = Selector::ParseLabels(options.label_selector);
+  auto labels = common::LabelSelector::Parse(options.label_selector);
   if (!labels.ok()) return absl::FailedPreconditionError(labels.status().message());
-  auto fields = Selector::ParseFields(options.field_selector);
+  auto fields = FieldSelector::ParseFields(options.field_selector);
   if (!fields.ok()) return absl::FailedPreconditionError(fields.status().message());
   if (absl::Status s = CheckFieldSelector(*fields, resource); !s.ok()) return s;
   std::string start;
@@ -1239,9 +1242,9 @@ absl::StatusOr<std::vector<nlohmann::json>> Store::ListObjects(std::string_view 
 }
 
 absl::StatusOr<std::unique_ptr<Watcher>> Store::Watch(std::string_view resource, const WatchOptions& options) {
-  auto labels = Selector::ParseLabels(options.label_selector);
+  auto labels = common::LabelSelector::Parse(options.label_selector);
   if (!labels.ok()) return absl::FailedPreconditionError(labels.status().message());
-  auto fields = Selector::ParseFields(options.field_selector);
+  auto fields = FieldSelector::ParseFields(options.field_selector);
   if (!fields.ok()) return absl::FailedPreconditionError(fields.status().message());
   if (absl::Status s = CheckFieldSelector(*fields, resource); !s.ok()) return s;
   std::lock_guard<std::mutex> l(state_->mu);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/time_format.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/table_cells.h"
 #include "devcluster/table_workloads.h"
@@ -244,10 +245,9 @@ json TableRow(const ResourceType& type, const json& object, base::Clock::TimePoi
     for (const auto& c : type.printer_columns) {
       json v = EvaluateJsonPath(object, c.json_path);
       if (c.type == "date" && v.is_string()) {
-        base::Clock::TimePoint t;
-        v = ParseTimestamp(v.get<std::string>(), &t)
-                ? json(HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - t)))
-                : v;
+        if (absl::StatusOr<absl::Time> t = base::ParseTime(v.get<std::string>()); t.ok()) {
+          v = HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - absl::ToChronoTime(*t)));
+        }
       }
       cells.push_back(v);
     }

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "devcluster/object_meta.h"
 
 namespace cloneset::devcluster {
@@ -42,9 +43,9 @@ std::string Str(const json& o, const std::string& path) {
 }
 
 std::string Age(const json& o, std::chrono::system_clock::time_point now, const std::string& path) {
-  std::chrono::system_clock::time_point t;
-  if (!ParseTimestamp(Str(o, path), &t)) return "<unknown>";
-  return HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - t));
+  absl::StatusOr<absl::Time> t = base::ParseTime(Str(o, path));
+  if (!t.ok()) return "<unknown>";
+  return HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - absl::ToChronoTime(*t)));
 }
 
 std::string OrNone(const std::string& s) { return s.empty() ? "<none>" : s; }

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/label_selector.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/table_cells.h"
 
@@ -23,7 +24,7 @@ int64_t Int(const json& o, const std::string& path, int64_t fallback = 0) {
   return v.is_number_integer() ? v.get<int64_t>() : fallback;
 }
 
-// "k=v,k2=v2" of a string map (a selector's matchLabels, a nodeSelector).
+// "k=v,k2=v2" of a string map (a nodeSelector).
 std::string Pairs(const json& map) {
   std::vector<std::string> out;
   if (map.is_object())
@@ -31,24 +32,12 @@ std::string Pairs(const json& map) {
   return absl::StrJoin(out, ",");
 }
 
-// A LabelSelector the way kubectl prints it: matchLabels then matchExpressions.
+// A LabelSelector the way kube-apiserver's printers show it (metav1.FormatLabelSelector): the canonical string,
+// "<error>" when it does not parse; "" (printed "<none>") when there is none.
 std::string SelectorText(const json& sel) {
   if (!sel.is_object()) return "";
-  std::vector<std::string> parts;
-  if (std::string labels = Pairs(sel.value("matchLabels", json::object())); !labels.empty()) parts.push_back(labels);
-  if (sel.contains("matchExpressions") && sel["matchExpressions"].is_array())
-    for (const auto& e : sel["matchExpressions"]) {
-      if (!e.is_object()) continue;
-      std::string op = e.value("operator", "");
-      std::vector<std::string> values;
-      if (e.contains("values") && e["values"].is_array())
-        for (const auto& v : e["values"]) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
-      std::string key = e.value("key", "");
-      if (op == "Exists") parts.push_back(key);
-      else if (op == "DoesNotExist") parts.push_back("!" + key);
-      else parts.push_back(absl::StrCat(key, op == "NotIn" ? " notin (" : " in (", absl::StrJoin(values, ","), ")"));
-    }
-  return absl::StrJoin(parts, ",");
+  absl::StatusOr<common::LabelSelector> selector = common::LabelSelector::FromJson(sel, "selector");
+  return selector.ok() ? selector->String() : "<error>";
 }
 
 // Names and images of a pod template's containers, comma-joined.

@@ -134,7 +134,7 @@ absl::StatusOr<RoundStats> Coordinator::RunOnce() {
     ++stats.jobs;
     JobInputs in{.job = &job, .updated_ready = UpdatedReadyFor(job, *owner), .now = now, .strategy = owner->strategy};
     kube::ListOptions lo;
-    lo.label_selector = job.pod_selector.ToQuery();
+    lo.label_selector = job.pod_selector.String();
     auto pods_body = client_.List(absl::StrCat("/api/v1/namespaces/", job.namespace_, "/pods"), lo);
     if (!pods_body.ok()) {
       LogError("listing pods", pods_body.status());
@@ -143,10 +143,9 @@ absl::StatusOr<RoundStats> Coordinator::RunOnce() {
     }
     auto pod_items = Items(*pods_body);
     if (!pod_items.ok()) continue;
-    const pb::LabelSelector selector = job.pod_selector.Proto();
     for (const std::string& p : *pod_items) {
       absl::StatusOr<pb::Pod> pod = snapshot::PodFromJson(p);
-      if (pod.ok() && common::SelectorMatches(selector, pod->metadata().labels())) in.pods.push_back(*std::move(pod));
+      if (pod.ok() && job.pod_selector.Matches(pod->metadata().labels())) in.pods.push_back(*std::move(pod));
     }
     for (const auto& [node, ni] : node_images) {
       NodeView view;

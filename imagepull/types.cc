@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_read.h"
 #include "base/time_format.h"
 
 namespace cloneset::imagepull {
@@ -13,10 +14,10 @@ namespace {
 using Json = nlohmann::json;
 
 // Reads without throwing: a missing or mistyped field yields the fallback.
-std::string Str(const Json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+using base::json_read::Str;
+// A metav1.Time member; InfinitePast when absent or unparsable.
+absl::Time TimeMember(const Json& obj, const char* key) {
+  return base::ParseTime(Str(obj, key)).value_or(absl::InfinitePast());
 }
 const Json& Obj(const Json& obj, const char* key) {
   static const Json kEmpty = Json::object();
@@ -51,7 +52,7 @@ std::vector<std::string> Strings(const Json& arr) {
   return out;
 }
 void PutTime(Json& obj, const char* key, absl::Time t) {
-  if (t != absl::InfinitePast()) obj[key] = imagepull::FormatTime(t);
+  if (t != absl::InfinitePast()) obj[key] = base::FormatTime(t);
 }
 
 absl::StatusOr<Json> ParseObject(std::string_view json, std::string_view what) {
@@ -79,13 +80,6 @@ std::optional<PullPhase> ParsePhase(std::string_view name) {
   return std::nullopt;
 }
 
-std::string FormatTime(absl::Time t) { return base::FormatTime(t); }
-
-absl::Time ParseTime(std::string_view text) {
-  absl::StatusOr<absl::Time> t = base::ParseTime(text);
-  return t.ok() ? *t : absl::InfinitePast();
-}
-
 const PullReport* NodeImage::ReportFor(std::string_view job_uid) const {
   for (const PullReport& r : reports) {
     if (r.job_uid == job_uid) return &r;
@@ -97,30 +91,6 @@ const PullRequest* NodeImage::RequestFor(std::string_view job_uid) const {
     if (r.job_uid == job_uid) return &r;
   }
   return nullptr;
-}
-
-::cloneset::planner::v1::LabelSelector LabelSelector::Proto() const {
-  ::cloneset::planner::v1::LabelSelector out;
-  for (const auto& [k, v] : match_labels) (*out.mutable_match_labels())[k] = v;
-  for (const LabelRequirement& r : match_expressions) {
-    auto* req = out.add_match_expressions();
-    req->set_key(r.key);
-    req->set_operator_(r.op);
-    for (const std::string& v : r.values) req->add_values(v);
-  }
-  return out;
-}
-
-std::string LabelSelector::ToQuery() const {
-  std::vector<std::string> terms;
-  for (const auto& [k, v] : match_labels) terms.push_back(absl::StrCat(k, "=", v));
-  for (const LabelRequirement& r : match_expressions) {
-    if (r.op == "In") terms.push_back(absl::StrCat(r.key, " in (", absl::StrJoin(r.values, ","), ")"));
-    if (r.op == "NotIn") terms.push_back(absl::StrCat(r.key, " notin (", absl::StrJoin(r.values, ","), ")"));
-    if (r.op == "Exists") terms.push_back(r.key);
-    if (r.op == "DoesNotExist") terms.push_back(absl::StrCat("!", r.key));
-  }
-  return absl::StrJoin(terms, ",");
 }
 
 absl::StatusOr<PullJob> ParsePullJob(std::string_view json) {
@@ -146,17 +116,11 @@ absl::StatusOr<PullJob> ParsePullJob(std::string_view json) {
   if (job.parallelism < 1) job.parallelism = 1;
   if (job.timeout_seconds < 1) job.timeout_seconds = 300;
   if (job.min_updated_ready_pods < 0) job.min_updated_ready_pods = 0;
-  const Json& selector = Obj(spec, "podSelector");
-  for (auto it = Obj(selector, "matchLabels").begin(); it != Obj(selector, "matchLabels").end(); ++it) {
-    if (it->is_string()) job.pod_selector.match_labels[it.key()] = it->get<std::string>();
-  }
-  for (const Json& e : Arr(selector, "matchExpressions")) {
-    LabelRequirement r{Str(e, "key"), Str(e, "operator"), Strings(Arr(e, "values"))};
-    if (r.op != "In" && r.op != "NotIn" && r.op != "Exists" && r.op != "DoesNotExist") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ImagePullJob ", job.name, " spec.podSelector.matchExpressions: unknown operator \"", r.op, "\""));
-    }
-    job.pod_selector.match_expressions.push_back(std::move(r));
+  if (auto it = spec.find("podSelector"); it != spec.end() && !it->is_null()) {
+    absl::StatusOr<common::LabelSelector> selector =
+        common::LabelSelector::FromJson(*it, absl::StrCat("ImagePullJob ", job.name, " spec.podSelector"));
+    if (!selector.ok()) return selector.status();
+    job.pod_selector = *std::move(selector);
   }
   job.pull_secrets = Strings(Arr(spec, "pullSecrets"));
   for (const Json& ref : Arr(meta, "ownerReferences")) {
@@ -184,12 +148,12 @@ absl::StatusOr<PullJob> ParsePullJob(std::string_view json) {
     ns.phase = ParsePhase(Str(n, "phase")).value_or(PullPhase::kPending);
     ns.image_id = Str(n, "imageID");
     ns.message = Str(n, "message");
-    ns.start_time = ParseTime(Str(n, "startTime"));
-    ns.completion_time = ParseTime(Str(n, "completionTime"));
+    ns.start_time = TimeMember(n, "startTime");
+    ns.completion_time = TimeMember(n, "completionTime");
     st.nodes.push_back(std::move(ns));
   }
-  st.start_time = ParseTime(Str(status, "startTime"));
-  st.completion_time = ParseTime(Str(status, "completionTime"));
+  st.start_time = TimeMember(status, "startTime");
+  st.completion_time = TimeMember(status, "completionTime");
   return job;
 }
 
@@ -214,7 +178,7 @@ absl::StatusOr<NodeImage> ParseNodeImage(std::string_view json) {
       return s;
     }
     if (r.timeout_seconds < 1) r.timeout_seconds = 300;
-    r.assigned_at = ParseTime(Str(p, "assignedAt"));
+    r.assigned_at = TimeMember(p, "assignedAt");
     if (r.job_uid.empty() || r.image.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("NodeImage ", ni.node, " spec.pulls[]: jobUID and image are required"));
     }
@@ -229,8 +193,8 @@ absl::StatusOr<NodeImage> ParseNodeImage(std::string_view json) {
     r.image_id = Str(p, "imageID");
     r.message = Str(p, "message");
     (void)Int(p, "attempts", "status.pulls[].attempts", &r.attempts);
-    r.start_time = ParseTime(Str(p, "startTime"));
-    r.completion_time = ParseTime(Str(p, "completionTime"));
+    r.start_time = TimeMember(p, "startTime");
+    r.completion_time = TimeMember(p, "completionTime");
     if (!r.job_uid.empty()) ni.reports.push_back(std::move(r));
   }
   return ni;

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "common/label_selector.h"
 #include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 
@@ -67,22 +68,6 @@ struct NodeImage {
   const PullRequest* RequestFor(std::string_view job_uid) const;
 };
 
-struct LabelRequirement {
-  std::string key;
-  std::string op;  // In, NotIn, Exists, DoesNotExist
-  std::vector<std::string> values;
-  bool operator==(const LabelRequirement&) const = default;
-};
-struct LabelSelector {
-  std::map<std::string, std::string> match_labels;
-  std::vector<LabelRequirement> match_expressions;
-  // The same selector as the planner API's message: pods are matched with common::SelectorMatches, the one
-  // label selector rule.
-  ::cloneset::planner::v1::LabelSelector Proto() const;
-  // The selector in the API's labelSelector query syntax ("a=b,k notin (x,y)").
-  std::string ToQuery() const;
-};
-
 // Per-node line of the job status.
 struct NodePullStatus {
   std::string node;
@@ -117,7 +102,8 @@ struct PullJob {
   int32_t parallelism = 1;
   int32_t timeout_seconds = 300;
   int32_t min_updated_ready_pods = 0;
-  LabelSelector pod_selector;
+  // spec.podSelector, checked; its String() is the labelSelector query the coordinator lists pods with.
+  common::LabelSelector pod_selector;
   std::vector<std::string> pull_secrets;
   std::string owner_kind, owner_api_version, owner_name, owner_uid;  // the controlling CloneSet
   std::string revision_hash;  // label controller-revision-hash (planner sets it to the update revision's hash)
@@ -133,9 +119,5 @@ absl::StatusOr<NodeImage> ParseNodeImage(std::string_view json);
 nlohmann::json RequestsJson(const std::vector<PullRequest>& requests);
 nlohmann::json ReportsJson(const std::vector<PullReport>& reports);
 nlohmann::json JobStatusJson(const PullJobStatus& status);
-
-// metav1.Time: RFC3339 seconds, UTC. InfinitePast <-> absent.
-std::string FormatTime(absl::Time t);
-absl::Time ParseTime(std::string_view text);
 
 }  // namespace cloneset::imagepull

@@ -33,10 +33,9 @@ TEST(ParsePullJobTest, ReadsThePlannersJob) {
   EXPECT_EQ(job->owner_name, "web");
   EXPECT_EQ(job->owner_uid, "cs-uid");
   EXPECT_EQ(job->revision_hash, "7f9");
-  EXPECT_EQ(job->pod_selector.ToQuery(), "app=web,controller-revision-hash notin (web-7f9,7f9)");
+  EXPECT_EQ(job->pod_selector.String(), "app=web,controller-revision-hash notin (7f9,web-7f9)");
   const auto matches = [&](std::map<std::string, std::string> labels) {
-    return common::SelectorMatches(job->pod_selector.Proto(),
-                                   google::protobuf::Map<std::string, std::string>(labels.begin(), labels.end()));
+    return job->pod_selector.Matches(labels);
   };
   EXPECT_TRUE(matches({{"app", "web"}, {"controller-revision-hash", "old"}}));
   EXPECT_FALSE(matches({{"app", "web"}, {"controller-revision-hash", "7f9"}}));
@@ -55,7 +54,12 @@ TEST(ParsePullJobTest, ErrorsNameTheField) {
            {R"({"metadata":{"name":"j"},"spec":{"image":"i","parallelism":"two"}})",
             "ImagePullJob j spec.parallelism: expected an integer"},
            {R"({"metadata":{"name":"j"},"spec":{"image":"i","podSelector":{"matchExpressions":[{"key":"a","operator":"Gt"}]}}})",
-            "unknown operator \"Gt\""}}) {
+            "ImagePullJob j spec.podSelector.matchExpressions[0].operator: \"Gt\" is not one of In, NotIn, Exists, "
+            "DoesNotExist"},
+           {R"({"metadata":{"name":"j"},"spec":{"image":"i","podSelector":{"matchLabels":{"a":1}}}})",
+            "ImagePullJob j spec.podSelector.matchLabels.a: expected string, got number"},
+           {R"({"metadata":{"name":"j"},"spec":{"image":"i","podSelector":{"matchExpressions":[{"key":"a","operator":"In"}]}}})",
+            "ImagePullJob j spec.podSelector.matchExpressions[0].values: must be non-empty when operator is In or NotIn"}}) {
     auto job = ParsePullJob(c.json);
     ASSERT_FALSE(job.ok()) << c.json;
     EXPECT_THAT(job.status().message(), HasSubstr(c.error));

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "common/label_selector.h"
 #include "planapi/in_place_batches.h"
 #include "planner/predicates.h"
 #include "planner/plan_limits.h"
@@ -32,6 +33,7 @@ struct PlanContext {
   // The effective selector: spec.selector, or the template's labels when the CloneSet has none (seed 000).
   pb::LabelSelector selector;
   bool selector_defaulted = false;  // spec.selector was missing and `selector` comes from the template labels
+  common::LabelSelector label_selector;  // `selector`, checked, for matching pods
 
   // Claimed active pods (owned, selector matches, not terminating, not Succeeded/Failed), sorted by name. When the
   // request carried a pod table the entries are nullptr: read pod_facts, or PodAt/PodOf (pod_source.h).

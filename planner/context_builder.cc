@@ -220,7 +220,7 @@ absl::Status ClassifyTablePods(const pb::PlanRequest& request, PlanContext& ctx)
       for (auto r = table.labels(row); r.begin < r.end; ++r.begin) {
         labels[std::string(table.Entry(t.labels(), 2, r.begin, 0))] = table.Entry(t.labels(), 2, r.begin, 1);
       }
-      selected = SelectorMatches(ctx.selector, labels);
+      selected = ctx.label_selector.Matches(labels);
     }
     if (!selected) {
       ctx.pod_facts.pop_back();
@@ -274,7 +274,7 @@ absl::Status ClassifyPods(const pb::PlanRequest& request, PlanContext& ctx) {
     size_t matched = 0;
     PodFacts facts = ComputePodFacts(pod, match_labels, &matched, ctx.update_revision, ctx.current_revision);
     const bool selected = only_match_labels ? matched == match_labels.size()
-                                            : SelectorMatches(ctx.selector, pod.metadata().labels());
+                                            : ctx.label_selector.Matches(pod.metadata().labels());
     if (!selected) {
       ctx.released_pods.push_back(&pod);
       continue;
@@ -303,9 +303,11 @@ absl::StatusOr<PlanContext> BuildContext(const pb::PlanRequest& request, PlanBui
 
   absl::StatusOr<pb::LabelSelector> selector = EffectiveSelector(cs, &ctx.selector_defaulted);
   if (!selector.ok()) return selector.status();
-  if (absl::Status s = CheckSelector(*selector, "spec.selector"); !s.ok()) return s;
+  absl::StatusOr<common::LabelSelector> label_selector = common::LabelSelector::FromProto(*selector, "spec.selector");
+  if (!label_selector.ok()) return label_selector.status();
   ctx.selector = *std::move(selector);
-  ctx.selector_string = SelectorString(ctx.selector);
+  ctx.selector_string = label_selector->String();
+  ctx.label_selector = *std::move(label_selector);
 
   // The revisions do not depend on the pods: choosing them first lets the pod pass below set each pod's revision
   // flags while its labels are in cache. A revision error is still reported after any pod error, as before the

@@ -114,49 +114,13 @@ TEST(ResolveSpecTest, VersionDefaultsAndFlags) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-pb::LabelSelector Sel(std::map<std::string, std::string> labels,
-                      std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> exprs = {}) {
-  pb::LabelSelector s;
-  for (const auto& [k, v] : labels) (*s.mutable_match_labels())[k] = v;
-  for (const auto& [k, op, values] : exprs) {
-    auto* e = s.add_match_expressions();
-    e->set_key(k);
-    e->set_operator_(op);
-    for (const auto& v : values) e->add_values(v);
-  }
-  return s;
-}
-
-TEST(SelectorTest, CanonicalString) {
-  EXPECT_EQ(SelectorString(Sel({{"app", "sample"}})), "app=sample");
-  EXPECT_EQ(SelectorString(Sel({{"tier", "web"}, {"app", "sample"}})), "app=sample,tier=web");
-  EXPECT_EQ(SelectorString(Sel({{"app", "x"}}, {{"zone", "In", {"b", "a"}}, {"env", "NotIn", {"prod"}},
-                                                {"canary", "Exists", {}}, {"legacy", "DoesNotExist", {}}})),
-            "app=x,canary,env notin (prod),!legacy,zone in (a,b)");
-  EXPECT_EQ(SelectorString(Sel({})), "");
-}
-
-TEST(SelectorTest, Matches) {
-  LabelMap labels;
-  labels["app"] = "x";
-  labels["zone"] = "a";
-  EXPECT_TRUE(SelectorMatches(Sel({{"app", "x"}}), labels));
-  EXPECT_FALSE(SelectorMatches(Sel({{"app", "y"}}), labels));
-  EXPECT_TRUE(SelectorMatches(Sel({}, {{"zone", "In", {"a", "b"}}}), labels));
-  EXPECT_FALSE(SelectorMatches(Sel({}, {{"zone", "NotIn", {"a"}}}), labels));
-  EXPECT_TRUE(SelectorMatches(Sel({}, {{"tier", "NotIn", {"a"}}}), labels));
-  EXPECT_TRUE(SelectorMatches(Sel({}, {{"app", "Exists", {}}}), labels));
-  EXPECT_FALSE(SelectorMatches(Sel({}, {{"app", "DoesNotExist", {}}}), labels));
-  EXPECT_FALSE(SelectorMatches(Sel({}, {{"app", "Bogus", {}}}), labels));
-}
-
 TEST(SelectorTest, EffectiveSelectorDefaultsFromTemplate) {
   pb::CloneSet cs = Base(1);
   bool defaulted = false;
   absl::StatusOr<pb::LabelSelector> s = EffectiveSelector(cs, &defaulted);
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(defaulted);
-  EXPECT_EQ(SelectorString(*s), "app=demo");
+  EXPECT_EQ(common::LabelSelector::FromProto(*s, "spec.selector")->String(), "app=demo");
   (*cs.mutable_spec()->mutable_selector()->mutable_match_labels())["app"] = "demo";
   s = EffectiveSelector(cs, &defaulted);
   EXPECT_FALSE(defaulted);

@@ -54,12 +54,11 @@ void PlanSelectorDefaulting(const PlanContext& ctx, PlanBuilder& plan) {
 absl::Status CheckTemplateMatchesSelector(const PlanContext& ctx) {
   absl::StatusOr<LabelMap> labels = TemplateLabels(ctx.clone_set->spec().template_json());
   if (!labels.ok()) return labels.status();
-  if (SelectorMatches(ctx.selector, *labels)) return absl::OkStatus();
-  pb::LabelSelector as_selector;
-  *as_selector.mutable_match_labels() = *labels;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "spec.template.metadata.labels: {", SelectorString(as_selector), "} no longer match spec.selector \"",
-      ctx.selector_string, "\"; the selector is immutable, so keep the template labels it selects"));
+  if (ctx.label_selector.Matches(*labels)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("spec.template.metadata.labels: {",
+                                                 common::LabelSelector::ForLabels(*labels).String(),
+                                                 "} no longer match spec.selector \"", ctx.selector_string,
+                                                 "\"; the selector is immutable, so keep the template labels it selects"));
 }
 
 // §4.10: names in podsToDelete that are not claimed active pods of this snapshot are dropped from the spec.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/label_selector.h"
 #include "kruise/keys.h"
 #include "nlohmann/json.hpp"
 #include "planner/inplace.h"
@@ -115,8 +116,8 @@ std::string IgnoreReason(const PlanContext& ctx) {
   return "";
 }
 
-std::string JobJson(const PlanContext& ctx, const std::string& container, const std::string& image,
-                    int32_t parallelism, int32_t timeout_seconds, int32_t min_updated_ready) {
+std::string JobJson(const PlanContext& ctx, const common::LabelSelector& own_selector, const std::string& container,
+                    const std::string& image, int32_t parallelism, int32_t timeout_seconds, int32_t min_updated_ready) {
   const pb::CloneSet& cs = *ctx.clone_set;
   const Json tmpl = Json::parse(ctx.update_template_json, nullptr, /*allow_exceptions=*/false);
   const Json meta = tmpl.is_object() ? tmpl.value("metadata", Json::object()) : Json::object();
@@ -133,22 +134,12 @@ std::string JobJson(const PlanContext& ctx, const std::string& container, const 
   }
   labels[kRevisionHashLabel] = hash;
 
-  OrderedJson selector = OrderedJson::object();
-  OrderedJson match_labels = OrderedJson::object();
-  for (const auto& [k, v] : std::map<std::string, std::string>(cs.spec().selector().match_labels().begin(),
-                                                               cs.spec().selector().match_labels().end())) {
-    match_labels[k] = v;
-  }
-  if (!match_labels.empty()) selector["matchLabels"] = std::move(match_labels);
-  OrderedJson expressions = OrderedJson::array();
-  for (const pb::LabelSelectorRequirement& req : cs.spec().selector().match_expressions()) {
-    OrderedJson e = {{"key", req.key()}, {"operator", req.operator_()}};
-    if (!req.values().empty()) e["values"] = std::vector<std::string>(req.values().begin(), req.values().end());
-    expressions.push_back(std::move(e));
-  }
-  expressions.push_back(
-      {{"key", kRevisionLabel}, {"operator", "NotIn"}, {"values", {ctx.update_revision, hash}}});
-  selector["matchExpressions"] = std::move(expressions);
+  // The CloneSet's own spec.selector and pods not yet on the update revision. The requirement is well-formed (a key
+  // and two values), so Add cannot fail.
+  common::LabelSelector pod_selector = own_selector;
+  pod_selector.Add({kRevisionLabel, common::LabelOperator::kNotIn, {ctx.update_revision, hash}}, "spec.podSelector")
+      .IgnoreError();
+  const OrderedJson selector = pod_selector.ToJson();
 
   OrderedJson pull_secrets = OrderedJson::array();
   if (tmpl.is_object() && tmpl.contains("spec") && tmpl["spec"].is_object() &&
@@ -215,6 +206,11 @@ void PlanImagePreDownload(const PlanContext& ctx, PlanBuilder& plan) {
     LabelRevision(ctx, kPreDownloadIgnoredLabel, plan);
     return;
   }
+  // The job selects with spec.selector as written (none when it was defaulted from the template labels). A plan
+  // never gets here with an invalid one (the validation rules reject it first); if it did, no job is created.
+  absl::StatusOr<common::LabelSelector> own_selector =
+      common::LabelSelector::FromProto(ctx.clone_set->spec().selector(), "spec.selector");
+  if (!own_selector.ok()) return;
   const int32_t parallelism = Parallelism(ctx, plan);
   const int32_t timeout = TimeoutSeconds(ctx);
   const std::map<std::string, std::string> old_images = ContainerImages(ctx.current_template_json);
@@ -225,7 +221,7 @@ void PlanImagePreDownload(const PlanContext& ctx, PlanBuilder& plan) {
     const auto& existing = ctx.request->image_pull_jobs();
     if (std::find(existing.begin(), existing.end(), name) != existing.end()) continue;
     plan.AddAction()->mutable_create_image_pull_job()->set_job_json(
-        JobJson(ctx, container, image, parallelism, timeout, min_ready));
+        JobJson(ctx, *own_selector, container, image, parallelism, timeout, min_ready));
     plan.AddEvent(pb::NORMAL, "CreatedImagePullJob", absl::StrCat("created ImagePullJob ", name, " for image: ", image));
   }
   LabelRevision(ctx, kPreDownloadCreatedLabel, plan);

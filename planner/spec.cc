@@ -22,11 +22,6 @@ absl::Status Invalid(std::string_view field, std::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(std::string(field), ": ", std::string(message)));
 }
 
-struct Requirement {
-  std::string key;
-  std::string text;
-};
-
 }  // namespace
 
 static int JsonDepth(std::string_view text) {
@@ -181,58 +176,6 @@ absl::StatusOr<pb::LabelSelector> EffectiveSelector(const pb::CloneSet& clone_se
   *selector.mutable_match_labels() = *labels;
   if (defaulted != nullptr) *defaulted = true;
   return selector;
-}
-
-absl::Status CheckSelector(const pb::LabelSelector& selector, std::string_view field) {
-  for (const auto& [key, value] : selector.match_labels()) {
-    if (key.empty()) return Invalid(absl::StrCat(std::string(field), ".matchLabels"), "keys must not be empty");
-  }
-  for (int i = 0; i < selector.match_expressions_size(); ++i) {
-    const pb::LabelSelectorRequirement& req = selector.match_expressions(i);
-    const std::string where = absl::StrCat(std::string(field), ".matchExpressions[", i, "]");
-    if (req.key().empty()) return Invalid(absl::StrCat(where, ".key"), "must not be empty");
-    if (req.operator_() == "In" || req.operator_() == "NotIn") {
-      if (req.values().empty()) {
-        return Invalid(absl::StrCat(where, ".values"), "must be non-empty when operator is In or NotIn");
-      }
-    } else if (req.operator_() == "Exists" || req.operator_() == "DoesNotExist") {
-      if (!req.values().empty()) {
-        return Invalid(absl::StrCat(where, ".values"), "must be empty when operator is Exists or DoesNotExist");
-      }
-    } else {
-      return Invalid(absl::StrCat(where, ".operator"),
-                     absl::StrCat("\"", req.operator_(), "\" is not one of In, NotIn, Exists, DoesNotExist"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-std::string SelectorString(const pb::LabelSelector& selector) {
-  std::vector<Requirement> reqs;
-  // Map iteration order is unspecified: sort matchLabels first so the result is deterministic.
-  std::vector<std::pair<std::string, std::string>> labels(selector.match_labels().begin(),
-                                                          selector.match_labels().end());
-  std::sort(labels.begin(), labels.end());
-  for (const auto& [key, value] : labels) reqs.push_back({key, absl::StrCat(key, "=", value)});
-  for (const pb::LabelSelectorRequirement& req : selector.match_expressions()) {
-    std::vector<std::string> values(req.values().begin(), req.values().end());
-    std::sort(values.begin(), values.end());
-    values.erase(std::unique(values.begin(), values.end()), values.end());
-    if (req.operator_() == "In") {
-      reqs.push_back({req.key(), absl::StrCat(req.key(), " in (", absl::StrJoin(values, ","), ")")});
-    } else if (req.operator_() == "NotIn") {
-      reqs.push_back({req.key(), absl::StrCat(req.key(), " notin (", absl::StrJoin(values, ","), ")")});
-    } else if (req.operator_() == "Exists") {
-      reqs.push_back({req.key(), req.key()});
-    } else if (req.operator_() == "DoesNotExist") {
-      reqs.push_back({req.key(), absl::StrCat("!", req.key())});
-    }
-  }
-  std::stable_sort(reqs.begin(), reqs.end(), [](const Requirement& a, const Requirement& b) { return a.key < b.key; });
-  std::vector<std::string> parts;
-  parts.reserve(reqs.size());
-  for (Requirement& r : reqs) parts.push_back(std::move(r.text));
-  return absl::StrJoin(parts, ",");
 }
 
 }  // namespace cloneset::planner

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "common/update_order.h"
+#include "common/label_selector.h"
 #include "google/protobuf/map.h"
 #include "kruise/keys.h"
 #include "planner/context.h"
@@ -33,12 +33,6 @@ absl::StatusOr<LabelMap> TemplateLabels(std::string_view template_json);
 bool SelectorIsEmpty(const pb::LabelSelector& selector);
 // spec.selector, or (when it is missing or empty) matchLabels = the template's labels; `defaulted` tells which.
 absl::StatusOr<pb::LabelSelector> EffectiveSelector(const pb::CloneSet& clone_set, bool* defaulted);
-// OK, or INVALID_ARGUMENT naming `field` for an unknown operator or values that do not fit it.
-absl::Status CheckSelector(const pb::LabelSelector& selector, std::string_view field);
-// Kubernetes labels.Selector.String(): requirements sorted by key, "k=v", "k in (a,b)", "k notin (a,b)", "k", "!k".
-std::string SelectorString(const pb::LabelSelector& selector);
-// Kubernetes label selector matching: the one rule, shared with the update order and the pre-download
-// coordinator (common/update_order.h). Selectors reaching it here passed CheckSelector.
-using common::SelectorMatches;
+// Checking, matching and printing a selector: common::LabelSelector (common/label_selector.h).
 
 }  // namespace cloneset::planner

@@ -22,7 +22,6 @@ std::vector<int> SortUpdateCandidates(const pb::UpdateStrategy& strategy, const 
 void SortByActivePodsOrder(const std::vector<const pb::Pod*>& pods, std::vector<int>& candidates,
                            const PodHotFacts* facts = nullptr, const PodColdFacts* cold = nullptr);
 using common::ScatterCandidates;
-using common::SelectorMatches;
 using common::SortByPriority;
 using common::TrailingNumber;
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/pod_facts.h"
@@ -200,8 +201,8 @@ std::vector<pb::Pod> RandomActivePods(int n, uint32_t seed, bool far_future) {
   const auto pick = [&](int options) { return static_cast<int>(random() % static_cast<uint32_t>(options)); };
   std::vector<pb::Pod> pods;
   for (int i = 0; i < n; ++i) {
-    PodBuilder b("cs-" + std::to_string(i));
-    if (pick(8) != 0) b.Node("n" + std::to_string(pick(3)));
+    PodBuilder b(absl::StrCat("cs-", i));
+    if (pick(8) != 0) b.Node(absl::StrCat("n", pick(3)));
     b.Phase(std::vector<std::string>{"Running", "Running", "Unknown", "Pending", "Succeeded"}[pick(5)]);
     const absl::Time since = Now() - absl::Seconds(pick(3)) - absl::Nanoseconds(pick(2));
     if (pick(4) != 0) {
@@ -310,37 +311,6 @@ INSTANTIATE_TEST_SUITE_P(Values, TrailingNumberTest,
                          ::testing::Values(TrailingCase{"o-10", 10}, TrailingCase{"sts-10", 10},
                                            TrailingCase{"abc", 0}, TrailingCase{"", 0}, TrailingCase{"42", 42},
                                            TrailingCase{"v1.2", 2}));
-
-struct SelectorCase {
-  std::string name;
-  std::string op;
-  std::vector<std::string> values;
-  bool want_match;
-  bool want_valid;
-};
-class SelectorTest : public ::testing::TestWithParam<SelectorCase> {};
-TEST_P(SelectorTest, Matches) {
-  const SelectorCase& c = GetParam();
-  pb::LabelSelector selector;
-  pb::LabelSelectorRequirement* req = selector.add_match_expressions();
-  req->set_key("tier");
-  req->set_operator_(c.op);
-  for (const std::string& v : c.values) req->add_values(v);
-  google::protobuf::Map<std::string, std::string> labels;
-  labels["tier"] = "web";
-  bool valid = true;
-  EXPECT_EQ(SelectorMatches(selector, labels, &valid), c.want_match);
-  EXPECT_EQ(valid, c.want_valid);
-}
-INSTANTIATE_TEST_SUITE_P(Operators, SelectorTest,
-                         ::testing::Values(SelectorCase{"In", "In", {"web", "db"}, true, true},
-                                           SelectorCase{"InMiss", "In", {"db"}, false, true},
-                                           SelectorCase{"NotIn", "NotIn", {"db"}, true, true},
-                                           SelectorCase{"Exists", "Exists", {}, true, true},
-                                           SelectorCase{"DoesNotExist", "DoesNotExist", {}, false, true},
-                                           SelectorCase{"InWithoutValues", "In", {}, false, false},
-                                           SelectorCase{"Unknown", "Near", {"web"}, false, false}),
-                         [](const auto& info) { return info.param.name; });
 
 // The planner reads the ActivePods key from its facts, the pre-download coordinator from the pod message: the
 // same key either way, so both order alike.

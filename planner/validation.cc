@@ -25,6 +25,13 @@ namespace {
 using Json = nlohmann::json;
 using Errors = std::vector<pb::FieldError>;
 
+// What the immutability check compares: the canonical string of a valid selector; an invalid one (reported
+// elsewhere) compares by its whole content.
+std::string SelectorText(const pb::LabelSelector& selector) {
+  absl::StatusOr<common::LabelSelector> s = common::LabelSelector::FromProto(selector, "spec.selector");
+  return s.ok() ? s->String() : absl::StrCat("invalid:", selector.ShortDebugString());
+}
+
 void Add(Errors& errors, std::string field, std::string message) {
   pb::FieldError* e = &errors.emplace_back();
   e->set_field(std::move(field));
@@ -183,8 +190,10 @@ void ValidatePriority(const pb::UpdatePriorityStrategy& p, Errors& errors) {
     if (term.weight() < 0 || term.weight() > 100) Add(errors, where + ".weight", "weight must be in range [0, 100]");
     if (SelectorIsEmpty(term.match_selector())) {
       Add(errors, where + ".matchSelector", "selector can not be empty");
-    } else if (absl::Status s = CheckSelector(term.match_selector(), where + ".matchSelector"); !s.ok()) {
-      AddStatus(errors, s);
+    } else if (absl::StatusOr<common::LabelSelector> s =
+                   common::LabelSelector::FromProto(term.match_selector(), where + ".matchSelector");
+               !s.ok()) {
+      AddStatus(errors, s.status());
     }
   }
   for (int i = 0; i < p.order_priority_size(); ++i) {
@@ -409,10 +418,12 @@ std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& cs, const pb::C
 
   if (SelectorIsEmpty(spec.selector())) {
     Add(errors, "spec.selector", "empty selector is invalid for cloneset");
-  } else if (absl::Status s = CheckSelector(spec.selector(), "spec.selector"); !s.ok()) {
-    AddStatus(errors, s);
+  } else if (absl::StatusOr<common::LabelSelector> selector =
+                 common::LabelSelector::FromProto(spec.selector(), "spec.selector");
+             !selector.ok()) {
+    AddStatus(errors, selector.status());
   } else if (absl::StatusOr<LabelMap> labels = TemplateLabels(spec.template_json());
-             labels.ok() && !SelectorMatches(spec.selector(), *labels)) {
+             labels.ok() && !selector->Matches(*labels)) {
     Add(errors, "spec.template.metadata.labels", "`selector` does not match template `labels`");
   }
   ValidateTemplate(spec.template_json(), errors);
@@ -465,7 +476,7 @@ std::vector<pb::FieldError> ValidateCloneSet(const pb::CloneSet& cs, const pb::C
     }
     absl::StatusOr<pb::LabelSelector> before = EffectiveSelector(*old, nullptr);
     absl::StatusOr<pb::LabelSelector> after = EffectiveSelector(cs, nullptr);
-    if (before.ok() && after.ok() && SelectorString(*before) != SelectorString(*after)) {
+    if (before.ok() && after.ok() && SelectorText(*before) != SelectorText(*after)) {
       Add(errors, "spec.selector",
           "field is immutable: updates to cloneset spec for fields other than 'replicas', 'template', "
           "'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'volumeClaimTemplates', "
@@ -503,7 +514,9 @@ absl::Status ValidatePlanRequestExceptPods(const pb::PlanRequest& request) {
   if (absl::StatusOr<ResolvedSpec> spec = ResolveSpec(cs, request.feature_gates()); !spec.ok()) return spec.status();
   absl::StatusOr<pb::LabelSelector> selector = EffectiveSelector(cs, nullptr);
   if (!selector.ok()) return selector.status();
-  if (absl::Status s = CheckSelector(*selector, "spec.selector"); !s.ok()) return s;
+  if (absl::StatusOr<common::LabelSelector> s = common::LabelSelector::FromProto(*selector, "spec.selector"); !s.ok()) {
+    return s.status();
+  }
   if (absl::Status s = CheckConditions(cs.status().conditions(), "status.conditions"); !s.ok()) return s;
 
   if (!IsSet(request.now())) return absl::InvalidArgumentError("now: required");

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/label_selector.h"
 #include "kruise/keys.h"
 #include "snapshot/json_fields.h"
 #include "snapshot/snapshot.h"
@@ -59,7 +60,7 @@ absl::Status ReadPriority(const Json& v, const std::string& path, pb::UpdatePrio
       if (const Json* w = Field((*f)[i], "weight")) SNAPSHOT_RETURN_IF_ERROR(internal::ReadInt32(*w, Path(tp, "weight"), &weight));
       term->set_weight(weight);
       if (const Json* s = Field((*f)[i], "matchSelector")) {
-        SNAPSHOT_RETURN_IF_ERROR(internal::ReadLabelSelector(*s, Path(tp, "matchSelector"), term->mutable_match_selector()));
+        SNAPSHOT_RETURN_IF_ERROR(common::DecodeLabelSelector(*s, Path(tp, "matchSelector"), term->mutable_match_selector()));
       }
     }
   }
@@ -203,7 +204,7 @@ absl::Status ReadSpec(const Json& v, bool v1beta1, pb::CloneSetSpec* out) {
     out->set_replicas(n);
   }
   if (const Json* f = Field(v, "selector")) {
-    SNAPSHOT_RETURN_IF_ERROR(internal::ReadLabelSelector(*f, "spec.selector", out->mutable_selector()));
+    SNAPSHOT_RETURN_IF_ERROR(common::DecodeLabelSelector(*f, "spec.selector", out->mutable_selector()));
   }
   if (const Json* f = Field(v, "template")) {
     SNAPSHOT_RETURN_IF_ERROR(internal::RequireObject(*f, "spec.template"));

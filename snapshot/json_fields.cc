@@ -108,23 +108,28 @@ absl::Status ReadStringList(const Json& value, std::string_view path,
   return absl::OkStatus();
 }
 
-absl::Status ParseTime(std::string_view text, std::string_view path, google::protobuf::Timestamp* out) {
-  absl::StatusOr<absl::Time> t = base::ParseTime(text);
-  if (!t.ok()) return absl::InvalidArgumentError(Cat(path, ": \"", text, "\" is not an RFC3339 time"));
-  const absl::Duration since_epoch = *t - absl::UnixEpoch();
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
+  const absl::Duration since_epoch = t - absl::UnixEpoch();
   const int64_t seconds = absl::ToInt64Seconds(since_epoch);
   out->set_seconds(seconds);
   out->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds))));
-  return absl::OkStatus();
+}
+
+absl::Time TimeOf(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+absl::Status TimeError(std::string_view path, std::string_view text) {
+  return absl::InvalidArgumentError(Cat(path, ": \"", text, "\" is not an RFC3339 time"));
 }
 
 absl::Status ReadTime(const Json& value, std::string_view path, google::protobuf::Timestamp* out) {
   if (!value.is_string()) return TypeError(path, "RFC3339 string", value);
-  return ParseTime(value.get_ref<const std::string&>(), path, out);
-}
-
-std::string FormatTime(const google::protobuf::Timestamp& ts) {
-  return base::FormatTime(absl::FromUnixSeconds(ts.seconds()));
+  const std::string& text = value.get_ref<const std::string&>();
+  absl::StatusOr<absl::Time> t = base::ParseTime(text);
+  if (!t.ok()) return TimeError(path, text);
+  SetTimestamp(*t, out);
+  return absl::OkStatus();
 }
 
 absl::Status ReadObjectMeta(const Json& value, std::string_view path, pb::ObjectMeta* out) {
@@ -188,30 +193,6 @@ absl::Status ReadObjectMeta(const Json& value, std::string_view path, pb::Object
   return absl::OkStatus();
 }
 
-absl::Status ReadLabelSelector(const Json& value, std::string_view path, pb::LabelSelector* out) {
-  SNAPSHOT_RETURN_IF_ERROR(RequireObject(value, path));
-  if (const Json* f = Field(value, "matchLabels")) {
-    SNAPSHOT_RETURN_IF_ERROR(ReadStringMap(*f, Path(path, "matchLabels"), out->mutable_match_labels()));
-  }
-  if (const Json* f = Field(value, "matchExpressions")) {
-    const std::string p = Path(path, "matchExpressions");
-    SNAPSHOT_RETURN_IF_ERROR(RequireArray(*f, p));
-    for (size_t i = 0; i < f->size(); ++i) {
-      const std::string ep = Index(p, i);
-      const Json& e = (*f)[i];
-      SNAPSHOT_RETURN_IF_ERROR(RequireObject(e, ep));
-      pb::LabelSelectorRequirement* req = out->add_match_expressions();
-      if (const Json* k = Field(e, "key")) SNAPSHOT_RETURN_IF_ERROR(ReadString(*k, Path(ep, "key"), req->mutable_key()));
-      if (const Json* o = Field(e, "operator")) {
-        SNAPSHOT_RETURN_IF_ERROR(ReadString(*o, Path(ep, "operator"), req->mutable_operator_()));
-      }
-      if (const Json* vs = Field(e, "values")) {
-        SNAPSHOT_RETURN_IF_ERROR(ReadStringList(*vs, Path(ep, "values"), req->mutable_values()));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::Status ReadCondition(const Json& value, std::string_view path, pb::Condition* out) {
   SNAPSHOT_RETURN_IF_ERROR(RequireObject(value, path));

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
 #include "nlohmann/json.hpp"
 
@@ -61,13 +62,14 @@ absl::Status ReadStringList(const Json& value, std::string_view path,
                             google::protobuf::RepeatedPtrField<std::string>* out);
 // RFC3339 ("2024-01-02T03:04:05Z", fractional seconds and offsets accepted).
 absl::Status ReadTime(const Json& value, std::string_view path, google::protobuf::Timestamp* out);
-// Parses RFC3339 text; shared with the simdjson pod decoder.
-absl::Status ParseTime(std::string_view text, std::string_view path, google::protobuf::Timestamp* out);
-// RFC3339 in UTC with seconds precision, as metav1.Time serializes.
-std::string FormatTime(const google::protobuf::Timestamp& ts);
+// Timestamps are parsed and formatted by base/time_format.h; these convert to and from the message and word the
+// decoders' error (shared with the simdjson pod decoder).
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out);
+absl::Time TimeOf(const google::protobuf::Timestamp& ts);
+// INVALID_ARGUMENT "<path>: "<text>" is not an RFC3339 time".
+absl::Status TimeError(std::string_view path, std::string_view text);
 
 absl::Status ReadObjectMeta(const Json& value, std::string_view path, pb::ObjectMeta* out);
-absl::Status ReadLabelSelector(const Json& value, std::string_view path, pb::LabelSelector* out);
 absl::Status ReadCondition(const Json& value, std::string_view path, pb::Condition* out);
 
 // Parses `json` as one JSON document; a syntax error is INVALID_ARGUMENT naming the byte offset.

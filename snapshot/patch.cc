@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "nlohmann/json.hpp"
 #include "snapshot/json_fields.h"
 #include "snapshot/snapshot.h"
@@ -47,7 +48,9 @@ Json ConditionJson(const pb::Condition& c) {
   j["status"] = c.status();
   j["reason"] = c.reason().empty() ? Json(nullptr) : Json(c.reason());
   j["message"] = c.message().empty() ? Json(nullptr) : Json(c.message());
-  if (c.has_last_transition_time()) j["lastTransitionTime"] = internal::FormatTime(c.last_transition_time());
+  if (c.has_last_transition_time()) {
+    j["lastTransitionTime"] = base::FormatTime(internal::TimeOf(c.last_transition_time()));
+  }
   return j;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/time_format.h"
 #include "simdjson.h"
 #include "snapshot/json_fields.h"
 #include "snapshot/snapshot.h"
@@ -105,9 +106,10 @@ absl::Status GetInt64(od::value v, const Where& where, int64_t* out) {
 absl::Status GetTime(od::value v, const Where& where, google::protobuf::Timestamp* out) {
   std::string_view s;
   if (auto e = v.get_string().get(s)) return TypeFail(where, "RFC3339 string", e);
-  // The path is only in the error: parse without it, and again with it (same rule, same message) when it fails.
-  if (internal::ParseTime(s, {}, out).ok()) return absl::OkStatus();
-  return internal::ParseTime(s, where.Text(), out);
+  absl::StatusOr<absl::Time> t = base::ParseTime(s);
+  if (!t.ok()) return internal::TimeError(where.Text(), s);  // the path is built only for the error
+  internal::SetTimestamp(*t, out);
+  return absl::OkStatus();
 }
 
 absl::Status GetStringMap(od::value v, const Where& where, google::protobuf::Map<std::string, std::string>* out) {

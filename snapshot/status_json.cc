@@ -1,4 +1,5 @@
 // StatusToJson: the CloneSet .status object as the API server stores it (camelCase, RFC3339 seconds).
+#include "base/time_format.h"
 #include "nlohmann/json.hpp"
 #include "snapshot/json_fields.h"
 #include "snapshot/snapshot.h"
@@ -24,8 +25,10 @@ std::string StatusToJson(const pb::CloneSetStatus& status) {
     nlohmann::ordered_json j;
     j["type"] = c.type();
     j["status"] = c.status();
-    if (c.has_last_update_time()) j["lastUpdateTime"] = internal::FormatTime(c.last_update_time());
-    if (c.has_last_transition_time()) j["lastTransitionTime"] = internal::FormatTime(c.last_transition_time());
+    if (c.has_last_update_time()) j["lastUpdateTime"] = base::FormatTime(internal::TimeOf(c.last_update_time()));
+    if (c.has_last_transition_time()) {
+      j["lastTransitionTime"] = base::FormatTime(internal::TimeOf(c.last_transition_time()));
+    }
     if (!c.reason().empty()) j["reason"] = c.reason();
     if (!c.message().empty()) j["message"] = c.message();
     conditions.push_back(std::move(j));

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/json_read.h"
+#include "base/time_format.h"
 #include "devcluster/object_meta.h"
 
 namespace cloneset::devcluster::nodes {
@@ -12,11 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& o, const char* key) {
-  if (!o.is_object()) return "";
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using base::json_read::Str;
 
 const json& Get(const json& o, const char* key) {
   static const json kNull;
@@ -116,7 +114,7 @@ EventRecorder::EventRecorder(Store* store, base::Clock* clock, size_t max_events
 void EventRecorder::Record(const json& pod, const PodEvent& event, const EventSource& source) {
   const json& meta = Get(pod, "metadata");
   const std::string ns = Str(meta, "namespace"), pod_name = Str(meta, "name"), uid = Str(meta, "uid");
-  const std::string now = FormatTimestamp(clock_->ChronoNow());
+  const std::string now = base::FormatTime(absl::FromChrono(clock_->ChronoNow()));
   const std::string key =
       absl::StrCat(uid, "\n", event.field_path, "\n", event.type, "\n", event.reason, "\n", event.message, "\n",
                    source.component, "\n", source.host);

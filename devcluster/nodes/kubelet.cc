@@ -7,6 +7,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "base/json_read.h"
+#include "base/time_format.h"
 #include "common/resources.h"
 #include "devcluster/nodes/scheduler.h"
 
@@ -20,10 +22,7 @@ const nlohmann::json& Field(const nlohmann::json& obj, const char* key) {
   return it == obj.end() ? kNull : *it;
 }
 
-std::string Str(const nlohmann::json& obj, const char* key) {
-  const auto& v = Field(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+using base::json_read::Str;
 
 Duration Backoff(const KubeletTiming& t, int attempt) {
   Duration d = t.crash_backoff;
@@ -93,7 +92,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
                           const std::string& pod_ip, const KubeletTiming& timing, TimePoint now,
                           const ImagePuller& pull) {
   KubeletDecision d;
-  const std::string now_s = FormatTime(now);
+  const std::string now_s = base::FormatTime(absl::FromChrono(now));
   const auto& meta = Field(pod, "metadata");
   const auto& spec = Field(pod, "spec");
   const nlohmann::json status = Field(pod, "status").is_object() ? pod["status"] : nlohmann::json::object();
@@ -162,7 +161,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
       // The spec changed again mid-transition: restart towards the newest image.
       if (p->running_at <= now && p->pull_error.empty()) {
         p->last_state = {{"terminated",
-                          {{"exitCode", 0}, {"reason", "Completed"}, {"startedAt", FormatTime(p->running_at)},
+                          {{"exitCode", 0}, {"reason", "Completed"}, {"startedAt", base::FormatTime(absl::FromChrono(p->running_at))},
                            {"finishedAt", now_s}, {"containerID", ContainerId(pod, name, p->restarts)}}}};
         ++p->restarts;
       }
@@ -237,14 +236,14 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
       while (true) {
         TimePoint run_end = t + timing.crash_run;
         if (now < run_end) {
-          cs["state"] = {{"running", {{"startedAt", FormatTime(t)}}}};
+          cs["state"] = {{"running", {{"startedAt", base::FormatTime(absl::FromChrono(t))}}}};
           cs["started"] = true;
           consider(run_end);
           break;
         }
         cs["lastState"] = {{"terminated",
-                            {{"exitCode", 1}, {"reason", "Error"}, {"startedAt", FormatTime(t)},
-                             {"finishedAt", FormatTime(run_end)},
+                            {{"exitCode", 1}, {"reason", "Error"}, {"startedAt", base::FormatTime(absl::FromChrono(t))},
+                             {"finishedAt", base::FormatTime(absl::FromChrono(run_end))},
                              {"containerID", ContainerId(pod, name, p->restarts + crashes)}}}};
         Duration backoff = Backoff(timing, crashes + 1);
         ++crashes;
@@ -268,7 +267,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
       cs["image"] = image;
       cs["imageID"] = p->image_id;
       cs["containerID"] = ContainerId(pod, name, p->restarts);
-      cs["state"] = {{"running", {{"startedAt", FormatTime(started)}}}};
+      cs["state"] = {{"running", {{"startedAt", base::FormatTime(absl::FromChrono(started))}}}};
       cs["started"] = true;
       ready = now >= ready_at;
       cs["ready"] = ready;

@@ -1,13 +1,11 @@
 #include "devcluster/nodes/pvc_binder.h"
 
+#include "base/json_read.h"
+
 namespace cloneset::devcluster::nodes {
 namespace {
 
-std::string Str(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using base::json_read::Str;
 
 const nlohmann::json& Obj(const nlohmann::json& obj, const char* key) {
   static const nlohmann::json kEmpty = nlohmann::json::object();

@@ -35,10 +35,6 @@ int64_t RequestValue(const nlohmann::json& container, const char* resource, bool
 
 }  // namespace
 
-std::string FormatTime(std::chrono::system_clock::time_point t) {
-  return base::FormatTime(absl::FromChrono(t));
-}
-
 PodRequest RequestOf(const nlohmann::json& pod) {
   PodRequest r;
   const auto spec = pod.find("spec");

@@ -92,6 +92,4 @@ bool ApplyUnschedulable(nlohmann::json& pod, const std::string& message, const s
 bool SetPodCondition(nlohmann::json& status, const std::string& type, const std::string& value,
                      const std::string& reason, const std::string& message, const std::string& now_rfc3339);
 
-std::string FormatTime(std::chrono::system_clock::time_point t);
-
 }  // namespace cloneset::devcluster::nodes

@@ -14,7 +14,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/json_read.h"
 #include "base/log.h"
+#include "base/time_format.h"
 #include "devcluster/nodes/cri_server.h"
 #include "devcluster/nodes/events.h"
 #include "devcluster/nodes/pvc_binder.h"
@@ -32,11 +34,7 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-std::string Str(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using base::json_read::Str;
 
 const json& Obj(const json& obj, const char* key) {
   static const json kEmpty = json::object();
@@ -209,12 +207,12 @@ struct NodeSimulator::Impl {
     if (debug) {
       base::ProcessLogger().Info("node simulator: eval",
                                  {{"pod", key},
-                                  {"now", FormatTime(now)},
+                                  {"now", base::FormatTime(absl::FromChrono(now))},
                                   {"resource_version", Str(Obj(pod, "metadata"), "resourceVersion")},
                                   {"status", d.status.has_value()},
-                                  {"wake", d.wake_at ? FormatTime(*d.wake_at) : "-"},
+                                  {"wake", d.wake_at ? base::FormatTime(absl::FromChrono(*d.wake_at)) : "-"},
                                   {"keep", d.keep_progress},
-                                  {"entry_wake", FormatTime(e.wake)}});
+                                  {"entry_wake", base::FormatTime(absl::FromChrono(e.wake))}});
     }
     auto commit = [&] {
       if (d.keep_progress) {
@@ -271,7 +269,7 @@ struct NodeSimulator::Impl {
     std::vector<NodeSlot> slots;
     slots.reserve(nodes.size());
     for (const auto& n : nodes) slots.push_back(n.slot);
-    const std::string now_s = FormatTime(now);
+    const std::string now_s = base::FormatTime(absl::FromChrono(now));
     std::optional<std::vector<json>> class_list;  // read once per pass, when a pod mounts claims
     for (auto it = unscheduled.begin(); it != unscheduled.end();) {
       const std::string key = *it;
@@ -372,7 +370,7 @@ struct NodeSimulator::Impl {
   // ---- nodes --------------------------------------------------------------------------------------------
   void WriteNodeStatus(int idx, bool heartbeat, TimePoint now) {
     NodeRuntime& n = nodes[idx];
-    const std::string now_s = FormatTime(now);
+    const std::string now_s = base::FormatTime(absl::FromChrono(now));
     bool ready = n.ready;
     // Taints live in spec, conditions in status: two writes, each a no-op when nothing changed.
     auto spec_write = store->Mutate(kNodes, "", n.slot.name, false, [&](json& node) {
@@ -445,7 +443,7 @@ struct NodeSimulator::Impl {
   void BindClaims(TimePoint now) {
     if (pending_claims.empty()) return;
     const std::vector<json> class_list = ClassList();
-    const std::string now_s = FormatTime(now);
+    const std::string now_s = base::FormatTime(absl::FromChrono(now));
     for (auto it = pending_claims.begin(); it != pending_claims.end();) {
       auto [ns, name] = SplitKey(*it);
       auto pvc = store->Get(kPersistentVolumeClaims, ns, name);
@@ -599,7 +597,7 @@ absl::Status NodeSimulator::Start() {
   if (s.config.nodes < 0) return absl::InvalidArgumentError("--nodes must not be negative");
   s.metrics = std::make_unique<CriMetrics>(s.config.registry);
   if (s.config.pod_events) s.events = std::make_unique<EventRecorder>(s.store, s.clock, s.config.max_events);
-  const std::string now_s = FormatTime(s.clock->ChronoNow());
+  const std::string now_s = base::FormatTime(absl::FromChrono(s.clock->ChronoNow()));
   s.nodes.resize(s.config.nodes);
   for (int i = 0; i < s.config.nodes; ++i) {
     auto node = MakeNode(i, s.config.shape, now_s);

@@ -11,6 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/json_read.h"
+#include "common/label_selector.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 
@@ -59,16 +61,12 @@ std::string StatusBody(int code, const std::string& reason, const std::string& m
       .dump();
 }
 
+// The ?labelSelector= filter, as the real API server applies it; one that does not parse selects nothing.
 bool LabelsMatch(const json& obj, const std::string& selector) {
   if (selector.empty()) return true;
-  const json* labels = nullptr;
-  if (obj.contains("metadata") && obj["metadata"].contains("labels")) labels = &obj["metadata"]["labels"];
-  for (absl::string_view term : absl::StrSplit(selector, ',', absl::SkipEmpty())) {
-    std::vector<std::string> kv = absl::StrSplit(term, absl::MaxSplits('=', 1));
-    if (kv.size() != 2) return false;
-    if (!labels || !labels->contains(kv[0]) || (*labels)[kv[0]] != kv[1]) return false;
-  }
-  return true;
+  absl::StatusOr<common::LabelSelector> parsed = common::LabelSelector::Parse(selector);
+  if (!parsed.ok()) return false;
+  return parsed->Matches(base::json_read::StringMap(base::json_read::Member(base::json_read::Member(obj, "metadata"), "labels")));
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 # "Size:" reason, a section reference that resolves to nothing, a task code in a comment, and an executor target that
 # links or includes the planner's implementation, a product binary that links or includes tooling (tools/, tests/),
 # a rule-table row naming a function that does not exist, a second copy of the RFC 3339 timestamp layout, a README
-# folder table that misses a folder; and pass once each is mended.
+# folder table that misses a folder, a work-item reference, a docs/ path the tree lacks, an "apps.kruise.io/"
+# literal outside kruise/, a label selector operator outside common/label_selector.cc; and pass once each is mended.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command -v git >/dev/null || { echo "layout_selftest: git is needed (file_size.py lists files with it)" >&2; exit 1; }
@@ -120,4 +121,42 @@ grep -q 'lists `gone/`, which is not a folder' <<<"$out" || fail "stale row not 
 grep -q '`\./' <<<"$out" && fail "./run was taken for a folder: $out"
 printf '| folder | what |\n|---|---|\n| `agent/`, `newlib/` | the agent and a library |\n' > "$tmp/rf/README.md"
 out=$(python3 "$here/readme_folders.py" "$tmp/rf" 2>&1) || fail "a complete table failed: $out"
+# Work items and docs/ paths: a line naming a work item (the word and a number, assembled here so that this file
+# names none) or a docs/ file the tree lacks fails, naming the line; the same tree without them passes.
+item="$(printf '%s %s' Session 7)"
+printf '// Added in %s for speed.\n// See docs/missing.md and docs/semantics.md.\n' "$item" > "$tmp/refs/lib/bad.cc"
+out=$(python3 "$here/section_refs.py" "$tmp/refs") && fail "a work item and a missing docs/ path passed: $out"
+grep -q "lib/bad.cc:1: work item '$item'" <<<"$out" || fail "work item not named: $out"
+grep -q 'lib/bad.cc:2: docs/missing.md is not in the repository' <<<"$out" || fail "docs/ path not named: $out"
+grep -q 'docs/semantics.md is not' <<<"$out" && fail "an existing docs/ file was reported: $out"
+printf '// Added for speed.\n// See docs/semantics.md.\n' > "$tmp/refs/lib/bad.cc"
+out=$(python3 "$here/section_refs.py" "$tmp/refs") || fail "a line without work items failed: $out"
+
+# Kruise literals: an "apps.kruise.io/" string outside kruise/ fails, naming the line; kruise/ itself, tests and a
+# comment naming one do not.
+git -C "$tmp" init -q kl
+mkdir -p "$tmp/kl/kruise" "$tmp/kl/lib"
+printf 'inline constexpr char kLabel[] = "apps.kruise.io/x";\n' > "$tmp/kl/kruise/keys.h"
+printf 'int x;\nconst char* k = "apps.kruise.io/x";\n' > "$tmp/kl/lib/pods.cc"
+printf 'const char* k = "apps.kruise.io/x";\n' > "$tmp/kl/lib/pods_test.cc"
+out=$(python3 "$here/kruise_literals.py" "$tmp/kl") && fail "a literal outside kruise/ passed: $out"
+grep -q 'lib/pods.cc:2: ' <<<"$out" || fail "literal not named: $out"
+grep -qE '^(kruise/keys.h|lib/pods_test.cc):' <<<"$out" && fail "kruise/ or a test was reported: $out"
+printf 'int x;\nconst char* k = kruise::kLabel;  // "apps.kruise.io/x"\n' > "$tmp/kl/lib/pods.cc"
+out=$(python3 "$here/kruise_literals.py" "$tmp/kl") || fail "a caller of the constant failed: $out"
+
+# Label selectors: an operator spelled outside common/label_selector.cc (a second matcher, a second printer) fails,
+# naming the line; the home, tests and comments do not.
+git -C "$tmp" init -q ls
+mkdir -p "$tmp/ls/common" "$tmp/ls/lib"
+printf 'if (op == "NotIn") return !in;\n' > "$tmp/ls/common/label_selector.cc"
+printf 'int x;\nif (r.op == "DoesNotExist") return !present;\nstd::string s = k + " notin (" + v + ")";\n' \
+  > "$tmp/ls/lib/match.cc"
+printf 'auto s = Sel("NotIn");\n' > "$tmp/ls/lib/match_test.cc"
+out=$(python3 "$here/label_selectors.py" "$tmp/ls") && fail "a second selector matcher passed: $out"
+grep -q 'lib/match.cc:2: ' <<<"$out" || fail "operator not named: $out"
+grep -q 'lib/match.cc:3: ' <<<"$out" || fail "string form not named: $out"
+grep -qE '^(common/label_selector.cc|lib/match_test.cc):' <<<"$out" && fail "the home or a test was reported: $out"
+printf 'int x;\nreturn selector.Matches(labels);  // NotIn, DoesNotExist: common::LabelSelector\n' > "$tmp/ls/lib/match.cc"
+out=$(python3 "$here/label_selectors.py" "$tmp/ls") || fail "a caller of common::LabelSelector failed: $out"
 echo "layout_selftest: ok"

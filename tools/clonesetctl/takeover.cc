@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_read.h"
 #include "base/time_format.h"
 #include "kruise/keys.h"
 #include "tools/clonesetctl/live.h"
@@ -15,11 +16,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string Str(const Json& j, std::string_view key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using base::json_read::Str;
 
 bool Contains(const Json& list, std::string_view value) {
   if (!list.is_array()) return false;
