@@ -31,6 +31,9 @@ bench() {
     KRUISE_PID=""
     trap stop_benchmark_stack EXIT
     sleep 300 & KRUISE_PID=$!
+    # A signal sent before the forked shell has become `sleep` can be lost (bash hands it to its own handler in the
+    # child, which then execs): wait until it is the manager.
+    for _ in $(seq 1 500); do [ "$(cat "/proc/$KRUISE_PID/comm" 2>/dev/null)" = sleep ] && break; sleep 0.01; done
     echo "$KRUISE_PID" >"$RUN_DIR/../kruise.pid"
     case "$MODE" in
       measured) kill "$KRUISE_PID"; wait "$KRUISE_PID" || true ;;  # as executor_rollout.sh stops the controller
