@@ -6,8 +6,12 @@
 # Targets: RSS < 300 MB with 100 000 pods over 1 000 CloneSets; startup < 10 s.
 # Usage: bench/executor_scale.sh [CLONESETS=1000] [PODS_PER=100]     (BUILD_DIR=build-xx to pick binaries)
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,7p' "$0"; exit 0 ;; esac
 CLONESETS="${1:-1000}"
 PODS_PER="${2:-100}"
+for v in "$CLONESETS" "$PODS_PER"; do
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "executor_scale: CLONESETS and PODS_PER must be positive numbers, got '$v'" >&2; exit 2; }
+done
 RUN_DIR="$(mktemp -d /tmp/executor-scale-XXXXXX)"
 source "$(dirname "${BASH_SOURCE[0]}")/lib_stack.sh"
 trap cleanup EXIT
