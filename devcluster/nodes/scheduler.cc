@@ -207,27 +207,4 @@ bool ApplyUnschedulable(nlohmann::json& pod, const std::string& message, const s
   return changed;
 }
 
-NodeSlot SlotOf(const nlohmann::json& node) {
-  NodeSlot slot;
-  const nlohmann::json empty = nlohmann::json::object();
-  const nlohmann::json& meta = node.contains("metadata") && node["metadata"].is_object() ? node["metadata"] : empty;
-  if (meta.contains("name") && meta["name"].is_string()) slot.name = meta["name"].get<std::string>();
-  if (meta.contains("labels") && meta["labels"].is_object()) {
-    for (const auto& [k, v] : meta["labels"].items()) {
-      if (v.is_string()) slot.labels.emplace_back(k, v.get<std::string>());
-    }
-  }
-  std::sort(slot.labels.begin(), slot.labels.end());
-  const nlohmann::json* alloc = nullptr;
-  if (node.contains("status") && node["status"].is_object() && node["status"].contains("allocatable")) {
-    alloc = &node["status"]["allocatable"];
-  }
-  if (alloc != nullptr && alloc->is_object()) {
-    if (alloc->contains("cpu")) slot.alloc_cpu_milli = ParseMilliQuantity((*alloc)["cpu"], "cpu").value_or(0);
-    if (alloc->contains("memory")) slot.alloc_memory_bytes = ParseQuantity((*alloc)["memory"], "memory").value_or(0);
-    if (alloc->contains("pods")) slot.alloc_pods = ParseQuantity((*alloc)["pods"], "pods").value_or(0);
-  }
-  return slot;
-}
-
 }  // namespace cloneset::devcluster::nodes

@@ -50,10 +50,6 @@ struct NodeSlot {
   }
 };
 
-// A node's slot from its object: name, labels (sorted) and status.allocatable; nothing requested yet. Unparseable
-// quantities count as zero (MakeNode validates the ones the simulator makes).
-NodeSlot SlotOf(const nlohmann::json& node);
-
 struct Placement {
   std::optional<size_t> node;  // index into the slots
   std::string message;         // why not, in kube-scheduler's words ("0/3 nodes are available: ...")

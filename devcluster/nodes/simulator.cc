@@ -603,7 +603,14 @@ absl::Status NodeSimulator::Start() {
     auto node = MakeNode(i, s.config.shape, now_s);
     if (!node.ok()) return node.status();
     NodeRuntime& n = s.nodes[i];
-    n.slot = SlotOf(*node);  // MakeNode validated its quantities
+    n.slot.name = NodeName(i);
+    for (const auto& [k, v] : (*node)["metadata"]["labels"].items()) n.slot.labels.emplace_back(k, v.get<std::string>());
+    std::sort(n.slot.labels.begin(), n.slot.labels.end());
+    const json& alloc = (*node)["status"]["allocatable"];
+    // MakeNode validated these quantities.
+    n.slot.alloc_cpu_milli = ParseMilliQuantity(alloc["cpu"], "cpu").value_or(0);
+    n.slot.alloc_memory_bytes = ParseQuantity(alloc["memory"], "memory").value_or(0);
+    n.slot.alloc_pods = ParseQuantity(alloc["pods"], "pods").value_or(0);
     n.images = std::make_unique<ImageStore>(n.slot.name, &s.config.images, s.metrics.get());
     for (const auto& image : s.config.preloaded_images) n.images->Preload(image);
     s.node_index[n.slot.name] = i;

@@ -1,59 +1,56 @@
 #include "tools/clonesetctl/sim_cluster.h"
 
 #include <algorithm>
-#include <set>
-#include <utility>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
-#include "base/clock.h"
-#include "base/json_read.h"
 #include "base/time_format.h"
-#include "devcluster/api_server.h"
-#include "devcluster/nodes/kubelet.h"
-#include "devcluster/nodes/node_model.h"
-#include "devcluster/nodes/scheduler.h"
-#include "devcluster/patch.h"
-#include "devcluster/store.h"
-#include "kruise/keys.h"
 #include "kube/api_status.h"
+#include "nlohmann/json.hpp"
 #include "planapi/applier.h"
+#include "planner/context.h"
 #include "planner/predicates.h"
-#include "snapshot/patch.h"
 #include "snapshot/snapshot.h"
 
 namespace cloneset::clonesetctl {
 namespace {
 
 using Json = nlohmann::json;
-namespace json_read = ::cloneset::base::json_read;
-namespace nodes = ::cloneset::devcluster::nodes;
+using planner::FindCondition;
+using planner::SetTimestamp;
+using planner::ToTime;
 
-// The store's clock: the simulation's `now`, set before every call. Nothing in the store or its REST layer waits.
-class SimClock final : public base::Clock {
- public:
-  absl::Time Now() const override { return now_; }
-  void SleepUntil(absl::Time) const override {}
-  bool AwaitWithDeadline(absl::Mutex*, const absl::Condition& condition, absl::Time) const override {
-    return condition.Eval();
+std::string ImageId(const std::string& image) {
+  return absl::StrCat("sim://", image, "@sha256:", std::hash<std::string>{}(image));
+}
+
+// Sets condition `type` to `status`; the transition time only moves when the status changes (as the kubelet does).
+bool SetCondition(pb::Pod& pod, const std::string& type, bool value, absl::Time now) {
+  const std::string status = value ? "True" : "False";
+  for (pb::Condition& c : *pod.mutable_conditions()) {
+    if (c.type() != type) continue;
+    if (c.status() == status) return false;
+    c.set_status(status);
+    SetTimestamp(now, c.mutable_last_transition_time());
+    return true;
   }
-  void Set(absl::Time now) { now_ = std::max(now_, now); }
-
- private:
-  absl::Time now_ = absl::UnixEpoch();
-};
-
-// The annotation that makes the embedded cluster's kubelet crash a pod's containers in a loop (never ready).
-constexpr char kCrashLoop[] = "crash-loop";
-
-std::string Label(const Json& object, const std::string& key) {
-  return json_read::Str(json_read::Member(json_read::Member(object, "metadata"), "labels"), key);
+  pb::Condition* c = pod.add_conditions();
+  c->set_type(type);
+  c->set_status(status);
+  SetTimestamp(now, c->mutable_last_transition_time());
+  return true;
 }
 
-devcluster::ListOptions InNamespace(const std::string& ns) {
-  devcluster::ListOptions options;
-  options.ns = ns;
-  return options;
+// The API server's answer to a failed write, as the executor's REST client reads it (kube/api_status.h), so that
+// the plan applier treats the simulation's failures as the executor treats the API server's.
+absl::Status ApiError(int code, std::string_view reason, const std::string& message) {
+  const Json body = {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
+                     {"reason", std::string(reason)}, {"message", message},  {"code", code}};
+  return kube::StatusFromHttp(code, body.dump());
 }
+// A failed resourceVersion or uid precondition.
+absl::Status Conflict(const std::string& message) { return ApiError(409, "Conflict", message); }
+absl::Status NotFound(const std::string& message) { return ApiError(404, "NotFound", message); }
 
 bool HasOwner(const pb::ObjectMeta& meta, const std::string& uid) {
   return std::any_of(meta.owner_references().begin(), meta.owner_references().end(),
@@ -62,71 +59,22 @@ bool HasOwner(const pb::ObjectMeta& meta, const std::string& uid) {
 
 }  // namespace
 
-struct SimCluster::State {
-  SimClock clock;
-  devcluster::Store store{&clock};
-  devcluster::ApiServer api{&store, devcluster::ApiServerOptions{}};
-  std::vector<nodes::NodeSlot> slots;  // the simulated nodes, with what their pods request
-  struct PodRuntime {
-    int node = -1;  // index into slots once bound
-    int ip_slot = 0;
-    nodes::PodProgress progress;
-    bool has_progress = false;
-    nodes::PodRequest request;
-    std::optional<absl::Time> wake_at;  // the kubelet's next own change
-  };
-  std::map<std::string, PodRuntime> runtime;  // by pod name
-  int next_ip_slot = 0;
-  std::set<std::string> failing;  // pods made to crash in a loop
-};
-
-SimCluster::SimCluster(SimOptions options, absl::Time now)
-    : options_(options), rng_(options.seed), state_(std::make_unique<State>()) {
+SimCluster::SimCluster(SimOptions options, absl::Time now) : options_(options), rng_(options.seed) {
+  (void)now;
   if (options_.nodes < 1) options_.nodes = 1;
-  state_->clock.Set(now);
-  const std::string now_s = base::FormatTime(now);
-  for (int i = 0; i < options_.nodes; ++i) {
-    // Node shapes are the embedded cluster's defaults; MakeNode validated them, so the store takes them.
-    auto node = nodes::MakeNode(i, nodes::NodeShape{}, now_s);
-    if (!node.ok()) continue;
-    (void)state_->store.Create(devcluster::kNodes, *node);
-    (void)state_->store.Mutate(devcluster::kNodes, "", nodes::NodeName(i), true, [&](Json& obj) {
-      obj["status"] = (*node)["status"];
-      return absl::OkStatus();
-    });
-    state_->slots.push_back(nodes::SlotOf(*node));
-  }
-}
-
-SimCluster::~SimCluster() = default;
-SimCluster::SimCluster(SimCluster&&) noexcept = default;
-SimCluster& SimCluster::operator=(SimCluster&&) noexcept = default;
-
-std::string SimCluster::Namespace() const {
-  return clone_set_.metadata().namespace_().empty() ? "default" : clone_set_.metadata().namespace_();
-}
-
-absl::StatusOr<Json> SimCluster::Send(const std::string& method, const std::string& path,
-                                      const std::string& content_type, const std::string& body, absl::Time now) {
-  state_->clock.Set(now);
-  devcluster::ApiRequest req;
-  req.method = method;
-  req.path = path;
-  if (!content_type.empty()) req.headers["content-type"] = content_type;
-  req.headers["user-agent"] = "clonesetctl-simulate";
-  req.body = body;
-  const devcluster::ApiResponse resp = state_->api.Handle(req);
-  if (resp.status >= 300) return kube::StatusFromHttp(resp.status, resp.body);
-  Json parsed;
-  if (!json_read::ParseJsonObject(resp.body, &parsed)) parsed = Json::object();
-  return parsed;
 }
 
 absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) {
   Json doc;
-  if (!json_read::ParseJsonObject(json, &doc)) return absl::InvalidArgumentError("CloneSet: expected a JSON object");
+  try {
+    doc = Json::parse(json);
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("CloneSet: malformed JSON: ", e.what()));
+  }
+  if (!doc.is_object()) return absl::InvalidArgumentError("CloneSet: expected a JSON object");
   const bool first = clone_set_json_.empty();
   int64_t generation = 1;
+  Json status = Json::object();
   if (!first) {
     const Json old = Json::parse(clone_set_json_);
     generation = old["metadata"].value("generation", int64_t{1});
@@ -139,17 +87,10 @@ absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) 
   }
   if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
   doc["metadata"]["generation"] = generation;
-  doc["metadata"]["resourceVersion"] = std::to_string(state_->store.CurrentResourceVersion());
+  doc["metadata"]["resourceVersion"] = NextVersion();
   doc.erase("status");
   auto decoded = snapshot::CloneSetFromJson(doc.dump());
   if (!decoded.ok()) return decoded.status();
-  if (first) {
-    // The CloneSet's namespace, for its pods and claims.
-    const Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"},
-                     {"metadata", {{"name", doc["metadata"]["namespace"]}}}};
-    auto created = Send("POST", "/api/v1/namespaces", "application/json", ns.dump(), now);
-    if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
-  }
   const pb::CloneSetStatus kept = clone_set_.status();
   clone_set_ = *std::move(decoded);
   *clone_set_.mutable_status() = kept;
@@ -157,54 +98,26 @@ absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) 
   return absl::OkStatus();
 }
 
-std::map<std::string, pb::Pod> SimCluster::pods() const {
-  std::map<std::string, pb::Pod> out;
-  auto listed = state_->store.ListObjects(devcluster::kPods, InNamespace(Namespace()));
-  if (!listed.ok()) return out;
-  for (const Json& pod : *listed) {
-    auto decoded = snapshot::PodFromJson(pod.dump());
-    if (decoded.ok()) out[decoded->metadata().name()] = *std::move(decoded);
-  }
-  return out;
-}
-
-std::map<std::string, pb::PersistentVolumeClaim> SimCluster::pvcs() const {
-  std::map<std::string, pb::PersistentVolumeClaim> out;
-  auto listed = state_->store.ListObjects(devcluster::kPersistentVolumeClaims, InNamespace(Namespace()));
-  if (!listed.ok()) return out;
-  for (const Json& pvc : *listed) {
-    auto decoded = snapshot::PvcFromJson(pvc.dump());
-    if (decoded.ok()) out[decoded->metadata().name()] = *std::move(decoded);
-  }
-  return out;
-}
-
 planapi::PlanSnapshot SimCluster::Snapshot(absl::Time now) const {
   planapi::OwnedObjects objects;
-  for (auto& [_, pod] : pods()) objects.pods.push_back(std::move(pod));
-  for (auto& [_, pvc] : pvcs()) objects.pvcs.push_back(std::move(pvc));
-  if (auto revs = state_->store.ListObjects(devcluster::kControllerRevisions, InNamespace(Namespace())); revs.ok()) {
-    for (const Json& rev : *revs) {
-      auto decoded = snapshot::RevisionFromJson(rev.dump());
-      if (decoded.ok()) objects.revisions.push_back(*std::move(decoded));
-    }
-  }
-  const devcluster::Store* store = &state_->store;
-  const planapi::NodeLookup lookup = [store](const std::vector<std::string>& names) {
+  for (const auto& [_, pod] : pods_) objects.pods.push_back(pod);
+  for (const auto& [_, pvc] : pvcs_) objects.pvcs.push_back(pvc);
+  for (const auto& [_, rev] : revisions_) objects.revisions.push_back(rev);
+  const int node_count = options_.nodes;
+  const planapi::NodeLookup nodes = [node_count](const std::vector<std::string>& names) {
     std::vector<pb::Node> out;
     for (const std::string& name : names) {
-      auto node = store->Get(devcluster::kNodes, "", name);
-      if (!node.ok()) continue;
-      auto decoded = snapshot::NodeFromJson(node->dump());
-      if (decoded.ok()) out.push_back(*std::move(decoded));
+      for (int i = 0; i < node_count; ++i) {
+        if (name == absl::StrCat("sim-node-", i + 1)) out.emplace_back().set_name(name);
+      }
     }
     return out;
   };
-  return planapi::AssembleRequest(clone_set_, std::move(objects), lookup, now,
+  return planapi::AssembleRequest(clone_set_, std::move(objects), nodes, now,
                                   planapi::RequestOptions{.feature_gates = options_.feature_gates});
 }
 
-// The writer of one plan: every action is sent at `now`; what happened goes to `out`.
+// The writer of one plan: every action changes the cluster at `now`; what happened goes to `out`.
 class SimCluster::Writer final : public planapi::PlanWriter {
  public:
   Writer(SimCluster& cluster, absl::Time now, AppliedPlan& out) : cluster_(cluster), now_(now), out_(out) {}
@@ -216,7 +129,7 @@ class SimCluster::Writer final : public planapi::PlanWriter {
     ++out_.writes;
     return absl::OkStatus();
   }
-  void Event(std::string_view, std::string_view, std::string_view) override {}
+  void Event(std::string_view type, std::string_view reason, std::string_view message) override {}
 
  private:
   SimCluster& cluster_;
@@ -234,269 +147,367 @@ AppliedPlan SimCluster::Apply(const pb::PlanResponse& plan, absl::Time now) {
   return out;
 }
 
-absl::Status SimCluster::ApplyAction(const pb::Action& original, absl::Time now, AppliedPlan& out) {
-  const std::string ns = Namespace();
-  pb::Action action = original;
+absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, AppliedPlan& out) {
   switch (action.kind_case()) {
     case pb::Action::kCreateRevision: {
-      auto created = Send("POST", snapshot::RevisionsPath(ns), "application/json",
-                          action.create_revision().revision_json(), now);
+      auto rev = snapshot::RevisionFromJson(action.create_revision().revision_json());
+      if (!rev.ok()) return rev.status();
       // AlreadyExists: seen by the next snapshot (the executor counts it as done).
-      if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
+      if (revisions_.contains(rev->metadata().name())) return absl::OkStatus();
+      rev->mutable_metadata()->set_uid(absl::StrCat("sim-rev-", ++uid_counter_));
+      rev->mutable_metadata()->set_resource_version(NextVersion());
+      SetTimestamp(now, rev->mutable_metadata()->mutable_creation_timestamp());
+      revisions_[rev->metadata().name()] = *rev;
+      ++out.writes;
+      return absl::OkStatus();
+    }
+    case pb::Action::kUpdateRevision: {
+      const pb::UpdateRevision& u = action.update_revision();
+      auto it = revisions_.find(u.name());
+      if (it == revisions_.end()) return NotFound(u.name());
+      if (!u.resource_version().empty() && u.resource_version() != it->second.metadata().resource_version()) {
+        return Conflict(absl::StrCat("conflict on revision ", u.name()));
+      }
+      if (u.revision() != 0) it->second.set_revision(u.revision());
+      for (const auto& [k, v] : u.set_labels()) (*it->second.mutable_metadata()->mutable_labels())[k] = v;
+      for (const auto& [k, v] : u.set_annotations()) (*it->second.mutable_metadata()->mutable_annotations())[k] = v;
+      it->second.mutable_metadata()->set_resource_version(NextVersion());
       ++out.writes;
       return absl::OkStatus();
     }
     case pb::Action::kDeleteRevision:
-      return Delete(absl::StrCat(snapshot::RevisionsPath(ns), "/", action.delete_revision().name()), "", now, out);
-    case pb::Action::kCreatePod:
-      return CreatePod(action.create_pod(), now, out);
-    case pb::Action::kDeletePod: {
-      const pb::DeletePod& del = action.delete_pod();
-      if (absl::Status s = Delete(absl::StrCat(snapshot::PodsPath(ns), "/", del.name()), del.uid(), now, out);
-          !s.ok()) {
-        return s;
-      }
-      out.deleted.push_back(del.name());
-      for (const std::string& pvc : del.pvc_names()) {
-        if (absl::Status s = Delete(absl::StrCat(snapshot::PvcsPath(ns), "/", pvc), "", now, out); !s.ok()) return s;
-      }
+      revisions_.erase(action.delete_revision().name());
+      ++out.writes;
+      return absl::OkStatus();
+    case pb::Action::kCreatePod: return CreatePod(action.create_pod(), now, out);
+    case pb::Action::kDeletePod: return DeletePod(action.delete_pod(), now, out);
+    case pb::Action::kPatchPod: return PatchPod(action.patch_pod(), now, out);
+    case pb::Action::kPatchPodStatus:
+      ++out.writes;
+      return PatchPodStatus(action.patch_pod_status(), now);
+    case pb::Action::kResizePod:
+      ++out.writes;
+      return ResizePod(action.resize_pod());
+    case pb::Action::kDeletePvc:
+      pvcs_.erase(action.delete_pvc().name());
+      ++out.writes;
+      return absl::OkStatus();
+    case pb::Action::kCreatePvc: {
+      auto pvc = snapshot::PvcFromJson(action.create_pvc().pvc_json());
+      if (!pvc.ok()) return pvc.status();
+      CreatePvc(*pvc, now, out);
       return absl::OkStatus();
     }
-    case pb::Action::kDeletePvc:
-      return Delete(absl::StrCat(snapshot::PvcsPath(ns), "/", action.delete_pvc().name()), action.delete_pvc().uid(),
-                    now, out);
-    case pb::Action::kCreatePvc:
-      return CreatePvc(action.create_pvc().pvc_json(), now, out);
     case pb::Action::kUpdatePvcOwner: {
-      const pb::UpdatePvcOwner& update = action.update_pvc_owner();
-      const auto claims = pvcs();
-      auto pvc = claims.find(update.name());
-      if (pvc == claims.end()) return absl::NotFoundError(absl::StrCat("pvc ", update.name(), " is not in the snapshot"));
-      const snapshot::ApiRequest req = snapshot::PvcOwnerPatchRequest(ns, pvc->second, update);
-      auto written = Send(req.method, req.path, req.content_type, req.body, now);
-      if (!written.ok()) return written.status();
+      const pb::UpdatePvcOwner& u = action.update_pvc_owner();
+      auto it = pvcs_.find(u.name());
+      if (it == pvcs_.end()) return NotFound(u.name());
+      auto* owners = it->second.mutable_metadata()->mutable_owner_references();
+      owners->erase(std::remove_if(owners->begin(), owners->end(),
+                                   [&](const pb::OwnerReference& o) { return o.uid() == u.remove_owner_uid(); }),
+                    owners->end());
+      if (u.has_add_owner()) *owners->Add() = u.add_owner();
+      it->second.mutable_metadata()->set_resource_version(NextVersion());
       ++out.writes;
       return absl::OkStatus();
     }
+    case pb::Action::kExpandPvc: {
+      const pb::ExpandPvc& e = action.expand_pvc();
+      auto it = pvcs_.find(e.name());
+      if (it == pvcs_.end()) return NotFound(e.name());
+      it->second.set_storage_request(e.storage());
+      it->second.mutable_metadata()->set_resource_version(NextVersion());
+      ++out.writes;
+      return absl::OkStatus();
+    }
+    case pb::Action::kPatchCloneSet:
+      ++out.writes;
+      return PatchCloneSet(action.patch_clone_set(), now);
     case pb::Action::kCreateImagePullJob:
     case pb::Action::kDeleteImagePullJob:
-      ++out.writes;  // no node images in the simulation: every image is usable at once
+      ++out.writes;  // no node images in the simulation
       return absl::OkStatus();
     case pb::Action::kStartInPlaceUpdates:  // never sent: the simulation does not set accept_in_place_batches
       return absl::InvalidArgumentError("StartInPlaceUpdates: expand in-place batches before applying a plan");
-    case pb::Action::kPatchPod:
-    case pb::Action::kResizePod: {
-      // After our own status write in this plan, the precondition is the version that write returned.
-      const std::string& name = action.has_patch_pod() ? action.patch_pod().name() : action.resize_pod().name();
-      if (auto it = own_status_versions_.find(name); it != own_status_versions_.end()) {
-        if (action.has_patch_pod()) {
-          action.mutable_patch_pod()->set_resource_version(it->second);
-        } else {
-          action.mutable_resize_pod()->set_resource_version(it->second);
-        }
-      }
-      break;
-    }
-    case pb::Action::kPatchCloneSet: {
-      auto req = snapshot::CloneSetPatchRequest(ns, clone_set_.metadata().name(), "", action.patch_clone_set());
-      if (!req.ok()) return req.status();
-      Json patch;
-      if (!json_read::ParseJsonObject(req->body, &patch)) return absl::InvalidArgumentError("patch_clone_set: not JSON");
-      // The store serves no CloneSet here: the embedded cluster's merge patch, on the CloneSet kept beside it.
-      patch["metadata"].erase("resourceVersion");
-      if (patch["metadata"].empty()) patch.erase("metadata");
-      ++out.writes;
-      return ApplyCloneSet(devcluster::ApplyMergePatch(Json::parse(clone_set_json_), patch).dump(), now);
-    }
-    case pb::Action::kPatchPodStatus:
-    case pb::Action::kUpdateRevision:
-    case pb::Action::kExpandPvc:
-      break;
-    case pb::Action::KIND_NOT_SET:
-      return absl::InvalidArgumentError("action without a kind");
+    case pb::Action::KIND_NOT_SET: break;
   }
-  // The patches: the executor's request for the action, sent as it sends it.
-  auto req = snapshot::ActionToPatch(action, ns, clone_set_.metadata().name(), "");
-  if (!req.ok()) return req.status();
-  std::optional<Json> before;
-  if (action.has_patch_pod()) {
-    if (auto got = state_->store.Get(devcluster::kPods, ns, action.patch_pod().name()); got.ok()) before = *got;
-  }
-  auto written = Send(req->method, req->path, req->content_type, req->body, now);
-  if (!written.ok()) return written.status();
-  ++out.writes;
-  const std::string version = json_read::Str(json_read::Member(*written, "metadata"), "resourceVersion");
-  if (action.has_patch_pod_status() || action.has_resize_pod()) {
-    own_status_versions_[action.has_resize_pod() ? action.resize_pod().name() : action.patch_pod_status().name()] =
-        version;
-  }
-  if (before && !action.patch_pod().container_images().empty()) {
-    // The containers restart in place with the new image: each start may fail.
-    const std::string name = action.patch_pod().name();
-    if (DrawStartFailure(name)) MarkFailing(name, now);
-  }
-  if (before) {
-    const std::string name = action.patch_pod().name();
-    const std::string old_revision = Label(*before, kruise::kRevisionLabel);
-    if (!old_revision.empty() && Label(*written, kruise::kRevisionLabel) != old_revision) {
-      out.updated_in_place.push_back(name);
-    }
-    const std::string old_state = Label(*before, kruise::kLifecycleStateLabel);
-    const std::string new_state = Label(*written, kruise::kLifecycleStateLabel);
-    if (new_state != old_state) {
-      out.lifecycle.push_back(absl::StrCat(name, ": ", old_state.empty() ? "-" : old_state, " -> ",
-                                           new_state.empty() ? "-" : new_state));
-    }
-  }
-  return absl::OkStatus();
+  return absl::InvalidArgumentError("action without a kind");
 }
 
-absl::Status SimCluster::CreatePvc(const std::string& pvc_json, absl::Time now, AppliedPlan& out) {
-  auto created = Send("POST", snapshot::PvcsPath(Namespace()), "application/json", pvc_json, now);
-  if (!created.ok()) return absl::IsAlreadyExists(created.status()) ? absl::OkStatus() : created.status();
+void SimCluster::CreatePvc(const pb::PersistentVolumeClaim& pvc, absl::Time now, AppliedPlan& out) {
+  if (pvcs_.contains(pvc.metadata().name())) return;  // left over: reused, as the executor does
+  pb::PersistentVolumeClaim& stored = pvcs_[pvc.metadata().name()] = pvc;
+  stored.mutable_metadata()->set_uid(absl::StrCat("sim-pvc-", ++uid_counter_));
+  stored.mutable_metadata()->set_resource_version(NextVersion());
+  SetTimestamp(now, stored.mutable_metadata()->mutable_creation_timestamp());
+  stored.set_phase("Bound");
   ++out.writes;
-  const std::string name = json_read::Str(json_read::Member(*created, "metadata"), "name");
-  (void)state_->store.Mutate(devcluster::kPersistentVolumeClaims, Namespace(), name, true, [](Json& pvc) {
-    pvc["status"]["phase"] = "Bound";  // the simulated provisioner binds at once
-    return absl::OkStatus();
-  });
-  return absl::OkStatus();
 }
 
 absl::Status SimCluster::CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out) {
   for (const std::string& pvc_json : create.pvc_jsons()) {
-    // No pod without its claim: a claim that could not be created stops the action before the pod.
-    if (absl::Status s = CreatePvc(pvc_json, now, out); !s.ok()) return s;
+    auto pvc = snapshot::PvcFromJson(pvc_json);
+    if (!pvc.ok()) return pvc.status();
+    CreatePvc(*pvc, now, out);
   }
-  auto created = Send("POST", snapshot::PodsPath(Namespace()), "application/json", create.pod_json(), now);
-  // Left over from an earlier attempt: reused, as the executor does.
-  if (!created.ok()) return absl::IsAlreadyExists(created.status()) ? absl::OkStatus() : created.status();
-  const std::string name = json_read::Str(json_read::Member(*created, "metadata"), "name");
+  auto pod = snapshot::PodFromJson(create.pod_json());
+  if (!pod.ok()) return pod.status();
+  const std::string name = pod->metadata().name();
+  if (pods_.contains(name)) return absl::OkStatus();  // left over from an earlier attempt: reused, as the executor does
+  pb::ObjectMeta* meta = pod->mutable_metadata();
+  meta->set_uid(absl::StrCat("sim-pod-uid-", ++uid_counter_));
+  meta->set_resource_version(NextVersion());
+  SetTimestamp(now, meta->mutable_creation_timestamp());
+  // The scheduler binds at once, round-robin over the simulated nodes.
+  pod->set_node_name(absl::StrCat("sim-node-", next_node_++ % options_.nodes + 1));
+  pod->set_phase("Pending");
+  SetCondition(*pod, "PodScheduled", true, now);
+  Kubelet& k = kubelets_[name];
+  StartContainers(*pod, k, now);
+  pods_[name] = *std::move(pod);
   out.created.push_back(name);
   ++out.writes;
-  DrawStartFailure(name);
-  Schedule(name, now);
   return absl::OkStatus();
 }
 
-absl::Status SimCluster::Delete(const std::string& path, const std::string& uid, absl::Time now, AppliedPlan& out) {
-  auto deleted = Send("DELETE", path, "application/json", snapshot::DeleteBody(uid), now);
-  // Gone already: the executor counts a 404 on a delete as done.
-  if (!deleted.ok() && !absl::IsNotFound(deleted.status())) return deleted.status();
+void SimCluster::StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now) {
+  k.images.clear();
+  for (const pb::Container& c : pod.containers()) k.images[c.name()] = c.image();
+  k.running_at = now + options_.start_delay;
+  k.ready_at = k.running_at + options_.ready_after;
+  k.failing = options_.fail_rate > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < options_.fail_rate;
+}
+
+absl::Status SimCluster::PatchPod(const pb::PatchPod& patch, absl::Time now, AppliedPlan& out) {
+  auto it = pods_.find(patch.name());
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", patch.name(), " not found"));
+  pb::Pod& pod = it->second;
+  pb::ObjectMeta* meta = pod.mutable_metadata();
+  if (!patch.uid().empty() && patch.uid() != meta->uid()) {
+    return Conflict(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
+  }
+  if (!patch.resource_version().empty() && patch.resource_version() != meta->resource_version()) {
+    auto own = own_status_versions_.find(patch.name());
+    if (own == own_status_versions_.end() || own->second != meta->resource_version()) {
+      return Conflict(absl::StrCat("pod ", patch.name(), ": the object has been modified"));
+    }
+  }
+  const std::string old_revision(planner::Label(*meta, planner::kRevisionLabel));
+  const std::string old_state(planner::Label(*meta, planner::kLifecycleStateLabel));
+  for (const auto& [k, v] : patch.set_labels()) (*meta->mutable_labels())[k] = v;
+  for (const std::string& k : patch.remove_labels()) meta->mutable_labels()->erase(k);
+  for (const auto& [k, v] : patch.set_annotations()) (*meta->mutable_annotations())[k] = v;
+  for (const std::string& k : patch.remove_annotations()) meta->mutable_annotations()->erase(k);
+  for (const std::string& f : patch.add_finalizers()) {
+    if (std::find(meta->finalizers().begin(), meta->finalizers().end(), f) == meta->finalizers().end()) {
+      meta->add_finalizers(f);
+    }
+  }
+  for (const std::string& f : patch.remove_finalizers()) {
+    auto* fs = meta->mutable_finalizers();
+    fs->erase(std::remove(fs->begin(), fs->end(), f), fs->end());
+  }
+  for (pb::Container& c : *pod.mutable_containers()) {
+    auto image = patch.container_images().find(c.name());
+    if (image != patch.container_images().end()) c.set_image(image->second);
+  }
+  for (const std::string& uid : patch.remove_owner_uids()) {
+    auto* owners = meta->mutable_owner_references();
+    owners->erase(std::remove_if(owners->begin(), owners->end(),
+                                 [&](const pb::OwnerReference& o) { return o.uid() == uid; }),
+                  owners->end());
+  }
+  meta->set_resource_version(NextVersion());
   ++out.writes;
+  const std::string new_revision(planner::Label(*meta, planner::kRevisionLabel));
+  if (!old_revision.empty() && new_revision != old_revision) out.updated_in_place.push_back(patch.name());
+  const std::string new_state(planner::Label(*meta, planner::kLifecycleStateLabel));
+  if (new_state != old_state) {
+    out.lifecycle.push_back(absl::StrCat(patch.name(), ": ", old_state.empty() ? "-" : old_state, " -> ",
+                                         new_state.empty() ? "-" : new_state));
+  }
+  (void)now;
   return absl::OkStatus();
 }
 
-bool SimCluster::DrawStartFailure(const std::string& name) {
-  if (options_.fail_rate <= 0 || state_->failing.contains(name)) return false;
-  if (std::uniform_real_distribution<double>(0, 1)(rng_) >= options_.fail_rate) return false;
-  state_->failing.insert(name);
-  return true;
+absl::Status SimCluster::ResizePod(const pb::ResizePod& resize) {
+  auto it = pods_.find(resize.name());
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", resize.name(), " not found"));
+  pb::Pod& pod = it->second;
+  if (!resize.uid().empty() && resize.uid() != pod.metadata().uid()) {
+    return Conflict(absl::StrCat("pod ", resize.name(), ": uid precondition failed"));
+  }
+  if (!resize.resource_version().empty() && resize.resource_version() != pod.metadata().resource_version()) {
+    auto own = own_status_versions_.find(resize.name());
+    if (own == own_status_versions_.end() || own->second != pod.metadata().resource_version()) {
+      return Conflict(absl::StrCat("pod ", resize.name(), ": the object has been modified"));
+    }
+  }
+  // The simulated kubelet resizes at once: the spec and the containers' status resources together.
+  for (const pb::ResizePod::ContainerResources& want : resize.containers()) {
+    for (pb::Container& c : *pod.mutable_containers()) {
+      if (c.name() != want.name()) continue;
+      for (const auto& [k, v] : want.requests()) (*c.mutable_resource_requests())[k] = v;
+      for (const auto& [k, v] : want.limits()) (*c.mutable_resource_limits())[k] = v;
+      for (pb::ContainerStatus& status : *pod.mutable_container_statuses()) {
+        if (status.name() != c.name()) continue;
+        *status.mutable_resource_requests() = c.resource_requests();
+        *status.mutable_resource_limits() = c.resource_limits();
+      }
+    }
+  }
+  pod.mutable_metadata()->set_resource_version(NextVersion());
+  own_status_versions_[resize.name()] = pod.metadata().resource_version();
+  return absl::OkStatus();
 }
 
-void SimCluster::MarkFailing(const std::string& name, absl::Time now) {
-  state_->clock.Set(now);
-  // The embedded cluster's kubelet reads its faults from the pod's annotation.
-  (void)state_->store.Mutate(devcluster::kPods, Namespace(), name, false, [](Json& p) {
-    p["metadata"]["annotations"][nodes::kFaultAnnotation] = kCrashLoop;
+absl::Status SimCluster::PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now) {
+  auto it = pods_.find(patch.name());
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", patch.name(), " not found"));
+  pb::Pod& pod = it->second;
+  if (!patch.uid().empty() && patch.uid() != pod.metadata().uid()) {
+    return Conflict(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
+  }
+  if (!patch.resource_version().empty() && patch.resource_version() != pod.metadata().resource_version()) {
+    return Conflict(absl::StrCat("pod ", patch.name(), " status: the object has been modified"));
+  }
+  for (const pb::Condition& set : patch.set_conditions()) {
+    bool found = false;
+    for (pb::Condition& c : *pod.mutable_conditions()) {
+      if (c.type() == set.type()) {
+        c = set;
+        found = true;
+      }
+    }
+    if (!found) *pod.add_conditions() = set;
+  }
+  pod.mutable_metadata()->set_resource_version(NextVersion());
+  own_status_versions_[patch.name()] = pod.metadata().resource_version();
+  (void)now;
+  return absl::OkStatus();
+}
+
+absl::Status SimCluster::DeletePod(const pb::DeletePod& del, absl::Time now, AppliedPlan& out) {
+  auto it = pods_.find(del.name());
+  if (it == pods_.end()) {
+    // Gone already: the executor counts a 404 on a delete as done, and deletes the pod's claims all the same.
+    ++out.writes;
+    for (const std::string& pvc : del.pvc_names()) {
+      if (pvcs_.erase(pvc) > 0) ++out.writes;
+    }
     return absl::OkStatus();
-  });
+  }
+  if (!del.uid().empty() && del.uid() != it->second.metadata().uid()) {
+    return Conflict(absl::StrCat("pod ", del.name(), ": uid precondition failed"));
+  }
+  ++out.writes;
+  out.deleted.push_back(del.name());
+  if (!planner::IsSet(it->second.metadata().deletion_timestamp())) {
+    SetTimestamp(now, it->second.mutable_metadata()->mutable_deletion_timestamp());
+    it->second.mutable_metadata()->set_resource_version(NextVersion());
+    deleting_since_[del.name()] = now;
+  }
+  if (it->second.metadata().finalizers().empty() && options_.terminate_after <= absl::ZeroDuration()) {
+    pods_.erase(it);
+    kubelets_.erase(del.name());
+    deleting_since_.erase(del.name());
+  }
+  for (const std::string& pvc : del.pvc_names()) {
+    if (pvcs_.erase(pvc) > 0) ++out.writes;
+  }
+  return absl::OkStatus();
 }
 
-void SimCluster::Schedule(const std::string& name, absl::Time now) {
-  const std::string ns = Namespace();
-  auto pod = state_->store.Get(devcluster::kPods, ns, name);
-  if (!pod.ok()) return;
-  State::PodRuntime& rt = state_->runtime[name];
-  rt.request = nodes::RequestOf(*pod);
-  const nodes::Placement placement = nodes::PickNode(rt.request, state_->slots);
-  if (!placement.node) return;  // stays Pending: the kubelet never sees it
-  const std::string node = state_->slots[*placement.node].name;
-  const Json binding = {{"apiVersion", "v1"}, {"kind", "Binding"}, {"metadata", {{"name", name}}},
-                        {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
-  if (!Send("POST", absl::StrCat(snapshot::PodsPath(ns), "/", name, "/binding"), "application/json", binding.dump(),
-            now)
-           .ok()) {
-    return;
+absl::Status SimCluster::PatchCloneSet(const pb::PatchCloneSet& patch, absl::Time now) {
+  Json doc = Json::parse(clone_set_json_);
+  try {
+    doc.merge_patch(Json::parse(patch.merge_patch_json()));
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("patch_clone_set: ", e.what()));
   }
-  const std::string now_s = base::FormatTime(now);
-  (void)state_->store.Mutate(devcluster::kPods, ns, name, true, [&](Json& p) {
-    nodes::ApplyBinding(p, node, now_s);
-    return absl::OkStatus();
-  });
-  if (state_->failing.contains(name)) MarkFailing(name, now);
-  state_->slots[*placement.node].Add(rt.request, +1);
-  rt.node = static_cast<int>(*placement.node);
-  rt.ip_slot = state_->next_ip_slot++ % nodes::kPodsPerCidr;
-  rt.wake_at = now;
+  return ApplyCloneSet(doc.dump(), now);
 }
 
-bool SimCluster::StepPod(const Json& pod, absl::Time now) {
-  const std::string name = json_read::Str(json_read::Member(pod, "metadata"), "name");
-  auto it = state_->runtime.find(name);
-  if (it == state_->runtime.end() || it->second.node < 0) return false;
-  State::PodRuntime& rt = it->second;
-  const nodes::NodeSlot& slot = state_->slots[rt.node];
-  nodes::KubeletTiming timing;
-  timing.start_delay = absl::ToChronoNanoseconds(options_.start_delay);
-  timing.ready_delay = absl::ToChronoNanoseconds(options_.ready_after);
-  timing.max_grace = absl::ToChronoNanoseconds(options_.terminate_after);
-  const nodes::NodeContext node{.name = slot.name,
-                                .host_ip = nodes::HostIp(rt.node),
-                                .ready = true,
-                                .resize = {.cpu_milli_capacity = slot.alloc_cpu_milli,
-                                           .memory_capacity = slot.alloc_memory_bytes,
-                                           .cpu_milli_used = slot.req_cpu_milli - rt.request.cpu_milli,
-                                           .memory_used = slot.req_memory_bytes - rt.request.memory_bytes}};
-  const nodes::TimePoint chrono_now = absl::ToChronoTime(now);
-  nodes::PodProgress next = rt.has_progress ? rt.progress : nodes::PodProgress();
-  // Every image is on every node already: usable at once.
-  const nodes::KubeletDecision d =
-      nodes::DecidePod(pod, next, node, nodes::PodIp(rt.node, rt.ip_slot), timing, chrono_now,
-                       [&](const std::string&) {
-                         nodes::ImageView image;
-                         image.present = true;
-                         image.ready_at = chrono_now;
-                         return image;
-                       });
-  rt.wake_at.reset();
-  if (d.wake_at) rt.wake_at = absl::FromChrono(*d.wake_at);
-  const std::string ns = Namespace();
-  if (d.remove) {
-    state_->clock.Set(now);
-    (void)state_->store.DeleteNow(devcluster::kPods, ns, name);
-    state_->slots[rt.node].Add(rt.request, -1);
-    state_->runtime.erase(it);
-    return true;
+bool SimCluster::StepPod(pb::Pod& pod, Kubelet& k, absl::Time now) {
+  bool changed = false;
+  // A spec image that differs from what the kubelet runs restarts that container in place.
+  bool restart = false;
+  for (const pb::Container& c : pod.containers()) {
+    if (k.images[c.name()] != c.image()) restart = true;
   }
-  rt.progress = std::move(next);
-  rt.has_progress = d.keep_progress;
-  if (!d.status) return false;
-  state_->clock.Set(now);
-  Json update = pod;
-  update["status"] = *d.status;
-  auto written = state_->store.UpdateStatus(devcluster::kPods, std::move(update));
-  if (written.ok() && d.resize_accepted) {  // the node now holds the pod's new requests
-    state_->slots[rt.node].Add(rt.request, -1);
-    rt.request = nodes::RequestOf(*written);
-    state_->slots[rt.node].Add(rt.request, +1);
+  if (restart && now >= k.running_at) {
+    for (pb::ContainerStatus& cs : *pod.mutable_container_statuses()) {
+      for (const pb::Container& c : pod.containers()) {
+        if (c.name() == cs.name() && k.images[c.name()] != c.image()) {
+          cs.set_restart_count(cs.restart_count() + 1);
+          cs.set_ready(false);
+        }
+      }
+    }
+    StartContainers(pod, k, now);
+    changed = true;
   }
-  return written.ok();
+  if (now >= k.running_at) {
+    if (pod.phase() != "Running") {
+      pod.set_phase("Running");
+      changed = true;
+    }
+    for (const pb::Container& c : pod.containers()) {
+      pb::ContainerStatus* status = nullptr;
+      for (pb::ContainerStatus& cs : *pod.mutable_container_statuses()) {
+        if (cs.name() == c.name()) status = &cs;
+      }
+      if (status == nullptr) {
+        status = pod.add_container_statuses();
+        status->set_name(c.name());
+        // A started container reports the resources it runs with (a resize updates them, ResizePod).
+        *status->mutable_resource_requests() = c.resource_requests();
+        *status->mutable_resource_limits() = c.resource_limits();
+        changed = true;
+      }
+      const std::string& image = k.images[c.name()];
+      if (status->image() != image) {
+        status->set_image(image);
+        status->set_image_id(ImageId(image));
+        status->set_container_id(absl::StrCat("sim://", pod.metadata().uid(), "/", c.name(), "/",
+                                              status->restart_count()));
+        changed = true;
+      }
+      const bool ready = now >= k.ready_at && !k.failing;
+      if (status->ready() != ready) {
+        status->set_ready(ready);
+        changed = true;
+      }
+    }
+  }
+  bool containers_ready = pod.container_statuses_size() == pod.containers_size() && now >= k.running_at;
+  for (const pb::ContainerStatus& cs : pod.container_statuses()) containers_ready = containers_ready && cs.ready();
+  changed |= SetCondition(pod, "ContainersReady", containers_ready, now);
+  bool ready = containers_ready;
+  for (const std::string& gate : pod.readiness_gates()) {
+    const pb::Condition* c = FindCondition(pod, gate);
+    ready = ready && c != nullptr && c->status() == "True";
+  }
+  changed |= SetCondition(pod, "Ready", ready, now);
+  if (changed) pod.mutable_metadata()->set_resource_version(NextVersion());
+  return changed;
 }
 
 bool SimCluster::Advance(absl::Time now) {
   bool changed = false;
-  // The kubelet looks at every pod (a decision that changes nothing writes nothing): a spec change (an image or a
-  // resize patch, a delete) is seen as the embedded cluster's kubelet sees it on its watch. A decision can make
-  // another due at the same instant (a container restarted in place starts at once): look again until nothing
-  // changes, bounded.
-  for (int round = 0; round < 10; ++round) {
-    auto listed = state_->store.ListObjects(devcluster::kPods, InNamespace(Namespace()));
-    if (!listed.ok()) break;
-    bool any = false;
-    for (const Json& pod : *listed) any |= StepPod(pod, now);
-    changed |= any;
-    if (!any) break;
+  for (auto it = pods_.begin(); it != pods_.end();) {
+    const std::string name = it->first;
+    auto del = deleting_since_.find(name);
+    if (del != deleting_since_.end() && it->second.metadata().finalizers().empty() &&
+        now >= del->second + options_.terminate_after) {
+      kubelets_.erase(name);
+      deleting_since_.erase(del);
+      it = pods_.erase(it);
+      changed = true;
+      continue;
+    }
+    changed |= StepPod(it->second, kubelets_[name], now);
+    ++it;
   }
   return changed;
 }
@@ -506,18 +517,21 @@ std::optional<absl::Time> SimCluster::NextTransition(absl::Time now) const {
   auto consider = [&](absl::Time t) {
     if (t > now && (!next || t < *next)) next = t;
   };
-  for (const auto& [name, rt] : state_->runtime) {
-    // A pod made to fail only crashes again: nothing the rollout waits for.
-    if (rt.wake_at && !state_->failing.contains(name)) consider(*rt.wake_at);
-  }
   const int min_ready = clone_set_.spec().min_ready_seconds();
-  if (min_ready > 0) {
-    for (const auto& [_, pod] : pods()) {
-      const pb::Condition* ready = planner::FindCondition(pod, "Ready");
-      if (ready != nullptr && ready->status() == "True") {
-        // avail() needs lastTransitionTime + minReadySeconds strictly before now.
-        consider(planner::ToTime(ready->last_transition_time()) + absl::Seconds(min_ready) + absl::Milliseconds(1));
-      }
+  for (const auto& [name, pod] : pods_) {
+    auto del = deleting_since_.find(name);
+    if (del != deleting_since_.end()) {
+      if (pod.metadata().finalizers().empty()) consider(del->second + options_.terminate_after);
+      continue;
+    }
+    auto k = kubelets_.find(name);
+    if (k == kubelets_.end()) continue;
+    consider(k->second.running_at);
+    if (!k->second.failing) consider(k->second.ready_at);
+    const pb::Condition* ready = FindCondition(pod, "Ready");
+    if (min_ready > 0 && ready != nullptr && ready->status() == "True") {
+      // avail() needs lastTransitionTime + minReadySeconds strictly before now.
+      consider(ToTime(ready->last_transition_time()) + absl::Seconds(min_ready) + absl::Milliseconds(1));
     }
   }
   return next;
@@ -527,7 +541,7 @@ PodCounts SimCluster::Counts(absl::Time now) const {
   PodCounts c;
   c.desired = clone_set_.spec().has_replicas() ? clone_set_.spec().replicas() : 1;
   const std::string& update_revision = clone_set_.status().update_revision();
-  for (const auto& [_, pod] : pods()) {
+  for (const auto& [_, pod] : pods_) {
     if (!planner::IsActive(pod) || !HasOwner(pod.metadata(), clone_set_.metadata().uid())) continue;
     ++c.pods;
     if (planner::IsK8sReady(pod)) ++c.ready;
@@ -541,7 +555,7 @@ PodCounts SimCluster::Counts(absl::Time now) const {
 
 int SimCluster::failed_starts() const {
   int n = 0;
-  for (const std::string& name : state_->failing) n += state_->runtime.contains(name) ? 1 : 0;
+  for (const auto& [name, k] : kubelets_) n += (k.failing && pods_.contains(name)) ? 1 : 0;
   return n;
 }
 

@@ -1,29 +1,20 @@
-// A small in-process cluster for `clonesetctl simulate`: one CloneSet, and its pods, PVCs and ControllerRevisions
-// kept by the embedded cluster's own REST layer (devcluster/api_server.h over an in-memory store, no sockets). Plans
-// go the executor's way: the request is assembled by the executor's rules (planapi/request.h) from objects decoded
-// by the executor's decoders (snapshot/), and applied by the executor's plan applier (planapi/applier.h: stages,
-// slow-start batch stop, stop on a conflict, status write last) over a writer that sends the very requests the
-// executor sends (snapshot/patch.h: paths, strategic and merge patches, resourceVersion and uid preconditions,
-// DeleteOptions) to that REST layer, which answers as the embedded cluster answers the executor (409, 404,
-// AlreadyExists...). The pods' lives come from the embedded cluster's node model: the scheduler's placement
-// (devcluster/nodes/scheduler.h) and the kubelet's decisions (devcluster/nodes/kubelet.h: start, readiness, in-place
-// restarts, resizes, graceful removal), so the prediction cannot drift from what the embedded cluster does.
-// Time is an input: every call takes `now`, the store reads it from a clock this class sets, and randomness (start
-// failures) comes from the seed.
+// A tiny in-memory cluster for `clonesetctl simulate`: one CloneSet, its pods, PVCs and ControllerRevisions, a
+// simulated kubelet, and the executor's way with plans: the request is assembled by the executor's rules
+// (planapi/request.h) and plans are applied by the executor's plan applier (planapi/applier.h: stages, slow-start
+// batch stop, stop on a conflict, status write last) over a writer that changes this state and answers as the API
+// server would (409 for a failed precondition, AlreadyExists and a delete of what is gone count as done). Time is
+// an input: every call takes `now`, nothing reads a clock, and randomness (start failures) comes from the seed.
 //
-// The CloneSet itself stays beside the store (the store serves no CloneSet CRD here, so the pods' owner references
-// are left alone by its garbage collector, as an unknown kind's are): its spec comes from ApplyCloneSet, its
-// metadata patches go through the embedded cluster's merge patch, its status is the plan's.
-//
-// Kubelet timing: an image is usable at once (no pull), a container runs `start_delay` after its start and is
-// ready `ready_after` later; with `fail_rate`, each created pod's containers crash in a loop with that probability
-// (they never become ready); a deleted pod goes `terminate_after` after the delete (its grace period, capped)
-// once its finalizers are gone.
+// Kubelet model, per pod: created -> scheduled at once (round-robin over the nodes) -> container running after
+// `start_delay` -> container ready `ready_after` later -> pod Ready when every container is ready and every
+// readiness gate's condition is True. A spec image change restarts the container in place (restartCount + 1, new
+// imageID) with the same delays. With `fail_rate`, each container start fails with that probability: the
+// container runs but never becomes ready. Deleted pods disappear `terminate_after` after the delete once their
+// finalizers are gone.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -32,13 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
-#include "nlohmann/json.hpp"
 #include "planapi/request.h"
-
-namespace cloneset::devcluster {
-class ApiServer;
-class Store;
-}  // namespace cloneset::devcluster
 
 namespace cloneset::clonesetctl {
 
@@ -77,9 +62,6 @@ struct PodCounts {
 class SimCluster {
  public:
   SimCluster(SimOptions options, absl::Time now);
-  ~SimCluster();
-  SimCluster(SimCluster&&) noexcept;
-  SimCluster& operator=(SimCluster&&) noexcept;
 
   // Creates the CloneSet from a JSON object, or replaces its spec (generation + 1 when the spec changed).
   absl::Status ApplyCloneSet(const std::string& json, absl::Time now);
@@ -97,45 +79,49 @@ class SimCluster {
   std::optional<absl::Time> NextTransition(absl::Time now) const;
 
   PodCounts Counts(absl::Time now) const;
-  // The pods and claims as the executor's decoders read them from the store.
-  std::map<std::string, pb::Pod> pods() const;
-  std::map<std::string, pb::PersistentVolumeClaim> pvcs() const;
+  const std::map<std::string, pb::Pod>& pods() const { return pods_; }
+  const std::map<std::string, pb::PersistentVolumeClaim>& pvcs() const { return pvcs_; }
   void set_fail_rate(double rate) { options_.fail_rate = rate; }
-  // Pods whose containers were made to fail (never ready).
+  // Pods whose container start failed (never ready).
   int failed_starts() const;
 
  private:
-  class Writer;  // the plan applier's writer: the executor's requests, sent to the REST layer
-  struct State;  // the clock, the store and its REST layer, the node model's memory
+  class Writer;  // the plan applier's writer to this cluster
 
-  // Sends one request as the executor's REST client would, at `now`: the answer's body, or the error the executor's
-  // client makes of a failed answer (kube/api_status.h).
-  absl::StatusOr<nlohmann::json> Send(const std::string& method, const std::string& path,
-                                      const std::string& content_type, const std::string& body, absl::Time now);
-  absl::Status ApplyAction(const pb::Action& action, absl::Time now, AppliedPlan& out);
+  struct Kubelet {  // per-pod progress of the simulated kubelet
+    std::map<std::string, std::string> images;  // container -> image the current attempt runs
+    absl::Time running_at = absl::InfinitePast();
+    absl::Time ready_at = absl::InfinitePast();
+    bool failing = false;
+    bool started = false;
+  };
+
+  std::string NextVersion() { return std::to_string(++resource_version_); }
+  void StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now);
+  bool StepPod(pb::Pod& pod, Kubelet& k, absl::Time now);
+  // A PVC POSTed by a CreatePod or CreatePvc action; one that exists already is left as it is (AlreadyExists).
+  void CreatePvc(const pb::PersistentVolumeClaim& pvc, absl::Time now, AppliedPlan& out);
   absl::Status CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out);
-  // POSTs a claim; one that exists already counts as done (AlreadyExists), as for the executor. The simulated
-  // provisioner binds it at once.
-  absl::Status CreatePvc(const std::string& pvc_json, absl::Time now, AppliedPlan& out);
-  absl::Status Delete(const std::string& path, const std::string& uid, absl::Time now, AppliedPlan& out);
-  // With `fail_rate`, whether the containers of pod `name` that start now fail (crash in a loop, never ready);
-  // true when this draw made them fail.
-  bool DrawStartFailure(const std::string& name);
-  // Makes the embedded cluster's kubelet crash the pod's containers in a loop (the fault annotation it reads).
-  void MarkFailing(const std::string& name, absl::Time now);
-  // Places a new pod on a node as the embedded cluster's scheduler would, and binds it.
-  void Schedule(const std::string& name, absl::Time now);
-  // One kubelet decision for pod `name`, written to the store; true when the pod changed or went.
-  bool StepPod(const nlohmann::json& pod, absl::Time now);
-  std::string Namespace() const;
+  absl::Status PatchPod(const pb::PatchPod& patch, absl::Time now, AppliedPlan& out);
+  absl::Status PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now);
+  absl::Status ResizePod(const pb::ResizePod& resize);
+  absl::Status DeletePod(const pb::DeletePod& del, absl::Time now, AppliedPlan& out);
+  absl::Status PatchCloneSet(const pb::PatchCloneSet& patch, absl::Time now);
+  absl::Status ApplyAction(const pb::Action& action, absl::Time now, AppliedPlan& out);
 
   SimOptions options_;
   std::mt19937_64 rng_;
-  std::unique_ptr<State> state_;
+  int64_t resource_version_ = 100;
+  int64_t uid_counter_ = 0;
+  int next_node_ = 0;
   std::string clone_set_json_;
   pb::CloneSet clone_set_;
-  // The version our own status write in the current plan returned, per pod: a metadata or spec write that follows
-  // it is preconditioned on it, as the executor does (executor/apply.cc).
+  std::map<std::string, pb::Pod> pods_;
+  std::map<std::string, Kubelet> kubelets_;
+  std::map<std::string, absl::Time> deleting_since_;
+  std::map<std::string, pb::PersistentVolumeClaim> pvcs_;
+  std::map<std::string, pb::ControllerRevision> revisions_;
+  // Versions our own status writes produced in the current plan (see PatchPod in planner.proto).
   std::map<std::string, std::string> own_status_versions_;
 };
 
