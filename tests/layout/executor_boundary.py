@@ -93,8 +93,9 @@ def closure(targets, defined, links):
     return seen
 
 
-def planner_includes(root, files):
-    """[(file, line, included)] for every "planner/..." include reachable from `files` through the tree's headers."""
+def forbidden_includes(root, files, forbidden):
+    """[(file, line, included)] for every include of a header under one of the `forbidden` top-level folders
+    reachable from `files` through the tree's headers."""
     found, seen, stack = [], set(), list(files)
     while stack:
         f = stack.pop()
@@ -105,10 +106,26 @@ def planner_includes(root, files):
             text = src.read()
         for m in INCLUDE.finditer(text):
             inc = os.path.normpath(m.group(1))
-            if inc.split(os.sep)[0] == FORBIDDEN_DIR:
+            if inc.split(os.sep)[0] in forbidden:
                 found.append((f, text.count("\n", 0, m.start()) + 1, inc))
             stack.append(inc)
     return found
+
+
+def report(root, targets, defined, links, sources, forbidden):
+    """Prints a LINK line for every target defined under a `forbidden` top-level folder that `targets` link, directly
+    or not, and an INCLUDE line for every such header their sources reach. Returns (anything found, the targets
+    reached, their sources)."""
+    reached = closure(targets, defined, links)
+    bad_links = [t for t in reached if defined[t].split(os.sep)[0] in forbidden]
+    files = sorted({s for t in reached for s in sources.get(t, [])})
+    bad_includes = forbidden_includes(root, files, forbidden)
+    for t in bad_links:
+        chain = [p for p in reached if t in links.get(p, [])]
+        print(f"LINK     {t} (defined in {defined[t]}/) is linked by {' '.join(chain)}")
+    for f, line, inc in bad_includes:
+        print(f"INCLUDE  {f}:{line} includes {inc}")
+    return bool(bad_links or bad_includes), reached, files
 
 
 def main(argv):
@@ -123,16 +140,8 @@ def main(argv):
     if missing:
         print(f"executor_boundary: no target {' '.join(missing)} in the CMake files under {root}")
         return 1
-    reached = closure(targets, defined, links)
-    bad_links = [t for t in reached if defined[t].split(os.sep)[0] == FORBIDDEN_DIR]
-    files = sorted({s for t in reached for s in sources.get(t, [])})
-    bad_includes = planner_includes(root, files)
-    for t in bad_links:
-        chain = [p for p in reached if t in links.get(p, [])]
-        print(f"LINK     {t} (defined in {defined[t]}/) is linked by {' '.join(chain)}")
-    for f, line, inc in bad_includes:
-        print(f"INCLUDE  {f}:{line} includes {inc}")
-    if bad_links or bad_includes:
+    found, reached, files = report(root, targets, defined, links, sources, (FORBIDDEN_DIR,))
+    if found:
         print(f"executor_boundary: {' '.join(targets)} reaches the planner's implementation; depend on the wire "
               "contract (planner_proto) and planapi/ instead")
         return 1

@@ -14,40 +14,14 @@ Prints every such literal with its file and line; exit 1 if any.
 import re
 import sys
 
-from tree import checkout_files
+from tree import cpp_lines_matching
 
 LITERAL = re.compile(r'"apps\.kruise\.io/')
 EXCEPT = re.compile(r"(^kruise/|_test\.cc$|_bench\.cc$|(^|/)(tests|testing|bench)/|^tools/vectors/)")
 
 
-def code_part(line):
-    """The line without a trailing // comment (a // inside a string literal does not start one)."""
-    in_string, i = False, 0
-    while i < len(line):
-        c = line[i]
-        if in_string:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif line.startswith("//", i):
-            return line[:i]
-        i += 1
-    return line
-
-
 def check(root):
-    problems = []
-    for path in checkout_files(root, "kruise_literals"):
-        if not path.endswith((".cc", ".h")) or EXCEPT.search(path):
-            continue
-        with open(f"{root}/{path}", encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(f, 1):
-                if LITERAL.search(code_part(line)):
-                    problems.append(f"{path}:{number}: {line.strip()}")
-    return problems
+    return cpp_lines_matching(root, "kruise_literals", LITERAL, lambda path: EXCEPT.search(path))
 
 
 def main(argv):

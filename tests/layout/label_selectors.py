@@ -15,8 +15,7 @@ Prints every such literal with its file and line; exit 1 if any.
 import re
 import sys
 
-from kruise_literals import code_part
-from tree import checkout_files
+from tree import cpp_lines_matching
 
 LITERAL = re.compile(r'"(NotIn|DoesNotExist)"|\bnotin\b')
 HOME = ("common/label_selector.h", "common/label_selector.cc")
@@ -24,15 +23,7 @@ EXCEPT = re.compile(r"(_test\.cc$|_bench\.cc$|(^|/)(tests|testing|bench)/|^tools
 
 
 def check(root):
-    problems = []
-    for path in checkout_files(root, "label_selectors"):
-        if not path.endswith((".cc", ".h")) or path in HOME or EXCEPT.search(path):
-            continue
-        with open(f"{root}/{path}", encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(f, 1):
-                if LITERAL.search(code_part(line)):
-                    problems.append(f"{path}:{number}: {line.strip()}")
-    return problems
+    return cpp_lines_matching(root, "label_selectors", LITERAL, lambda path: path in HOME or EXCEPT.search(path))
 
 
 def main(argv):

@@ -123,7 +123,7 @@ printf '| folder | what |\n|---|---|\n| `agent/`, `newlib/` | the agent and a li
 out=$(python3 "$here/readme_folders.py" "$tmp/rf" 2>&1) || fail "a complete table failed: $out"
 # Work items and docs/ paths: a line naming a work item (the word and a number, assembled here so that this file
 # names none) or a docs/ file the tree lacks fails, naming the line; the same tree without them passes.
-item="$(printf '%s %s' Session 7)"
+item="$(printf '%s%s %d' Sess ion $((3 + 4)))"
 printf '// Added in %s for speed.\n// See docs/missing.md and docs/semantics.md.\n' "$item" > "$tmp/refs/lib/bad.cc"
 out=$(python3 "$here/section_refs.py" "$tmp/refs") && fail "a work item and a missing docs/ path passed: $out"
 grep -q "lib/bad.cc:1: work item '$item'" <<<"$out" || fail "work item not named: $out"

@@ -21,28 +21,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from executor_boundary import INCLUDE, closure, parse  # noqa: E402
+from executor_boundary import parse, report  # noqa: E402
 
 PRODUCTS = ["cloneset-planner", "cloneset-executor", "cloneset-agent", "cloneset-devcluster"]
 TOOLING = ("tools", "tests")
-
-
-def tooling_includes(root, files):
-    """[(file, line, included)] for every tools/ or tests/ include reachable from `files` through the tree."""
-    found, seen, stack = [], set(), list(files)
-    while stack:
-        f = stack.pop()
-        if f in seen or not os.path.isfile(os.path.join(root, f)):
-            continue
-        seen.add(f)
-        with open(os.path.join(root, f), encoding="utf-8", errors="replace") as src:
-            text = src.read()
-        for m in INCLUDE.finditer(text):
-            inc = os.path.normpath(m.group(1))
-            if inc.split(os.sep)[0] in TOOLING:
-                found.append((f, text.count("\n", 0, m.start()) + 1, inc))
-            stack.append(inc)
-    return found
 
 
 def main(argv):
@@ -56,16 +38,8 @@ def main(argv):
     if missing:
         print(f"product_boundary: no target {' '.join(missing)} in the CMake files under {root}")
         return 1
-    reached = closure(targets, defined, links)
-    bad_links = [t for t in reached if defined[t].split(os.sep)[0] in TOOLING]
-    files = sorted({s for t in reached for s in sources.get(t, [])})
-    bad_includes = tooling_includes(root, files)
-    for t in bad_links:
-        chain = [p for p in reached if t in links.get(p, [])]
-        print(f"LINK     {t} (defined in {defined[t]}/) is linked by {' '.join(chain)}")
-    for f, line, inc in bad_includes:
-        print(f"INCLUDE  {f}:{line} includes {inc}")
-    if bad_links or bad_includes:
+    found, reached, files = report(root, targets, defined, links, sources, TOOLING)
+    if found:
         print(f"product_boundary: {' '.join(targets)} reach tooling (tools/, tests/); move what they need into "
               "base/ or the product's own folders")
         return 1

@@ -16,3 +16,35 @@ def checkout_files(root, check):
     for path in sorted(set(out.decode().split("\0"))):
         if path and os.path.isfile(os.path.join(root, path)):
             yield path
+
+
+def code_part(line):
+    """The line without a trailing // comment (a // inside a string literal does not start one)."""
+    in_string, i = False, 0
+    while i < len(line):
+        c = line[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif line.startswith("//", i):
+            return line[:i]
+        i += 1
+    return line
+
+
+def cpp_lines_matching(root, check, pattern, skip):
+    """"path:line: text" for every line of code (comments left out) of the checkout's C++ files (.cc, .h) that
+    `pattern` finds, in files for which `skip(path)` is false."""
+    problems = []
+    for path in checkout_files(root, check):
+        if not path.endswith((".cc", ".h")) or skip(path):
+            continue
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                if pattern.search(code_part(line)):
+                    problems.append(f"{path}:{number}: {line.strip()}")
+    return problems
