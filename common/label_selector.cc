@@ -62,31 +62,6 @@ absl::Status CheckRequirement(const LabelRequirement& r, std::string_view where)
   return absl::OkStatus();
 }
 
-// Splits on commas that are not inside parentheses (a backslash escapes the next character).
-std::vector<std::string> SplitTopLevel(absl::string_view text) {
-  std::vector<std::string> parts;
-  std::string cur;
-  int depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\\' && i + 1 < text.size()) {
-      cur += c;
-      cur += text[++i];
-      continue;
-    }
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (c == ',' && depth == 0) {
-      parts.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  parts.push_back(cur);
-  return parts;
-}
-
 bool ValidKey(absl::string_view key) {
   if (key.empty() || key.size() > 317) return false;
   return std::all_of(key.begin(), key.end(), [](char c) {
@@ -153,6 +128,31 @@ bool Contains(const std::vector<std::string>& values, const std::string& v) {
 }
 
 }  // namespace
+
+std::vector<std::string> SplitTopLevel(absl::string_view text) {
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      cur += c;
+      cur += text[++i];
+      continue;
+    }
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
 
 absl::StatusOr<LabelSelector> LabelSelector::FromProto(const pb::LabelSelector& selector, std::string_view field) {
   LabelSelector out;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cloneset/planner/v1/planner.pb.h"
@@ -86,5 +87,9 @@ class LabelSelector {
 // errors are INVALID_ARGUMENT "<path>.<member>: expected <type>, got <type>". Meaning is FromProto's to check, so a
 // decoder can keep a selector that the planner's validation then reports.
 absl::Status DecodeLabelSelector(const nlohmann::json& value, std::string_view path, pb::LabelSelector* out);
+
+// The terms of a selector's string form: split on the commas that are not inside parentheses (`k in (a,b)`); a
+// backslash escapes the next character. Label and field selectors (the embedded cluster's) split alike.
+std::vector<std::string> SplitTopLevel(absl::string_view text);
 
 }  // namespace cloneset::common

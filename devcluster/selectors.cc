@@ -5,34 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/label_selector.h"
 
 namespace cloneset::devcluster {
 namespace {
-
-// Splits on commas that are not inside parentheses.
-std::vector<std::string> SplitTopLevel(absl::string_view text) {
-  std::vector<std::string> parts;
-  std::string cur;
-  int depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\\' && i + 1 < text.size()) {
-      cur += c;
-      cur += text[++i];
-      continue;
-    }
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (c == ',' && depth == 0) {
-      parts.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  parts.push_back(cur);
-  return parts;
-}
 
 std::string Unescape(absl::string_view v) {
   std::string out;
@@ -55,7 +31,7 @@ absl::StatusOr<FieldSelector> FieldSelector::ParseFields(std::string_view text_i
   absl::string_view text(text_in.data(), text_in.size());
   std::vector<Requirement> reqs;
   if (absl::StripAsciiWhitespace(text).empty()) return FieldSelector();
-  for (const std::string& raw : SplitTopLevel(text)) {
+  for (const std::string& raw : common::SplitTopLevel(text)) {
     absl::string_view term = absl::StripAsciiWhitespace(raw);
     Requirement r;
     size_t ne = term.find("!=");
