@@ -2,7 +2,7 @@
 // (pkg/controller/garbagecollector, attemptToDeleteItem / classifyReferences / isDangling), as pure
 // functions of the object and of what the cluster holds under its owner references' coordinates.
 //
-// The store (store.cc) applies them synchronously, under its lock, right after the commit that can make a
+// The store (store_gc.cc) applies them synchronously, under its lock, right after the commit that can make a
 // reference dangling (create, or an update/patch that changes ownerReferences) and for the dependents of a
 // removed owner, instead of from an asynchronous work queue: same outcome, no window in which the object
 // is visible with dangling owners only.

@@ -62,7 +62,7 @@ std::vector<std::string> ClaimsOf(const nlohmann::json& pod);
 // (deletionTimestamp with a zero grace period) no longer does.
 bool PodUsesClaim(const nlohmann::json& pod, const std::string& claim);
 
-// The status a newly created object starts with (nullopt = keep/drop per type, see store.cc).
+// The status a newly created object starts with (nullopt = keep/drop per type, see store_write.cc).
 void ResetStatusOnCreate(const ResourceType& type, nlohmann::json& object);
 
 // True when anything other than metadata and status differs (a generation bump).

@@ -254,10 +254,10 @@ class Store {
   void ConsistentView(
       const std::function<void(const std::vector<std::pair<std::string, ObjectPtr>>& objects, int64_t rv)>& fn) const;
 
-  struct State;  // implementation detail (store.cc)
+  struct State;  // implementation detail (store_state.h)
 
  private:
-  // ResourceQuota admission of a pod about to be created in `ns` (store.cc); the store's lock is held.
+  // ResourceQuota admission of a pod about to be created in `ns` (store_admission.cc); the store's lock is held.
   absl::Status AdmitPodQuotaLocked(const std::string& ns, const nlohmann::json& pod);
 
   base::Clock* clock_;
