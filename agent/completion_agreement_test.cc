@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "agent/readiness.h"
+#include "agent/readiness_gate.h"
 #include "base/time_format.h"
 #include "common/resources.h"
 #include "gtest/gtest.h"

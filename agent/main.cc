@@ -18,7 +18,7 @@
 #include "agent/cri_client.h"
 #include "agent/node_api.h"
 #include "agent/pull_manager.h"
-#include "agent/readiness_reporter.h"
+#include "agent/readiness_gate_reporter.h"
 #include "imagepull/types.h"
 #include "kube/config.h"
 #include "kube/event_recorder.h"

@@ -1,6 +1,6 @@
 // Has a pod's in-place update completed? The one rule the planner (the pod's InPlaceUpdateReady, its lifecycle
 // progress and the next container batch, planner/inplace.cc and planner/refresh.cc) and the node agent
-// (agent/readiness.cc) both decide with, so they cannot disagree about whether a pod finished its update
+// (agent/readiness_gate.cc) both decide with, so they cannot disagree about whether a pod finished its update
 // (semantics §5.9, "containers completed"; the deviations from upstream are in docs/compatibility.md, "Same image ID
 // completes"). agent/completion_agreement_test.cc runs every kind of state through both.
 #pragma once

@@ -1,4 +1,4 @@
-#include "agent/readiness.h"
+#include "agent/readiness_gate.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "agent/readiness_reporter.h"
+#include "agent/readiness_gate_reporter.h"
 
 #include <iostream>
 

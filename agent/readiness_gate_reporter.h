@@ -13,7 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/cri_client.h"
 #include "agent/env_restart.h"
-#include "agent/readiness.h"
+#include "agent/readiness_gate.h"
 #include "base/clock.h"
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
