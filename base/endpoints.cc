@@ -88,45 +88,49 @@ struct EndpointServer::Listener {
 
 absl::StatusOr<std::unique_ptr<EndpointServer>> EndpointServer::Start(EndpointOptions options) {
   if (options.listen.empty()) return absl::InvalidArgumentError("no address to serve the HTTP endpoints on");
-  std::vector<std::unique_ptr<Listener>> listeners;
-  std::vector<int> ports;
+  std::vector<std::pair<std::string, int>> addresses;
   for (const std::string& listen : options.listen) {
     std::string host;
     int port = 0;
     if (!SplitHostPort(listen, &host, &port) || port < 0 || port > 65535) {
       return absl::InvalidArgumentError(absl::StrCat("address '", listen, "' is not host:port"));
     }
+    addresses.emplace_back(host, port);
+  }
+  // Each listener answers as soon as it is bound; when a later one cannot bind, the server's destructor stops the
+  // ones before it (httplib closes a bound socket only in stop(), which counts only once its accept loop runs).
+  std::unique_ptr<EndpointServer> server(new EndpointServer({}, {}));
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const auto& [host, port] = addresses[i];
     Listener* same = nullptr;
-    for (const auto& l : listeners) {
+    for (const auto& l : server->listeners_) {
       if (l->host == host && l->requested_port == port) same = l.get();
     }
     if (same == nullptr) {
       auto l = std::make_unique<Listener>();
       l->host = host;
       l->requested_port = port;
-      httplib::Server& server = l->server;
-      server.new_task_queue = [] { return new httplib::ThreadPool(kThreadsPerListener); };
-      server.set_payload_max_length(kMaxPayloadBytes);
+      httplib::Server& http = l->server;
+      http.new_task_queue = [] { return new httplib::ThreadPool(kThreadsPerListener); };
+      http.set_payload_max_length(kMaxPayloadBytes);
       // httplib's default also sets SO_REUSEPORT, under which a second process binds a port in use and the kernel
       // splits the connections between the two: a port in use must fail instead.
-      server.set_socket_options([](auto sock) {
+      http.set_socket_options([](auto sock) {
         int yes = 1;
         setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
       });
-      Route(server, options);
-      l->port = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-      if (l->port < 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", listen));
+      Route(http, options);
+      l->port = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
+      if (l->port < 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen[i]));
+      l->thread = std::thread([&http] { http.listen_after_bind(); });
+      // httplib ignores a stop() that comes before its accept loop runs: go on only once it runs.
+      for (int n = 0; n < 5000 && !http.is_running(); ++n) absl::SleepFor(absl::Milliseconds(1));
       same = l.get();
-      listeners.push_back(std::move(l));
+      server->listeners_.push_back(std::move(l));
     }
-    ports.push_back(same->port);
+    server->ports_.push_back(same->port);
   }
-  for (auto& l : listeners) {
-    l->thread = std::thread([server = &l->server] { server->listen_after_bind(); });
-    // httplib ignores a stop() that comes before its accept loop runs: return only once it runs.
-    for (int i = 0; i < 5000 && !l->server.is_running(); ++i) absl::SleepFor(absl::Milliseconds(1));
-  }
-  return std::unique_ptr<EndpointServer>(new EndpointServer(std::move(listeners), std::move(ports)));
+  return server;
 }
 
 EndpointServer::EndpointServer(std::vector<std::unique_ptr<Listener>> listeners, std::vector<int> ports)

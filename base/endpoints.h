@@ -41,8 +41,9 @@ struct EndpointOptions {
 // by httplib, bodies by a small payload limit, slow clients by read and write timeouts).
 class EndpointServer {
  public:
-  // Binds every address of `options.listen` before answering any. InvalidArgument for an address without a valid
-  // port or an empty list, Unavailable (naming the address) when one cannot be bound, a port in use included.
+  // Binds and answers on every address of `options.listen`. InvalidArgument for an address without a valid port or
+  // an empty list (before binding any), Unavailable (naming the address) when one cannot be bound, a port in use
+  // included; the listeners already bound are then closed again.
   static absl::StatusOr<std::unique_ptr<EndpointServer>> Start(EndpointOptions options);
   ~EndpointServer();  // Stop()
   EndpointServer(const EndpointServer&) = delete;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -293,16 +294,25 @@ TEST(EndpointServer, BadAddressesAreInvalidArguments) {
   }
 }
 
-// An address not on this host, and a port in use (by another listener, as by another process), cannot be bound.
+size_t OpenFiles() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// An address not on this host, and a port in use (by another listener, as by another process), cannot be bound;
+// the listener bound before the failing one is closed again.
 TEST(EndpointServer, BindFailureIsUnavailableNamingTheAddress) {
   auto taken = EndpointServer::Start({.listen = {"127.0.0.1:0"}, .registry = RegistryWithCounter()});
   ASSERT_TRUE(taken.ok()) << taken.status();
   const std::string in_use = absl::StrCat("127.0.0.1:", (*taken)->port(0));
   for (const std::string& addr : {std::string("192.0.2.1:9466"), in_use}) {  // 192.0.2.1: TEST-NET-1
+    const size_t files = OpenFiles();
     auto server = EndpointServer::Start({.listen = {"127.0.0.1:0", addr}, .registry = RegistryWithCounter()});
     ASSERT_FALSE(server.ok()) << addr;
     EXPECT_EQ(server.status().code(), absl::StatusCode::kUnavailable) << addr;
     EXPECT_EQ(server.status().message(), "cannot listen on " + addr);
+    EXPECT_EQ(OpenFiles(), files) << addr;
   }
   EXPECT_EQ(Get((*taken)->port(0), "/metrics").status, 200);  // the first listener still has its port
 }
