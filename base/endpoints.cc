@@ -173,7 +173,7 @@ absl::StatusOr<std::unique_ptr<EndpointServer>> ServeDaemonEndpoints(const std::
       {.listen = {metrics, health}, .registry = std::move(registry), .healthz = healthz, .readyz = readyz});
   if (!server.ok()) {
     return absl::Status(server.status().code(),
-                        absl::StrCat("cannot serve /metrics, /healthz and /readyz (--metrics_listen=", metrics_listen,
+                        absl::StrCat("cannot serve /metrics and the probes (--metrics_listen=", metrics_listen,
                                      " --health_listen=", health_listen, "): ", server.status().message()));
   }
   std::string host;

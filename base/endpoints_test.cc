@@ -333,7 +333,7 @@ TEST(ServeDaemonEndpoints, FlagsToListenersAndAnnounceLines) {
       {"127.0.0.1", "127.0.0.1:0", 0, "--metrics_listen: address '127.0.0.1' is not host:port"},
       {"127.0.0.1:0", "127.0.0.1:x", 0, "--health_listen: address '127.0.0.1:x' is not host:port"},
       {"127.0.0.1:0", "192.0.2.1:9466", 0,
-       "cannot serve /metrics, /healthz and /readyz (--metrics_listen=127.0.0.1:0 --health_listen=192.0.2.1:9466): "
+       "cannot serve /metrics and the probes (--metrics_listen=127.0.0.1:0 --health_listen=192.0.2.1:9466): "
        "cannot listen on 192.0.2.1:9466"},
   };
   for (const Case& c : cases) {
