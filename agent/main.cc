@@ -24,15 +24,18 @@
 #include "kube/event_recorder.h"
 #include "kube/informer.h"
 #include "kube/rest_client.h"
-#include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
 ABSL_FLAG(std::string, node_name, "", "This node's name (required; downward API spec.nodeName)");
 ABSL_FLAG(std::string, cri_socket, "unix:///run/containerd/containerd.sock", "CRI endpoint of the node's runtime");
 ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file; empty: $KUBECONFIG, ~/.kube/config, then in-cluster");
 ABSL_FLAG(int32_t, max_concurrent_pulls, 2, "Pulls running at once on this node, over all jobs (>= 1)");
-ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9465", "Prometheus /metrics address (port 0 = any)");
-ABSL_FLAG(std::string, health_listen, "127.0.0.1:9466", "/healthz address (port 0 = any)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9465",
+          "Prometheus /metrics address (port 0 = any); it answers /healthz too. Empty: the --health_listen address "
+          "serves /metrics");
+ABSL_FLAG(std::string, health_listen, "127.0.0.1:9466",
+          "/healthz address (port 0 = any); it answers /metrics too, and the same address as --metrics_listen is "
+          "one listener. Empty: the --metrics_listen address serves /healthz");
 ABSL_FLAG(bool, report_readiness, true, "Report finished in-place updates of this node's pods (InPlaceUpdateReady); false also turns off "
           "--restart_env_containers (both follow the same watch of this node's pods)");
 ABSL_FLAG(bool, restart_env_containers, true,
@@ -65,13 +68,10 @@ absl::Status Run(const base::Daemon& daemon) {
   auto client = kube::NewHttpRestClient(*config, rest_opts);
   if (!client.ok()) return base::StartupError("cannot create API client", client.status());
 
-  auto exposer = base::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
-  if (!exposer.ok()) return base::StartupError("cannot serve metrics (--metrics_listen)", exposer.status());
-
   std::atomic<bool> stopping{false};
-  auto health = base::HealthServer::Start(absl::GetFlag(FLAGS_health_listen),
-                                          [&] { return stopping ? std::string("shutting down") : ""; });
-  if (!health.ok()) return base::StartupError("cannot serve /healthz (--health_listen)", health.status());
+  auto endpoints = base::ServeDaemonEndpoints(absl::GetFlag(FLAGS_metrics_listen), absl::GetFlag(FLAGS_health_listen),
+                                              registry, [&] { return stopping ? std::string("shutting down") : ""; });
+  if (!endpoints.ok()) return endpoints.status();
 
   kube::EventRecorder recorder(**client, {.component = "cloneset-agent", .host = node});
   std::unique_ptr<ImageService> cri = NewCriImageService(absl::GetFlag(FLAGS_cri_socket));
@@ -110,7 +110,7 @@ absl::Status Run(const base::Daemon& daemon) {
   readiness.Stop();
   node_images.Stop();
   pulls.Stop();  // running pulls are abandoned unreported; a restarted agent re-runs them (ImageStatus first)
-  (*health)->Stop();
+  (*endpoints)->Stop();
   deadline->Disarm();
   log.Info("stopped");
   return absl::OkStatus();

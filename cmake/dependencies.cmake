@@ -2,7 +2,9 @@ find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)              # module mode: Debian ships no protobuf CMake config
 find_package(gRPC CONFIG REQUIRED)
 find_package(absl CONFIG REQUIRED)
-find_package(prometheus-cpp CONFIG REQUIRED) # no version: the package has no version file
+# No version: the package has no version file. Only prometheus-cpp::core is linked (the daemons serve /metrics with
+# cpp-httplib, base/endpoints.h); the package's config still looks for civetweb, its pull library's server.
+find_package(prometheus-cpp CONFIG REQUIRED)
 find_package(GTest CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(simdjson CONFIG REQUIRED)

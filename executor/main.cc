@@ -35,7 +35,6 @@
 #include "kube/rest_client.h"
 #include "kube/workqueue.h"
 #include "planapi/feature_gates.h"
-#include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "imagepull/coordinator_loop.h"  // image pre-download coordinator
 
@@ -74,8 +73,12 @@ ABSL_FLAG(absl::Duration, retry_backoff_max, absl::Minutes(2),
 ABSL_FLAG(double, retry_backoff_jitter, 0.2,
           "Up to this fraction of each back-off wait is taken off at random, so that CloneSets refused together do "
           "not retry together; in [0, 1) (also spelled --retry-backoff-jitter)");
-ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080", "Prometheus /metrics address (port 0 = any)");
-ABSL_FLAG(std::string, health_listen, "127.0.0.1:8081", "/healthz and /readyz address (port 0 = any)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:8080",
+          "Prometheus /metrics address (port 0 = any); it answers /healthz and /readyz too. Empty: the "
+          "--health_listen address serves /metrics");
+ABSL_FLAG(std::string, health_listen, "127.0.0.1:8081",
+          "/healthz and /readyz address (port 0 = any); it answers /metrics too, and the same address as "
+          "--metrics_listen is one listener. Empty: the --metrics_listen address serves the probes");
 ABSL_FLAG(absl::Duration, expectation_timeout, absl::Minutes(5),
           "How long a CloneSet waits for the cache to show the executor's writes before re-listing");
 ABSL_FLAG(absl::Duration, readyz_failure_bound, absl::Seconds(10),
@@ -267,14 +270,10 @@ absl::Status Run(const base::Daemon& daemon) {
                          .backoff = &backoff});
 
   // Endpoints first, so probes answer while the caches sync.
-  auto exposer = base::ServeMetrics(absl::GetFlag(FLAGS_metrics_listen), registry);
-  if (!exposer.ok()) {
-    return base::StartupError("cannot serve metrics (--metrics_listen)", exposer.status());
-  }
-
   std::atomic<bool> stopping{false};
-  auto health = base::HealthServer::Start(
-      absl::GetFlag(FLAGS_health_listen), [] { return std::string(); },
+  auto endpoints = base::ServeDaemonEndpoints(
+      absl::GetFlag(FLAGS_metrics_listen), absl::GetFlag(FLAGS_health_listen), registry,
+      [] { return std::string(); },
       [&]() -> std::string {
         return ReadinessProblem({.stopping = stopping,
                                  .caches_synced = cache.HasSynced(),
@@ -282,9 +281,7 @@ absl::Status Run(const base::Daemon& daemon) {
                                  .planner = planner_contact.Get()},
                                 absl::Now(), absl::GetFlag(FLAGS_readyz_failure_bound));
       });
-  if (!health.ok()) {
-    return base::StartupError("cannot serve /healthz and /readyz (--health_listen)", health.status());
-  }
+  if (!endpoints.ok()) return endpoints.status();
 
   cache.Start();
   shards.Start();
@@ -341,7 +338,7 @@ absl::Status Run(const base::Daemon& daemon) {
   shards.Stop(/*release=*/true);
   cache.Stop();
   gauges.join();
-  (*health)->Stop();
+  (*endpoints)->Stop();
   deadline->Disarm();
   Log(LogLevel::kInfo, "stopped");
   return absl::OkStatus();

@@ -23,7 +23,6 @@
 #include "planner/service/metrics.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
-#include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -90,19 +89,20 @@ absl::Status Run(const base::Daemon& daemon) {
                          {"mtls", !options.tls_client_ca.empty()},
                          {"max_request_bytes", options.max_request_bytes}});
 
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<base::EndpointServer> metrics_server;
   const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (!metrics_listen.empty()) {
-    // Announced below on stdout in the planner's own words, which its clients read.
-    auto served = base::ServeMetrics(metrics_listen, registry, /*announce=*/false);
+    // /metrics only: the planner answers the gRPC health service instead of /healthz and /readyz.
+    auto served = base::EndpointServer::Start(
+        {.listen = {metrics_listen}, .registry = registry, .healthz = nullptr, .readyz = nullptr});
     if (!served.ok()) {
       running->server->Shutdown();
       return absl::Status(served.status().code(), absl::StrCat("cannot serve metrics (--metrics_listen=",
                                                                metrics_listen, "): ", served.status().message()));
     }
-    exposer = *std::move(served);
-    const auto ports = exposer->GetListeningPorts();
-    const std::string bound = WithPort(metrics_listen, ports.empty() ? 0 : ports.front());
+    metrics_server = *std::move(served);
+    // Announced on stdout in the planner's own words, which its clients read.
+    const std::string bound = WithPort(metrics_listen, metrics_server->port(0));
     std::cout << "metrics listening on " << bound << std::endl;
     log.Info("metrics listening", {{"address", bound}});
   }
@@ -146,10 +146,10 @@ absl::Status Run(const base::Daemon& daemon) {
   if (release_memory.joinable()) release_memory.join();
   const auto shutdown_start = std::chrono::steady_clock::now();
   running->server->GetHealthCheckService()->Shutdown();
-  // civetweb takes a second or two to stop; do it (and the conversion webhook) while the gRPC calls drain.
-  std::thread stop_metrics([&exposer, &conversion] {
+  // The HTTP servers stop their threads (a kept-alive connection ends at its next poll) while the gRPC calls drain.
+  std::thread stop_metrics([&metrics_server, &conversion] {
     if (conversion != nullptr) conversion->Stop();
-    exposer.reset();
+    if (metrics_server != nullptr) metrics_server->Stop();
   });
   // Drain: let calls in flight finish (up to the grace period), then shut down with an immediate deadline. gRPC's
   // own Shutdown(deadline) also waits out the whole deadline while idle clients stay connected, which would

@@ -4,7 +4,8 @@
 # links or includes the planner's implementation, a product binary that links or includes tooling (tools/, tests/),
 # a rule-table row naming a function that does not exist, a second copy of the RFC 3339 timestamp layout, a README
 # folder table that misses a folder, a work-item reference, a docs/ path the tree lacks, an "apps.kruise.io/"
-# literal outside kruise/, a label selector operator outside common/label_selector.cc; and pass once each is mended.
+# literal outside kruise/, a label selector operator outside common/label_selector.cc, a /metrics server on
+# prometheus-cpp's Exposer; and pass once each is mended.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command -v git >/dev/null || { echo "layout_selftest: git is needed (file_size.py lists files with it)" >&2; exit 1; }
@@ -159,4 +160,22 @@ grep -q 'lib/match.cc:3: ' <<<"$out" || fail "string form not named: $out"
 grep -qE '^(common/label_selector.cc|lib/match_test.cc):' <<<"$out" && fail "the home or a test was reported: $out"
 printf 'int x;\nreturn selector.Matches(labels);  // NotIn, DoesNotExist: common::LabelSelector\n' > "$tmp/ls/lib/match.cc"
 out=$(python3 "$here/label_selectors.py" "$tmp/ls") || fail "a caller of common::LabelSelector failed: $out"
+
+# HTTP endpoints: including prometheus/exposer.h, naming prometheus::Exposer or linking prometheus-cpp::pull fails,
+# naming the line; base::EndpointServer and a comment naming the Exposer do not.
+git -C "$tmp" init -q he
+mkdir -p "$tmp/he/lib"
+printf '#include "prometheus/exposer.h"\nint x;\nauto e = std::make_unique<prometheus::Exposer>(listen);\n' \
+  > "$tmp/he/lib/main.cc"
+printf 'add_executable(d main.cc)\n# prometheus-cpp::pull is gone\ntarget_link_libraries(d PRIVATE prometheus-cpp::pull)\n' \
+  > "$tmp/he/lib/CMakeLists.txt"
+out=$(python3 "$here/http_endpoints.py" "$tmp/he") && fail "a /metrics server on the Exposer passed: $out"
+grep -q 'lib/main.cc:1: #include "prometheus/exposer.h"' <<<"$out" || fail "include not named: $out"
+grep -q 'lib/main.cc:3: ' <<<"$out" || fail "prometheus::Exposer not named: $out"
+grep -q 'lib/CMakeLists.txt:3: ' <<<"$out" || fail "link not named: $out"
+grep -q 'lib/CMakeLists.txt:2: ' <<<"$out" && fail "a CMake comment was reported: $out"
+printf '#include "base/endpoints.h"\nint x;  // was prometheus::Exposer\nauto e = base::EndpointServer::Start(o);\n' \
+  > "$tmp/he/lib/main.cc"
+printf 'add_executable(d main.cc)\ntarget_link_libraries(d PRIVATE base prometheus-cpp::core)\n' > "$tmp/he/lib/CMakeLists.txt"
+out=$(python3 "$here/http_endpoints.py" "$tmp/he") || fail "a daemon on base::EndpointServer failed: $out"
 echo "layout_selftest: ok"
