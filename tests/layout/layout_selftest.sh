@@ -65,6 +65,20 @@ grep -q 'INCLUDE  executor/apply.h:2 includes planner/plan.h' <<<"$out" || fail 
 printf 'add_library(executor_core STATIC apply.cc)\ntarget_link_libraries(executor_core PUBLIC planner_proto)\n' > "$tmp/eb/executor/CMakeLists.txt"
 printf '#pragma once\n' > "$tmp/eb/executor/apply.h"
 out=$(python3 "$here/executor_boundary.py" "$tmp/eb") || fail "an executor on the wire proto only failed: $out"
+# The planner's client library (planner/client/) is the executor's way to the planner: linking it passes, and it is
+# followed like any library: a client that includes or links the planner's implementation fails the executor.
+mkdir -p "$tmp/eb/planner/client"
+printf 'add_library(planner_client STATIC client.cc)\ntarget_link_libraries(planner_client PUBLIC planner_proto)\n' > "$tmp/eb/planner/client/CMakeLists.txt"
+printf '#include "planner/client/client.h"\n' > "$tmp/eb/planner/client/client.cc"
+printf '#pragma once\n#include "cloneset/planner/v1/planner.pb.h"\n' > "$tmp/eb/planner/client/client.h"
+printf '#include "executor/apply.h"\n#include "planner/client/client.h"\n' > "$tmp/eb/executor/apply.cc"
+printf 'add_library(executor_core STATIC apply.cc)\ntarget_link_libraries(executor_core PUBLIC planner_client)\n' > "$tmp/eb/executor/CMakeLists.txt"
+out=$(python3 "$here/executor_boundary.py" "$tmp/eb") || fail "an executor on the planner's client failed: $out"
+printf '#pragma once\n#include "planner/plan.h"\n' > "$tmp/eb/planner/client/client.h"
+printf 'add_library(planner_client STATIC client.cc)\ntarget_link_libraries(planner_client PUBLIC planner_core)\n' > "$tmp/eb/planner/client/CMakeLists.txt"
+out=$(python3 "$here/executor_boundary.py" "$tmp/eb") && fail "a client reaching planner_core passed: $out"
+grep -q 'LINK     planner_core (defined in planner/) is linked by planner_client' <<<"$out" || fail "link via client: $out"
+grep -q 'INCLUDE  planner/client/client.h:2 includes planner/plan.h' <<<"$out" || fail "include via client: $out"
 # The product boundary: a product binary whose library links a target defined under tools/, or whose source
 # includes a tests/ header through a header of its own, fails; one that uses base/ passes.
 mkdir -p "$tmp/pb/base" "$tmp/pb/tools/cli" "$tmp/pb/tests/support" "$tmp/pb/planner/service" "$tmp/pb/executor" \

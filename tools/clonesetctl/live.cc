@@ -12,8 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/resources.h"
-#include "executor/planner_client.h"
 #include "nlohmann/json.hpp"
+#include "planner/client/grpc_planner_client.h"
 #include "planner/context.h"
 #include "planner/predicates.h"
 #include "snapshot/snapshot.h"
@@ -259,10 +259,11 @@ std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
 
 absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::PlanSnapshot snapshot,
                                             absl::Duration deadline) {
-  executor::GrpcPlannerOptions options;
+  // One call: no health probe (no thread), and nothing tracks the planner's reachability.
+  planner::client::GrpcPlannerOptions options;
   options.address = address;
   options.deadline = deadline;
-  auto client = executor::NewGrpcPlannerClient(options);
+  auto client = planner::client::NewGrpcPlannerClient(options);
   if (!client.ok()) return client.status();
   absl::StatusOr<pb::PlanResponse> plan = planapi::RequestPlan(
       snapshot, [&](const pb::PlanRequest& request) { return (*client)->Plan(request); });
