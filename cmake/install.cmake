@@ -1,12 +1,12 @@
 # What ships and what does not, as CMake install components (docs/architecture.md, "What ships"):
 #   product: the three services, the CLI and the Helm chart: `cmake --install BUILD --component product`.
-#   dev:     the embedded development cluster, its simulated container runtime and the benchmarks: tooling for
-#            development and tests, never deployed.
+#   dev:     the embedded development cluster, its simulated container runtime, the demo (cloneset-demo) and the
+#            benchmarks: tooling for development and tests, never deployed.
 # tests/layout/install_components_test.sh installs both and checks each holds exactly its part.
 include(GNUInstallDirs)
 
 set(CLONESET_PRODUCT_PROGRAMS cloneset-planner cloneset-executor cloneset-agent clonesetctl)
-set(CLONESET_DEV_PROGRAMS cloneset-devcluster cloneset-sim-cri)
+set(CLONESET_DEV_PROGRAMS cloneset-devcluster cloneset-sim-cri cloneset-demo)
 set(CLONESET_DEV_BENCHMARKS planner_bench planner_bench_glibc planner_api_example devcluster_bench
     kube_watch_stream_bench reconcile_bench)
 

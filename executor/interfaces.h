@@ -1,5 +1,5 @@
 // The executor's edges, as small interfaces so the reconcile can be tested with gmock (testing/mocks.h):
-// the planner (gRPC), the informer caches, and the event recorder.
+// the planner (gRPC, through planner/client/), the informer caches, and the event recorder.
 #pragma once
 
 #include <memory>
@@ -12,27 +12,15 @@
 #include "cloneset/planner/v1/planner.pb.h"
 #include "executor/expectations.h"
 #include "planapi/request.h"
+#include "planner/client/planner_client.h"
 
 namespace cloneset::executor {
 
 namespace pb = ::cloneset::planner::v1;
 
-// The planner service. Errors carry the gRPC code as the absl code (the numeric values are the same).
-class PlannerClient {
- public:
-  virtual ~PlannerClient() = default;
-  virtual absl::StatusOr<pb::PlanResponse> Plan(const pb::PlanRequest& request) = 0;
-  // The same call with the request's bytes made already (planapi::PlanSnapshot::Serialize: a shared pod table's
-  // kept bytes as they are): a client that sends bytes sends these instead of serializing `request`, which they
-  // encode, again. By default Plan(request).
-  virtual absl::StatusOr<pb::PlanResponse> PlanBytes(const pb::PlanRequest& request, planapi::RequestBytes bytes) {
-    (void)bytes;
-    return Plan(request);
-  }
-  virtual absl::StatusOr<pb::ValidateResponse> Validate(const pb::ValidateRequest& request) = 0;
-  // Whether some planner replica answered the gRPC health check recently.
-  virtual bool Healthy() = 0;
-};
+// The planner service: the client library's interface (planner/client/planner_client.h), which the reconcile calls
+// and tests double (planner/client/testing/mock_planner_client.h).
+using PlannerClient = ::cloneset::planner::client::PlannerClient;
 
 // Read access to the caches, in planner vocabulary. Lists are sorted by name (the planner's tie-breaks assume a
 // defined order, semantics §0.6).

@@ -22,7 +22,6 @@
 #include "executor/expectations.h"
 #include "executor/informer_cache.h"
 #include "executor/metrics.h"
-#include "executor/planner_client.h"
 #include "executor/readiness.h"
 #include "executor/reconciler.h"
 #include "executor/shards.h"
@@ -34,6 +33,7 @@
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
 #include "kube/workqueue.h"
+#include "planner/client/grpc_planner_client.h"
 #include "planapi/feature_gates.h"
 #include "prometheus/registry.h"
 #include "imagepull/coordinator_loop.h"  // image pre-download coordinator
@@ -169,13 +169,15 @@ absl::Status Run(const base::Daemon& daemon) {
   ContactTracker planner_contact(&base::RealClock::Get());
   absl::StatusOr<std::unique_ptr<kube::RestClient>> client =
       NewTrackedRestClient(*std::move(http_client), &api_contact);
-  GrpcPlannerOptions planner_opts;
+  PlannerContact planner_outcomes(&planner_contact);
+  ::cloneset::planner::client::GrpcPlannerOptions planner_opts;
   planner_opts.address = absl::GetFlag(FLAGS_planner_address);
   planner_opts.tls_ca = absl::GetFlag(FLAGS_planner_tls_ca);
   planner_opts.tls_cert = absl::GetFlag(FLAGS_planner_tls_cert);
   planner_opts.tls_key = absl::GetFlag(FLAGS_planner_tls_key);
-  planner_opts.contact = &planner_contact;
-  auto planner = NewGrpcPlannerClient(planner_opts);
+  planner_opts.health_probe = true;  // /readyz knows the planner before the first reconcile calls it
+  planner_opts.observer = &planner_outcomes;
+  auto planner = ::cloneset::planner::client::NewGrpcPlannerClient(planner_opts);
   if (!planner.ok()) {
     return base::StartupError("cannot create planner client", planner.status());
   }

@@ -4,7 +4,8 @@
 // them; the loss counts once the contact has failed without a success for longer than a bound.
 //
 // ReadinessProblem is the pure decision (time is an input); ContactTracker records outcomes from the threads that
-// make the calls; TrackedRestClient records every API request's outcome.
+// make the calls; TrackedRestClient records every API request's outcome, PlannerContact every outcome the planner
+// client reports.
 #pragma once
 
 #include <memory>
@@ -17,6 +18,7 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "kube/rest_client.h"
+#include "planner/client/planner_client.h"
 
 namespace cloneset::executor {
 
@@ -51,6 +53,18 @@ class ContactTracker {
   const base::Clock* clock_;
   mutable absl::Mutex mu_;
   Contact contact_ ABSL_GUARDED_BY(mu_);
+};
+
+// The planner client's outcomes recorded in `tracker` (the planner's side of /readyz): Reached is a success,
+// Unreachable a failure with its reason.
+class PlannerContact final : public planner::client::ContactObserver {
+ public:
+  explicit PlannerContact(ContactTracker* tracker) : tracker_(tracker) {}
+  void Reached() override { tracker_->Success(); }
+  void Unreachable(std::string_view why) override { tracker_->Failure(why); }
+
+ private:
+  ContactTracker* tracker_;
 };
 
 // A RestClient that forwards to `inner` and records each request's outcome in `tracker`: any HTTP answer is

@@ -88,6 +88,21 @@ TEST(ContactTrackerTest, FailingSinceIsTheFirstFailureAfterTheLastSuccess) {
   EXPECT_EQ(ReadinessProblem({.caches_synced = true, .api_server = c, .planner = c}, clock.Now(), kBound), "");
 }
 
+// The planner client's reports land in the planner's tracker: Reached is a success, Unreachable a failure with why.
+TEST(PlannerContactTest, TheClientsReportsAreThePlannersContact) {
+  base::testing::FakeClock clock(kNow);
+  ContactTracker t(&clock);
+  PlannerContact observer(&t);
+  observer.Unreachable("health check: connection refused");
+  EXPECT_FALSE(t.Get().last_success.has_value());
+  EXPECT_EQ(t.Get().failing_since, kNow);
+  EXPECT_EQ(t.Get().last_error, "health check: connection refused");
+  clock.Advance(absl::Seconds(3));
+  observer.Reached();
+  EXPECT_EQ(t.Get().last_success, kNow + absl::Seconds(3));
+  EXPECT_FALSE(t.Get().failing_since.has_value());
+}
+
 TEST(TrackedRestClientTest, AnyHttpAnswerIsContactATransportErrorIsNot) {
   base::testing::FakeClock clock(kNow);
   ContactTracker t(&clock);

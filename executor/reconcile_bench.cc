@@ -34,13 +34,13 @@
 #include "executor/expectations.h"
 #include "executor/informer_cache.h"
 #include "executor/interfaces.h"
-#include "executor/planner_client.h"
 #include "executor/reconciler.h"
 #include "google/protobuf/arena.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "kube/rest_client.h"
 #include "nlohmann/json.hpp"
 #include "planner/bench/rollout_snapshot.h"
+#include "planner/client/grpc_planner_client.h"
 #include "planapi/in_place_batches.h"
 #include "planapi/plan_schedule.h"
 #include "planner/plan.h"
@@ -56,6 +56,7 @@ namespace cloneset::executor {
 namespace {
 
 using json = nlohmann::json;
+using ::cloneset::planner::client::PlanRequestBuffer;
 
 std::string Rfc3339(const google::protobuf::Timestamp& ts) {
   return base::FormatTime(absl::FromUnixSeconds(ts.seconds()));
@@ -257,7 +258,7 @@ bool ParseRequest(const grpc::ByteBuffer& bytes, pb::PlanRequest* request) {
 }
 
 // The planner in this process, called as over the wire: the request's bytes made as the executor's gRPC client
-// sends them (executor/planner_client.cc: PlanSnapshot::Serialize, a kept pod table's bytes as they are, in a
+// sends them (planner/client/grpc_planner_client.cc: PlanSnapshot::Serialize, a kept pod table's bytes as they are, in a
 // grpc::ByteBuffer), parsed onto an arena as the service parses them, planned, and the response serialized and
 // parsed back. The executor's side pays what it pays with the gRPC client except the transport, and the planner's
 // side what the service pays.

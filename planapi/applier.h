@@ -1,6 +1,6 @@
 // Applying a plan: the one implementation of the rules every applier of a plan follows, over a small writer
 // interface. The executor gives it a writer that talks to the API server (executor/apply.cc), `clonesetctl
-// simulate` one that changes its in-memory cluster (tools/clonesetctl/sim_cluster.cc), so the simulation cannot
+// simulate` one that changes its in-memory cluster (clonesetctl/sim_cluster.cc), so the simulation cannot
 // drift from what the executor does with the same plan.
 //
 // The rules:

@@ -31,8 +31,8 @@ namespace pb = ::cloneset::planner::v1;
 
 // A pod table shared, not copied, by the cache that keeps it and every request that carries it, with its serialized
 // bytes, made once on first use and kept: a request carrying the table is sent as its other fields and these bytes
-// as they are (PlanSnapshot::Serialize, executor/planner_client.cc), so an idle reconcile of a large CloneSet
-// neither copies nor serializes its table again (docs/performance.md "The request as kept bytes").
+// as they are (PlanSnapshot::Serialize, planner/client/grpc_planner_client.cc), so an idle reconcile of a large
+// CloneSet neither copies nor serializes its table again (docs/performance.md "The request as kept bytes").
 // Immutable; copies share it.
 class SharedPodTable {
  public:

@@ -34,9 +34,9 @@ struct PlannerFunctions {
   std::function<absl::StatusOr<v1::ComputeRevisionResponse>(const v1::ComputeRevisionRequest&)> compute_revision;
 };
 
-// The largest plan the service sends: what the executor accepts (executor/planner_client.cc). A bigger plan fails
-// with RESOURCE_EXHAUSTED instead of reaching a client that cannot read it (or, beyond 2 GiB, a serializer that
-// aborts). The planner's own per-plan bounds (planner/plan_limits.h) keep real plans far below it.
+// The largest plan the service sends: what the executor accepts (planner/client/grpc_planner_client.cc). A bigger
+// plan fails with RESOURCE_EXHAUSTED instead of reaching a client that cannot read it (or, beyond 2 GiB, a
+// serializer that aborts). The planner's own per-plan bounds (planner/plan_limits.h) keep real plans far below it.
 inline constexpr int64_t kDefaultMaxResponseBytes = int64_t{256} << 20;
 
 // The methods take raw bytes and parse them here: a request that does not parse gets INVALID_ARGUMENT saying so

@@ -16,8 +16,8 @@
 #include "kube/rest_client.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/stack.h"
-#include "tools/clonesetctl/demo.h"
-#include "tools/clonesetctl/live.h"
+#include "clonesetctl/live.h"
+#include "tools/demo/demo.h"
 
 namespace cloneset::testing {
 namespace {
@@ -119,7 +119,7 @@ class ClonesetctlLive : public ::testing::Test {
     kubeconfig_ = stack_.kubeconfig();
     planner_addr_ = stack_.planner_address();
     env_ = stack_.env();
-    env_["RUN_DIR"] = stack_.dir() + "/norun";
+    env_["CLONESET_PLANNER"] = "";  // unset for clonesetctl: each test names its planner
   }
   CommandResult Kubectl(std::vector<std::string> args) { return stack_.Kubectl(std::move(args)); }
   bool Eventually(const std::function<bool()>& f, absl::Duration timeout = absl::Seconds(30)) {
@@ -139,6 +139,10 @@ TEST_F(ClonesetctlLive, StatusAndPlanErrors) {
   r = Ctl({"plan", "video-transcoder", "--planner", "127.0.0.1:1"}, env_);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("planner at 127.0.0.1:1 is unreachable"));
+  // No planner named: a usage error naming the flag and the variable, not a guess.
+  r = Ctl({"plan", "video-transcoder"}, env_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("plan needs the planner's address: --planner HOST:PORT, or CLONESET_PLANNER"));
   const std::string dead = stack_.dir() + "/dead.kubeconfig";
   {
     std::ifstream in(kubeconfig_);
@@ -154,7 +158,9 @@ TEST_F(ClonesetctlLive, StatusAndPlanErrors) {
 
 TEST_F(ClonesetctlLive, PlanShowsTheCreationsWithoutDoingThem) {
   ASSERT_EQ(Kubectl({"apply", "-f", kSeed + "cloneset.yaml"}).exit_code, 0);
-  auto r = Ctl({"plan", "video-transcoder", "--planner", planner_addr_}, env_);
+  std::map<std::string, std::string> env = env_;
+  env["CLONESET_PLANNER"] = planner_addr_;  // as `./run up` exports it
+  auto r = Ctl({"plan", "video-transcoder"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("create ControllerRevision"));
   size_t creates = 0;
@@ -213,7 +219,7 @@ spec:
   auto settled = [&](const std::string& image) {
     auto live = fetch();
     if (!live.ok() || live->pods.size() != 5) return false;
-    for (const auto& [_, f] : clonesetctl::FactsOf(*live)) {
+    for (const auto& [_, f] : demo::FactsOf(*live)) {
       if (!f.ready || f.image != image) return false;
     }
     return true;
@@ -230,7 +236,7 @@ spec:
   while (absl::Now() < deadline) {
     auto live = fetch();
     if (!live.ok()) continue;
-    const auto facts = clonesetctl::FactsOf(*live);
+    const auto facts = demo::FactsOf(*live);
     int available = 0;
     for (const auto& [name, f] : facts) {
       available += f.ready ? 1 : 0;

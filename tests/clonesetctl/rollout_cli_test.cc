@@ -54,7 +54,7 @@ class ClonesetctlRollout : public ::testing::Test {
     options.pod_start_delay = "100ms";
     ASSERT_EQ(stack_.Start(options), "");
     env_ = stack_.env();
-    env_["RUN_DIR"] = stack_.dir() + "/norun";
+    env_["CLONESET_PLANNER"] = "";  // unset for clonesetctl: each test names its planner
     auto config = kube::LoadKubeconfigFile(stack_.kubeconfig());
     ASSERT_TRUE(config.ok()) << config.status();
     auto client = kube::NewHttpRestClient(*config);

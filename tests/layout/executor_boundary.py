@@ -2,13 +2,17 @@
 """Fails when the executor reaches into the planner's implementation.
 
 The executor talks to the planner over gRPC only: it depends on the wire contract (proto/planner.proto, the
-generated cloneset/planner/v1/planner.pb.h) and on planapi/, never on the planner's code (docs/architecture.md,
-"Contracts"). Two measures, both from the sources so that no build is needed:
+generated cloneset/planner/v1/planner.pb.h), on the planner's client library (planner/client/: the API's client,
+not its implementation) and on planapi/, never on the planner's code (docs/architecture.md, "Contracts"). Two
+measures, both from the sources so that no build is needed:
 
   * link: the libraries cloneset-executor links, followed through every target_link_libraries of the tree's
-    CMake files, include no target defined under planner/ (planner_core, planner_service, ...);
+    CMake files, include no target defined under planner/ (planner_core, planner_service, ...) but planner/client/;
   * include: the sources of those libraries and of the binary, and every header of the tree they include,
-    directly or not, include no "planner/..." header.
+    directly or not, include no "planner/..." header but planner/client/'s.
+
+The client library is followed like any other: if it linked or included the planner's implementation, the
+executor would reach it through the client, and the check fails.
 
 Usage: executor_boundary.py ROOT [TARGET...]
 
@@ -25,6 +29,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 KEYWORDS = {"PUBLIC", "PRIVATE", "INTERFACE", "STATIC", "SHARED", "OBJECT", "MODULE", "EXCLUDE_FROM_ALL",
             "IMPORTED", "GLOBAL", "ALIAS"}
 FORBIDDEN_DIR = "planner"
+# The part of planner/ that is the API's client, which the executor calls the planner through.
+ALLOWED_DIRS = ("planner/client",)
 # Targets of executor/ that are not the executor: the reconcile benchmark runs the planner in process beside the
 # wire call, to measure what the wire costs (docs/performance.md).
 EXEMPT = {"reconcile_bench"}
@@ -93,9 +99,19 @@ def closure(targets, defined, links):
     return seen
 
 
-def forbidden_includes(root, files, forbidden):
-    """[(file, line, included)] for every include of a header under one of the `forbidden` top-level folders
-    reachable from `files` through the tree's headers."""
+def under(path, folders):
+    """Whether `path` (relative to the root) is one of `folders` or inside one."""
+    return any(path == f or path.startswith(f + os.sep) for f in folders)
+
+
+def forbidden_path(path, forbidden, allowed):
+    """Whether `path` is under one of the `forbidden` top-level folders and not under one of the `allowed` ones."""
+    return path.split(os.sep)[0] in forbidden and not under(path, allowed)
+
+
+def forbidden_includes(root, files, forbidden, allowed=()):
+    """[(file, line, included)] for every include of a header under one of the `forbidden` top-level folders (and
+    not under an `allowed` folder) reachable from `files` through the tree's headers."""
     found, seen, stack = [], set(), list(files)
     while stack:
         f = stack.pop()
@@ -106,20 +122,20 @@ def forbidden_includes(root, files, forbidden):
             text = src.read()
         for m in INCLUDE.finditer(text):
             inc = os.path.normpath(m.group(1))
-            if inc.split(os.sep)[0] in forbidden:
+            if forbidden_path(inc, forbidden, allowed):
                 found.append((f, text.count("\n", 0, m.start()) + 1, inc))
             stack.append(inc)
     return found
 
 
-def report(root, targets, defined, links, sources, forbidden):
-    """Prints a LINK line for every target defined under a `forbidden` top-level folder that `targets` link, directly
-    or not, and an INCLUDE line for every such header their sources reach. Returns (anything found, the targets
-    reached, their sources)."""
+def report(root, targets, defined, links, sources, forbidden, allowed=()):
+    """Prints a LINK line for every target defined under a `forbidden` top-level folder (and not under an `allowed`
+    folder) that `targets` link, directly or not, and an INCLUDE line for every such header their sources reach.
+    Returns (anything found, the targets reached, their sources)."""
     reached = closure(targets, defined, links)
-    bad_links = [t for t in reached if defined[t].split(os.sep)[0] in forbidden]
+    bad_links = [t for t in reached if forbidden_path(defined[t], forbidden, allowed)]
     files = sorted({s for t in reached for s in sources.get(t, [])})
-    bad_includes = forbidden_includes(root, files, forbidden)
+    bad_includes = forbidden_includes(root, files, forbidden, allowed)
     for t in bad_links:
         chain = [p for p in reached if t in links.get(p, [])]
         print(f"LINK     {t} (defined in {defined[t]}/) is linked by {' '.join(chain)}")
@@ -140,13 +156,14 @@ def main(argv):
     if missing:
         print(f"executor_boundary: no target {' '.join(missing)} in the CMake files under {root}")
         return 1
-    found, reached, files = report(root, targets, defined, links, sources, (FORBIDDEN_DIR,))
+    found, reached, files = report(root, targets, defined, links, sources, (FORBIDDEN_DIR,), ALLOWED_DIRS)
     if found:
         print(f"executor_boundary: {' '.join(targets)} reaches the planner's implementation; depend on the wire "
-              "contract (planner_proto) and planapi/ instead")
+              "contract (planner_proto), the planner's client (planner/client/) and planapi/ instead")
         return 1
     print(f"executor_boundary: {len(targets)} targets ({' '.join(targets)}) link {len(reached)} of the tree's targets and compiles "
-          f"{len(files)} sources, none of them the planner's")
+          f"{len(files)} sources, none of them the planner's "
+          "implementation")
     return 0
 
 

@@ -19,7 +19,7 @@ product_bins=$(cd "$tmp/product" && ls bin | sort | tr '\n' ' ')
 other=$(cd "$tmp/product" && find . -type f ! -path './bin/*' ! -path './share/cloneset/charts/cloneset/*')
 [ -z "$other" ] || fail "product holds files beyond the programs and the chart: $other"
 
-for dev in cloneset-devcluster cloneset-sim-cri; do
+for dev in cloneset-devcluster cloneset-sim-cri cloneset-demo; do
   [ -x "$tmp/dev/bin/$dev" ] || fail "dev lacks bin/$dev"
 done
 for p in cloneset-planner cloneset-executor cloneset-agent clonesetctl; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layout checks must fail on what they forbid: an include loop (x.cc -> y.h, y.h -> x.h), a long file without a
 # "Size:" reason, a section reference that resolves to nothing, a task code in a comment, and an executor target that
-# links or includes the planner's implementation, a product binary that links or includes tooling (tools/, tests/),
+# links or includes the planner's implementation (directly or through the planner's client library), a product
+# binary (the product CLI clonesetctl among them) that links or includes tooling (tools/, tests/),
 # a rule-table row naming a function that does not exist, a second copy of the RFC 3339 timestamp layout, a README
 # folder table that misses a folder, a work-item reference, a docs/ path the tree lacks, an "apps.kruise.io/"
 # literal outside kruise/, a label selector operator outside common/label_selector.cc, a /metrics server on
@@ -66,10 +67,24 @@ grep -q 'INCLUDE  executor/apply.h:2 includes planner/plan.h' <<<"$out" || fail 
 printf 'add_library(executor_core STATIC apply.cc)\ntarget_link_libraries(executor_core PUBLIC planner_proto)\n' > "$tmp/eb/executor/CMakeLists.txt"
 printf '#pragma once\n' > "$tmp/eb/executor/apply.h"
 out=$(python3 "$here/executor_boundary.py" "$tmp/eb") || fail "an executor on the wire proto only failed: $out"
+# The planner's client library (planner/client/) is the executor's way to the planner: linking it passes, and it is
+# followed like any library: a client that includes or links the planner's implementation fails the executor.
+mkdir -p "$tmp/eb/planner/client"
+printf 'add_library(planner_client STATIC client.cc)\ntarget_link_libraries(planner_client PUBLIC planner_proto)\n' > "$tmp/eb/planner/client/CMakeLists.txt"
+printf '#include "planner/client/client.h"\n' > "$tmp/eb/planner/client/client.cc"
+printf '#pragma once\n#include "cloneset/planner/v1/planner.pb.h"\n' > "$tmp/eb/planner/client/client.h"
+printf '#include "executor/apply.h"\n#include "planner/client/client.h"\n' > "$tmp/eb/executor/apply.cc"
+printf 'add_library(executor_core STATIC apply.cc)\ntarget_link_libraries(executor_core PUBLIC planner_client)\n' > "$tmp/eb/executor/CMakeLists.txt"
+out=$(python3 "$here/executor_boundary.py" "$tmp/eb") || fail "an executor on the planner's client failed: $out"
+printf '#pragma once\n#include "planner/plan.h"\n' > "$tmp/eb/planner/client/client.h"
+printf 'add_library(planner_client STATIC client.cc)\ntarget_link_libraries(planner_client PUBLIC planner_core)\n' > "$tmp/eb/planner/client/CMakeLists.txt"
+out=$(python3 "$here/executor_boundary.py" "$tmp/eb") && fail "a client reaching planner_core passed: $out"
+grep -q 'LINK     planner_core (defined in planner/) is linked by planner_client' <<<"$out" || fail "link via client: $out"
+grep -q 'INCLUDE  planner/client/client.h:2 includes planner/plan.h' <<<"$out" || fail "include via client: $out"
 # The product boundary: a product binary whose library links a target defined under tools/, or whose source
 # includes a tests/ header through a header of its own, fails; one that uses base/ passes.
 mkdir -p "$tmp/pb/base" "$tmp/pb/tools/cli" "$tmp/pb/tests/support" "$tmp/pb/planner/service" "$tmp/pb/executor" \
-  "$tmp/pb/agent" "$tmp/pb/devcluster"
+  "$tmp/pb/agent" "$tmp/pb/devcluster" "$tmp/pb/clonesetctl"
 printf 'add_library(base STATIC log.cc)\n' > "$tmp/pb/base/CMakeLists.txt"
 printf 'add_library(cli_help STATIC help.cc)\n' > "$tmp/pb/tools/cli/CMakeLists.txt"
 printf '#pragma once\n' > "$tmp/pb/tests/support/fake.h"
@@ -78,6 +93,7 @@ printf 'add_library(planner_service STATIC service.cc)\ntarget_link_libraries(pl
 printf '#include "planner/service/service.h"\n' > "$tmp/pb/planner/service/main.cc"
 printf '#pragma once\n#include "tests/support/fake.h"\n' > "$tmp/pb/planner/service/service.h"
 for d in executor agent devcluster; do printf 'add_executable(cloneset-%s main.cc)\ntarget_link_libraries(cloneset-%s PRIVATE base)\n' $d $d > "$tmp/pb/$d/CMakeLists.txt"; done
+printf 'add_executable(clonesetctl main.cc)\ntarget_link_libraries(clonesetctl PRIVATE base)\n' > "$tmp/pb/clonesetctl/CMakeLists.txt"
 out=$(python3 "$here/product_boundary.py" "$tmp/pb") && fail "a planner linking cli_help passed: $out"
 grep -q 'LINK     cli_help (defined in tools/cli/) is linked by planner_service' <<<"$out" || fail "link: $out"
 grep -q 'INCLUDE  planner/service/service.h:2 includes tests/support/fake.h' <<<"$out" || fail "include: $out"
@@ -85,6 +101,19 @@ printf 'add_library(planner_service STATIC service.cc)\ntarget_link_libraries(pl
   > "$tmp/pb/planner/service/CMakeLists.txt"
 printf '#pragma once\n' > "$tmp/pb/planner/service/service.h"
 out=$(python3 "$here/product_boundary.py" "$tmp/pb") || fail "a planner on base/ only failed: $out"
+# The product CLI is a product too: a clonesetctl whose library links a tools/ target (the demo, say) or whose source
+# includes a tools/ header fails, and passes once the demo is its own tool that links the CLI, not the other way.
+mkdir -p "$tmp/pb/tools/demo"
+printf 'add_library(demo_core STATIC demo.cc)\nadd_executable(cloneset-demo main.cc)\ntarget_link_libraries(cloneset-demo PRIVATE demo_core clonesetctl_core)\n' > "$tmp/pb/tools/demo/CMakeLists.txt"
+printf '#pragma once\n' > "$tmp/pb/tools/demo/demo.h"
+printf 'add_library(clonesetctl_core STATIC live.cc)\ntarget_link_libraries(clonesetctl_core PUBLIC base demo_core)\nadd_executable(clonesetctl main.cc)\ntarget_link_libraries(clonesetctl PRIVATE clonesetctl_core)\n' > "$tmp/pb/clonesetctl/CMakeLists.txt"
+printf '#include "tools/demo/demo.h"\n' > "$tmp/pb/clonesetctl/main.cc"
+out=$(python3 "$here/product_boundary.py" "$tmp/pb") && fail "a clonesetctl linking the demo passed: $out"
+grep -q 'LINK     demo_core (defined in tools/demo/) is linked by clonesetctl_core' <<<"$out" || fail "ctl link: $out"
+grep -q 'INCLUDE  clonesetctl/main.cc:1 includes tools/demo/demo.h' <<<"$out" || fail "ctl include: $out"
+printf 'add_library(clonesetctl_core STATIC live.cc)\ntarget_link_libraries(clonesetctl_core PUBLIC base)\nadd_executable(clonesetctl main.cc)\ntarget_link_libraries(clonesetctl PRIVATE clonesetctl_core)\n' > "$tmp/pb/clonesetctl/CMakeLists.txt"
+printf 'int main() { return 0; }\n' > "$tmp/pb/clonesetctl/main.cc"
+out=$(python3 "$here/product_boundary.py" "$tmp/pb") || fail "a clonesetctl beside its demo failed: $out"
 # The rule table: a function the named file neither declares nor defines (only calls) fails.
 mkdir -p "$tmp/rt/docs" "$tmp/rt/lib"
 printf '#pragma once\nint Scale();\n' > "$tmp/rt/lib/scale.h"

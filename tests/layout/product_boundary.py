@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Fails when a product binary depends on tooling.
 
-What counts as product: the programs that ship and run in a cluster (cloneset-planner, cloneset-executor,
-cloneset-agent, cloneset-devcluster: PRODUCTS below) and every library of the tree they link, directly or not.
-What counts as tooling: everything defined under tools/ (clonesetctl, the Go tool modules, ./run's helpers) and
-tests/ (test support, the fault proxy, the layout checks). Tooling may use the product's libraries, never the other
+What counts as product: the programs that ship (cloneset-planner, cloneset-executor, cloneset-agent, the product
+CLI clonesetctl, and cloneset-devcluster: PRODUCTS below) and every library of the tree they link, directly or not.
+What counts as tooling: everything defined under tools/ (the ./run demo's cloneset-demo, the vectors' generator, the
+Go tool modules, ./run's helpers) and tests/ (test support, the fault proxy, the layout checks). Tooling may use the product's libraries, never the other
 way round: a product that links or includes tooling ships test code and breaks when a tool changes. What the
 daemons share (--help, flag spellings, the entry routine) lives in base/ for that reason (base/daemon_main.h).
 
@@ -23,7 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from executor_boundary import parse, report  # noqa: E402
 
-PRODUCTS = ["cloneset-planner", "cloneset-executor", "cloneset-agent", "cloneset-devcluster"]
+PRODUCTS = ["cloneset-planner", "cloneset-executor", "cloneset-agent", "clonesetctl", "cloneset-devcluster"]
 TOOLING = ("tools", "tests")
 
 

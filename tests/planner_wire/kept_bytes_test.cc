@@ -1,7 +1,7 @@
-// The executor's planner client against a real planner service: a request sent as its pieces, with the kept pod
-// table's bytes referenced instead of copied (planapi::PlanSnapshot::Serialize, PlannerClient::PlanBytes), is the
-// request the planner parses and plans. Here and not in executor/ because it links the planner's implementation,
-// which no executor target may (tests/layout/executor_boundary.py).
+// The planner client (planner/client/, the executor's) against a real planner service: a request sent as its
+// pieces, with the kept pod table's bytes referenced instead of copied (planapi::PlanSnapshot::Serialize,
+// PlannerClient::PlanBytes), is the request the planner parses and plans. Under tests/ because it runs the client and
+// the planner's service together, end to end.
 #include <memory>
 #include <sstream>
 #include <string>
@@ -10,19 +10,17 @@
 #include "absl/synchronization/mutex.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "executor/planner_client.h"
 #include "planapi/request.h"
 #include "planner/bench/rollout_snapshot.h"
+#include "planner/client/grpc_planner_client.h"
 #include "planner/plan.h"
 #include "planner/service/default_functions.h"
 #include "planner/service/planner_service.h"
 #include "planner/service/server.h"
 #include "prometheus/registry.h"
 
-namespace cloneset::executor {
+namespace cloneset::planner::client {
 namespace {
-
-namespace pb = ::cloneset::planner::v1;
 
 // A planner service on a loopback port (port 0), planning with the real functions and keeping the last request it
 // parsed.
@@ -103,4 +101,4 @@ TEST(GrpcPlannerClientTest, APlanRequestSentAsKeptBytesIsAnswered) {
 }
 
 }  // namespace
-}  // namespace cloneset::executor
+}  // namespace cloneset::planner::client

@@ -59,7 +59,7 @@ run_down() {
   if [ "$purge" = 1 ]; then
     # Only what ./run up writes: RUN_DIR may be a directory of the user's with other files in it.
     rm -rf "$dir/devcluster" "$dir/kubecache" "$dir/sim-cri"
-    rm -f "$dir"/*.listen "$dir"/*.cmd "$dir"/*.log "$dir/kubeconfig" "$dir/kubeconfig.path"
+    rm -f "$dir"/*.listen "$dir"/*.cmd "$dir"/*.log "$dir/kubeconfig" "$dir/kubeconfig.path" "$dir/planner.address"
     log "down: discarded the embedded cluster's data in $dir"
   fi
 }

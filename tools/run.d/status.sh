@@ -14,5 +14,7 @@ run_status() {
     printf '%-14s pid %-8s %-8s %s\n' "$name" "$pid" "$state" "$addrs"
   done
   [ -f "$dir/kubeconfig.path" ] && echo "kubeconfig: $(cat "$dir/kubeconfig.path")"
+  [ -f "$dir/planner.address" ] &&
+    echo "planner: $(cat "$dir/planner.address") (clonesetctl plan: export CLONESET_PLANNER=$(cat "$dir/planner.address"))"
   return 0
 }

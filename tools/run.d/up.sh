@@ -193,6 +193,9 @@ run_up() {
     targets+=("$(_addr "planner-$i" 'listening on')")
   done
   local planner_target; planner_target="ipv4:$(IFS=,; echo "${targets[*]}")"
+  # Where `clonesetctl plan` finds these planners: it reads no file of ./run, it is told (--planner or
+  # CLONESET_PLANNER); ./run demo and ./run status hand this on.
+  if [ "$planners" -gt 0 ]; then echo "$planner_target" >"$dir/planner.address"; else rm -f "$dir/planner.address"; fi
   for ((i = 0; i < executors; i++)); do
     local exe=("$bin/cloneset-executor" --kubeconfig="$executor_kubeconfig" --planner_address="$planner_target"
       --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
@@ -258,5 +261,8 @@ run_up() {
   fi
   echo "$kubeconfig" >"$dir/kubeconfig.path"
   log "up: ready"
+  if [ -f "$dir/planner.address" ]; then
+    log "up: for kubectl and clonesetctl: export KUBECONFIG=$kubeconfig CLONESET_PLANNER=$(cat "$dir/planner.address")"
+  fi
   echo "$kubeconfig"
 }

@@ -1,6 +1,6 @@
 """The example's own fleet: instances in memory with a simulated kubelet, applying the planner's actions.
 
-The model is the one `clonesetctl simulate` uses (tools/clonesetctl/sim_cluster.h), so that the example's timeline
+The model is the one `clonesetctl simulate` uses (clonesetctl/sim_cluster.h), so that the example's timeline
 can be compared with simulate's: same delays, same resourceVersion bumps (the planner's random seed is a function
 of them, so both draw the same instance names), same round-robin placement.
 """

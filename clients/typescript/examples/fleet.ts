@@ -1,5 +1,5 @@
 // The simulated fleet: instances of our own, kept in memory, that the planner sees as a CloneSet's pods. Its model
-// of an instance is the one `clonesetctl simulate` uses (tools/clonesetctl/sim_cluster.h), so that the same spec
+// of an instance is the one `clonesetctl simulate` uses (clonesetctl/sim_cluster.h), so that the same spec
 // rolls out in the same batches: an instance is placed at once (round-robin over 3 nodes), its container runs
 // `startDelayMs` after it is created or its image changes, and is ready `readyAfterMs` later; an instance is Ready
 // when its container is ready and every readiness gate's condition is True. One chosen container start fails:

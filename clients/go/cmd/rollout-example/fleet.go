@@ -1,7 +1,7 @@
 package main
 
 // The simulated fleet: 20 instances of our own, kept in memory, that the planner sees as a CloneSet's pods. Its
-// model of an instance is the one `clonesetctl simulate` uses (tools/clonesetctl/sim_cluster.h), so that the same
+// model of an instance is the one `clonesetctl simulate` uses (clonesetctl/sim_cluster.h), so that the same
 // spec rolls out in the same batches: an instance is placed at once (round-robin over 3 nodes), its container runs
 // `startDelay` after it is created or its image changes, and is ready `readyAfter` later; an instance is Ready when
 // its container is ready and every readiness gate's condition is True. One chosen container start fails: that

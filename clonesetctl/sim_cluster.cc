@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/sim_cluster.h"
+#include "clonesetctl/sim_cluster.h"
 
 #include <algorithm>
 #include <functional>

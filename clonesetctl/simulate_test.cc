@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/simulate.h"
+#include "clonesetctl/simulate.h"
 
 #include <fstream>
 #include <sstream>
@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/clonesetctl/render.h"
+#include "clonesetctl/render.h"
 
 namespace cloneset::clonesetctl {
 namespace {

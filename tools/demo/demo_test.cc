@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/demo.h"
+#include "tools/demo/demo.h"
 
 #include <cstdio>
 #include <string>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
-namespace cloneset::clonesetctl {
+namespace cloneset::demo {
 namespace {
 
 TEST(WritesFromTest, CountsWriteVerbsOfTheGivenAgents) {
@@ -78,4 +78,4 @@ TEST(ShellCommandTest, JsonIsQuotedAndPlainWordsAreNot) {
 }
 
 }  // namespace
-}  // namespace cloneset::clonesetctl
+}  // namespace cloneset::demo

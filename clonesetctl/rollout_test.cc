@@ -1,7 +1,7 @@
 // The decisions of `clonesetctl rollout ...`, table by table: the status verdict and message, history rendering,
 // the template diff, undo's target, pause/resume/restart edits, the next partition, plan's hold reasons, and the
 // help/completion words.
-#include "tools/clonesetctl/rollout.h"
+#include "clonesetctl/rollout.h"
 
 #include <optional>
 #include <string>
@@ -13,8 +13,8 @@
 #include "planner/context.h"
 #include "planner/predicates.h"
 #include "planner/revision.h"
-#include "tools/clonesetctl/cli_help.h"
-#include "tools/clonesetctl/migrate.h"
+#include "clonesetctl/cli_help.h"
+#include "clonesetctl/migrate.h"
 
 namespace cloneset::clonesetctl {
 namespace {

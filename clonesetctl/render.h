@@ -4,7 +4,7 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
-#include "tools/clonesetctl/simulate.h"
+#include "clonesetctl/simulate.h"
 
 namespace cloneset::clonesetctl {
 

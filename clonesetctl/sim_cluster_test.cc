@@ -1,6 +1,6 @@
 // The simulation applies a plan as the executor does (planapi/applier.h over the simulation's writer): the same
 // order of writes, the same stop rules, the same reading of "already there" and "already gone".
-#include "tools/clonesetctl/sim_cluster.h"
+#include "clonesetctl/sim_cluster.h"
 
 #include <string>
 #include <vector>

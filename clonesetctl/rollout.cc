@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/rollout.h"
+#include "clonesetctl/rollout.h"
 
 #include <algorithm>
 #include <map>

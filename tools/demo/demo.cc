@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/demo.h"
+#include "tools/demo/demo.h"
 
 #include <unistd.h>
 
@@ -22,7 +22,10 @@
 #include "planner/context.h"
 #include "planner/predicates.h"
 
-namespace cloneset::clonesetctl {
+namespace cloneset::demo {
+
+using clonesetctl::FetchCloneSet;
+using clonesetctl::RenderStatus;
 
 std::map<std::string, PodFacts> FactsOf(const LiveCloneSet& live) {
   std::map<std::string, PodFacts> facts;
@@ -320,7 +323,7 @@ int Demo::Run() {
     return 1;
   }
   kube::RestClientOptions ro;
-  ro.user_agent = "clonesetctl";
+  ro.user_agent = "cloneset-demo";
   auto client = kube::NewHttpRestClient(*config, ro);
   if (!client.ok()) {
     std::cerr << "demo: " << client.status().message() << "\n";
@@ -500,4 +503,4 @@ int Demo::Run() {
 
 int RunDemo(const DemoOptions& options) { return Demo(options).Run(); }
 
-}  // namespace cloneset::clonesetctl
+}  // namespace cloneset::demo

@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/cli_help.h"
+#include "clonesetctl/cli_help.h"
 
 #include <algorithm>
 #include <map>
@@ -35,11 +35,13 @@ constexpr char kStatusUsage[] = R"(clonesetctl status NAME [-n NAMESPACE] [-w] [
   Rollout progress of one CloneSet, its pods and its conditions. With -w the view redraws in place on a
   terminal (plain successive views otherwise) until Ctrl-C.)";
 
-constexpr char kPlanUsage[] = R"(clonesetctl plan NAME [-n NAMESPACE] [--planner ADDRESS] [-o table|json]
+constexpr char kPlanUsage[] = R"(clonesetctl plan NAME [-n NAMESPACE] --planner ADDRESS [-o table|json]
                  [--feature-gates Name=true,...] [--cloneset-scaling-exclude-preparing-delete]
   What the planner would do next for the live CloneSet, without doing it, and what holds the rollout
-  (partition, paused, maxUnavailable budget, lifecycle hooks). --feature-gates and
-  --cloneset-scaling-exclude-preparing-delete: as the cluster's executor (kruise-manager) runs with them.)";
+  (partition, paused, maxUnavailable budget, lifecycle hooks). --planner: the planner's gRPC address (HOST:PORT,
+  or a gRPC target such as dns:///NAME.NAMESPACE.svc:PORT), else $CLONESET_PLANNER; one of them is required.
+  --feature-gates and --cloneset-scaling-exclude-preparing-delete: as the cluster's executor (kruise-manager) runs
+  with them.)";
 
 constexpr char kSimulateUsage[] = R"(clonesetctl simulate -f cloneset.yaml [--set image=IMG] [--set partition=N]
                      [--set replicas=N] [--ready-after 30s] [--fail-rate 0.1] [--seed N] [-o table|json]
@@ -154,8 +156,8 @@ usage: clonesetctl COMMAND [NAME] [flags]
   completion bash|zsh          shell completion script
   help [COMMAND]               this text, or one command's
 
-Flags for the live commands: -n/--namespace NS (default "default"), --kubeconfig FILE (default $KUBECONFIG,
-~/.kube/config, then the cluster of `./run up`), --context NAME.
+Flags for the live commands: -n/--namespace NS (default "default"), --kubeconfig FILE (default $KUBECONFIG, then
+~/.kube/config), --context NAME.
 Exit codes: 0 success, 1 failure (unreachable cluster or planner, unknown CloneSet, rollout failed or timed out),
 2 usage error or invalid manifest.
 Installed as `kubectl-cloneset` on the PATH it is also `kubectl cloneset ...` (./run install-plugin).

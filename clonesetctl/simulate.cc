@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/simulate.h"
+#include "clonesetctl/simulate.h"
 
 #include <algorithm>
 #include <optional>

@@ -44,8 +44,8 @@ absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& clien
 // capacity shows "(expanding to <request>)").
 std::string RenderStatus(const LiveCloneSet& live, absl::Time now);
 
-// Asks the planner at `address` (gRPC target, e.g. 127.0.0.1:7070) for the next plan through the executor's planner
-// client, and reads the answer as the executor does (planapi::RequestPlan: in-place batches expanded). UNAVAILABLE
+// Asks the planner at `address` (gRPC target, e.g. 127.0.0.1:7070) for the next plan through the planner's client
+// (planner/client/, one call, no health probe), and reads the answer as the executor does (planapi::RequestPlan: in-place batches expanded). UNAVAILABLE
 // names the address when the planner cannot be reached.
 absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::PlanSnapshot snapshot,
                                             absl::Duration deadline = absl::Seconds(5));
@@ -58,10 +58,9 @@ std::string DescribeAction(const pb::Action& action);
 // One line per action, then the summary, status change, events and requeue.
 std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan);
 
-// Defaults from `./run up`: the planner address announced in <run dir>/planner-0.log and the kubeconfig path
-// in <run dir>/kubeconfig.path, where the run dir is $RUN_DIR or the nearest .run/ from the working directory
-// up. Empty when not found.
-std::string RunDirPlannerAddress();
-std::string RunDirKubeconfig();
+// The planner `plan` asks: --planner when given, else $CLONESET_PLANNER (`env`, "" when unset). Neither:
+// INVALID_ARGUMENT naming both, since no address is right by default (a cluster's planner is its Service's, a local
+// stack's is what `./run up` chose).
+absl::StatusOr<std::string> PlannerAddress(const std::string& flag, const std::string& env);
 
 }  // namespace cloneset::clonesetctl

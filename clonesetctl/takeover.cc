@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/takeover.h"
+#include "clonesetctl/takeover.h"
 
 #include <algorithm>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "base/json_read.h"
 #include "base/time_format.h"
 #include "kruise/keys.h"
-#include "tools/clonesetctl/live.h"
+#include "clonesetctl/live.h"
 
 namespace cloneset::clonesetctl {
 namespace {

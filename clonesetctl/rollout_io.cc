@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/rollout_io.h"
+#include "clonesetctl/rollout_io.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -9,9 +9,9 @@
 #include "kube/api_status.h"
 #include "kube/watch_stream.h"
 #include "snapshot/snapshot.h"
-#include "tools/clonesetctl/live.h"
-#include "tools/clonesetctl/migrate.h"
-#include "tools/clonesetctl/rollout.h"
+#include "clonesetctl/live.h"
+#include "clonesetctl/migrate.h"
+#include "clonesetctl/rollout.h"
 
 namespace cloneset::clonesetctl {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/takeover.h"
+#include "clonesetctl/takeover.h"
 
 #include <string>
 #include <vector>

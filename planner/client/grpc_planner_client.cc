@@ -1,4 +1,4 @@
-#include "executor/planner_client.h"
+#include "planner/client/grpc_planner_client.h"
 
 #include <atomic>
 #include <fstream>
@@ -12,7 +12,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 
-namespace cloneset::executor {
+namespace cloneset::planner::client {
 namespace {
 
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
@@ -68,18 +68,18 @@ class GrpcPlannerClient final : public PlannerClient {
       : options_(std::move(options)),
         clock_(options_.clock != nullptr ? *options_.clock : base::RealClock::Get()),
         channel_(std::move(channel)),
-        stub_(planner::v1::Planner::NewStub(channel_)),
+        stub_(pb::Planner::NewStub(channel_)),
         health_(grpc::health::v1::Health::NewStub(channel_)),
         generic_(channel_),
         plan_path_(PlanMethodPath()) {
-    probe_ = std::thread([this] { ProbeLoop(); });
+    if (options_.health_probe) probe_ = std::thread([this] { ProbeLoop(); });
   }
   ~GrpcPlannerClient() override {
     {
       absl::MutexLock l(&mu_);
       stopping_ = true;
     }
-    probe_.join();
+    if (probe_.joinable()) probe_.join();
   }
 
   absl::StatusOr<pb::PlanResponse> Plan(const pb::PlanRequest& request) override {
@@ -128,13 +128,13 @@ class GrpcPlannerClient final : public PlannerClient {
       s = rpc(&ctx);
       if (s.ok()) {
         healthy_ = true;
-        if (options_.contact) options_.contact->Success();
+        if (options_.observer) options_.observer->Reached();
         return absl::OkStatus();
       }
       if (!Retryable(s.error_code())) break;
       if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
         healthy_ = false;
-        if (options_.contact) options_.contact->Failure(s.error_message());
+        if (options_.observer) options_.observer->Unreachable(s.error_message());
       }
       if (attempt < options_.max_attempts) {
         absl::MutexLock l(&mu_);
@@ -153,11 +153,11 @@ class GrpcPlannerClient final : public PlannerClient {
       grpc::health::v1::HealthCheckResponse resp;
       grpc::Status s = health_->Check(&ctx, req, &resp);
       healthy_ = s.ok() && resp.status() == grpc::health::v1::HealthCheckResponse::SERVING;
-      if (options_.contact) {
+      if (options_.observer) {
         if (healthy_) {
-          options_.contact->Success();
+          options_.observer->Reached();
         } else {
-          options_.contact->Failure(s.ok() ? "health check: not serving" : "health check: " + s.error_message());
+          options_.observer->Unreachable(s.ok() ? "health check: not serving" : "health check: " + s.error_message());
         }
       }
       absl::MutexLock l(&mu_);
@@ -169,14 +169,14 @@ class GrpcPlannerClient final : public PlannerClient {
   const GrpcPlannerOptions options_;
   const base::Clock& clock_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<planner::v1::Planner::Stub> stub_;
+  std::unique_ptr<pb::Planner::Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
   grpc::GenericStub generic_;
   const std::string plan_path_;
   std::atomic<bool> healthy_{false};
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread probe_;
+  std::thread probe_;  // not started without options_.health_probe
 };
 
 }  // namespace
@@ -217,4 +217,4 @@ absl::StatusOr<std::unique_ptr<PlannerClient>> NewGrpcPlannerClient(const GrpcPl
   return std::unique_ptr<PlannerClient>(new GrpcPlannerClient(std::move(channel), options));
 }
 
-}  // namespace cloneset::executor
+}  // namespace cloneset::planner::client

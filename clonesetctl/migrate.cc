@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/migrate.h"
+#include "clonesetctl/migrate.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 //   clonesetctl simulate -f cloneset.yaml [--set image=...] [--set partition=N] [--ready-after 30s]
 //                        [--fail-rate 0.1] [--seed N] [-o table|json]
 //   clonesetctl status NAME [-n ns] [-w]
-//   clonesetctl plan NAME [-n ns] [--planner 127.0.0.1:7070]
+//   clonesetctl plan NAME [-n ns] --planner HOST:PORT   (or $CLONESET_PLANNER)
 //   clonesetctl rollout status|history|undo|pause|resume|restart|next NAME [...]   (rollout.h, rollout_io.h)
 //   clonesetctl completion bash|zsh                                               (cli_help.h)
 //
@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -31,13 +32,12 @@
 #include "kube/config.h"
 #include "kube/rest_client.h"
 #include "planapi/feature_gates.h"
-#include "tools/clonesetctl/cli_help.h"
-#include "tools/clonesetctl/demo.h"
-#include "tools/clonesetctl/live.h"
-#include "tools/clonesetctl/render.h"
-#include "tools/clonesetctl/rollout.h"
-#include "tools/clonesetctl/rollout_io.h"
-#include "tools/clonesetctl/simulate.h"
+#include "clonesetctl/cli_help.h"
+#include "clonesetctl/live.h"
+#include "clonesetctl/render.h"
+#include "clonesetctl/rollout.h"
+#include "clonesetctl/rollout_io.h"
+#include "clonesetctl/simulate.h"
 
 ABSL_FLAG(std::string, f, "", "simulate: the CloneSet manifest (YAML; the first CloneSet document is used)");
 ABSL_FLAG(std::vector<std::string>, set, {},
@@ -54,13 +54,11 @@ ABSL_FLAG(std::string, n, "default", "namespace of the CloneSet");
 ABSL_FLAG(bool, A, false, "migrate from-kruise: every namespace (kubectl's -A)");
 ABSL_FLAG(bool, w, false, "status: watch, redrawing every --interval");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "status -w: refresh period");
-ABSL_FLAG(std::string, kubeconfig, "",
-          "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the one of `./run up`)");
+ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)");
 ABSL_FLAG(std::string, context, "", "kubeconfig context");
-ABSL_FLAG(std::string, manifests, "", "demo: directory with the seed 000 manifests");
-ABSL_FLAG(bool, fast, false, "demo: no pauses between steps");
 ABSL_FLAG(std::string, planner, "",
-          "planner gRPC address (default: the planner of `./run up`, else 127.0.0.1:7070)");
+          "plan: the planner's gRPC address, HOST:PORT or a gRPC target such as dns:///NAME.NAMESPACE.svc:PORT "
+          "(default: $CLONESET_PLANNER)");
 ABSL_FLAG(absl::Duration, timeout, absl::ZeroDuration(), "rollout status: give up after this long (0: never)");
 ABSL_FLAG(bool, partition_ok, false, "rollout status: a rollout held by its partition counts as done");
 ABSL_FLAG(int64_t, revision, 0, "rollout history: show this revision's template and changes");
@@ -116,10 +114,6 @@ absl::StatusOr<std::pair<std::unique_ptr<cloneset::kube::RestClient>, std::strin
   std::string path = absl::GetFlag(FLAGS_kubeconfig);
   auto sources = cloneset::kube::ConfigSources::FromEnvironment(path, absl::GetFlag(FLAGS_context));
   auto config = cloneset::kube::LoadClientConfig(sources);
-  if (!config.ok() && path.empty() && !cc::RunDirKubeconfig().empty()) {
-    sources = cloneset::kube::ConfigSources::FromEnvironment(cc::RunDirKubeconfig(), absl::GetFlag(FLAGS_context));
-    config = cloneset::kube::LoadClientConfig(sources);
-  }
   if (!config.ok()) return config.status();
   cloneset::kube::RestClientOptions options;
   options.user_agent = "clonesetctl";
@@ -204,14 +198,14 @@ int Status(const std::string& name) {
 int Plan(const std::string& name) {
   auto gates = FeatureGates();
   if (!gates.ok()) return Fail(gates.status(), 2);
+  const char* env = std::getenv("CLONESET_PLANNER");
+  auto address = cc::PlannerAddress(absl::GetFlag(FLAGS_planner), env == nullptr ? "" : env);
+  if (!address.ok()) return Fail(address.status(), 2);
   auto conn = Connect();
   if (!conn.ok()) return Fail(conn.status());
   auto live = cc::FetchCloneSet(*conn->first, conn->second, absl::GetFlag(FLAGS_n), name);
   if (!live.ok()) return Fail(live.status());
-  std::string address = absl::GetFlag(FLAGS_planner);
-  if (address.empty()) address = cc::RunDirPlannerAddress();
-  if (address.empty()) address = "127.0.0.1:7070";
-  auto plan = cc::AskPlanner(address, cc::PlanRequestFor(*live, absl::Now(), *gates));
+  auto plan = cc::AskPlanner(*address, cc::PlanRequestFor(*live, absl::Now(), *gates));
   if (!plan.ok()) return Fail(plan.status());
   if (absl::GetFlag(FLAGS_o) == "json") {
     std::string json;
@@ -324,12 +318,6 @@ int main(int argc, char** argv) {
   const std::string command = positional[1];
   const std::string name = positional.size() > 2 ? positional[2] : "";
   if (command == "simulate") return Simulate();
-  if (command == "demo") {  // hidden: driven by ./run demo
-    std::string kubeconfig = absl::GetFlag(FLAGS_kubeconfig);
-    if (kubeconfig.empty()) kubeconfig = cc::RunDirKubeconfig();
-    return cc::RunDemo(cc::DemoOptions{kubeconfig, absl::GetFlag(FLAGS_manifests), absl::GetFlag(FLAGS_n),
-                                       absl::GetFlag(FLAGS_fast)});
-  }
   if (command == "status" || command == "plan") {
     if (name.empty()) return Fail(absl::InvalidArgumentError(absl::StrCat(command, " needs a CloneSet NAME")), 2);
     return command == "status" ? Status(name) : Plan(name);

@@ -1,23 +1,20 @@
-#include "tools/clonesetctl/live.h"
+#include "clonesetctl/live.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/resources.h"
-#include "executor/planner_client.h"
 #include "nlohmann/json.hpp"
+#include "planner/client/grpc_planner_client.h"
 #include "planner/context.h"
 #include "planner/predicates.h"
 #include "snapshot/snapshot.h"
-#include "tools/clonesetctl/rollout.h"
+#include "clonesetctl/rollout.h"
 
 namespace cloneset::clonesetctl {
 namespace {
@@ -58,16 +55,6 @@ std::string Bar(int done, int total, int width) {
   if (total <= 0) return std::string(width, '.');
   const int filled = std::clamp(done * width / total, 0, width);
   return std::string(filled, '#') + std::string(width - filled, '.');
-}
-
-std::optional<std::filesystem::path> RunDir() {
-  if (const char* env = std::getenv("RUN_DIR"); env != nullptr && *env != '\0') return std::filesystem::path(env);
-  std::error_code ec;
-  for (std::filesystem::path p = std::filesystem::current_path(ec); !ec && !p.empty(); p = p.parent_path()) {
-    if (std::filesystem::is_directory(p / ".run", ec)) return p / ".run";
-    if (p == p.parent_path()) break;
-  }
-  return std::nullopt;
 }
 
 // Every StorageClass the client may read; none when it may not (the planner then expands no claim).
@@ -259,10 +246,11 @@ std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
 
 absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::PlanSnapshot snapshot,
                                             absl::Duration deadline) {
-  executor::GrpcPlannerOptions options;
+  // One call: no health probe (no thread), and nothing tracks the planner's reachability.
+  planner::client::GrpcPlannerOptions options;
   options.address = address;
   options.deadline = deadline;
-  auto client = executor::NewGrpcPlannerClient(options);
+  auto client = planner::client::NewGrpcPlannerClient(options);
   if (!client.ok()) return client.status();
   absl::StatusOr<pb::PlanResponse> plan = planapi::RequestPlan(
       snapshot, [&](const pb::PlanRequest& request) { return (*client)->Plan(request); });
@@ -403,26 +391,11 @@ std::string RenderPlan(const LiveCloneSet& live, const pb::PlanResponse& plan) {
   return out;
 }
 
-std::string RunDirPlannerAddress() {
-  auto dir = RunDir();
-  if (!dir) return "";
-  std::ifstream log(*dir / "planner-0.log");
-  std::string line;
-  static const std::regex kListening(R"(listening on (?:[a-z+]+://)?([0-9.\[\]:a-zA-Z-]+:[0-9]+))");
-  while (std::getline(log, line)) {
-    std::smatch m;
-    if (std::regex_search(line, m, kListening)) return m[1];
-  }
-  return "";
-}
-
-std::string RunDirKubeconfig() {
-  auto dir = RunDir();
-  if (!dir) return "";
-  std::ifstream f(*dir / "kubeconfig.path");
-  std::string path;
-  std::getline(f, path);
-  return path;
+absl::StatusOr<std::string> PlannerAddress(const std::string& flag, const std::string& env) {
+  if (!flag.empty()) return flag;
+  if (!env.empty()) return env;
+  return absl::InvalidArgumentError(
+      "plan needs the planner's address: --planner HOST:PORT, or CLONESET_PLANNER in the environment");
 }
 
 }  // namespace cloneset::clonesetctl

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "tools/clonesetctl/sim_cluster.h"
+#include "clonesetctl/sim_cluster.h"
 
 namespace cloneset::clonesetctl {
 

@@ -1,6 +1,6 @@
 // `clonesetctl plan` shows what the planner would do for the request the executor sends: the same request, byte
 // for byte, for the same objects at the same time and the same --feature-gates.
-#include "tools/clonesetctl/live.h"
+#include "clonesetctl/live.h"
 
 #include <string>
 #include <vector>
@@ -130,6 +130,27 @@ TEST(RenderStatus, ClaimsWaitingForExpansion) {
   const std::string out = RenderStatus(live, absl::FromUnixSeconds(1767225600));
   EXPECT_THAT(out, ::testing::HasSubstr("data-cs-aaaaa (expanding to 20Gi)")) << out;
   EXPECT_THAT(out, ::testing::HasSubstr("data-cs-bbbbb\n")) << out;
+}
+
+// `plan` asks the planner it is told about, the flag before the environment, and has no default to guess.
+TEST(PlannerAddress, FlagThenEnvironmentElseAnErrorNamingBoth) {
+  struct Case {
+    std::string flag, env, want;  // want "" : an error
+  };
+  for (const Case& c : std::vector<Case>{{"10.0.0.1:7070", "127.0.0.1:1", "10.0.0.1:7070"},
+                                         {"", "dns:///planner.ns.svc:7070", "dns:///planner.ns.svc:7070"},
+                                         {"", "", ""}}) {
+    absl::StatusOr<std::string> got = PlannerAddress(c.flag, c.env);
+    if (c.want.empty()) {
+      ASSERT_FALSE(got.ok()) << *got;
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(std::string(got.status().message()), ::testing::HasSubstr("--planner"));
+      EXPECT_THAT(std::string(got.status().message()), ::testing::HasSubstr("CLONESET_PLANNER"));
+    } else {
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got, c.want);
+    }
+  }
 }
 
 }  // namespace

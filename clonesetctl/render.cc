@@ -1,4 +1,4 @@
-#include "tools/clonesetctl/render.h"
+#include "clonesetctl/render.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

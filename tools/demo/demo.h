@@ -1,16 +1,20 @@
-// `clonesetctl demo` (hidden; run by `./run demo`): plays the seed 000 story against a running cluster with
-// kubectl, shows a live view of the pods while waiting, and checks every step (same pod names, UIDs and PVCs after
-// the in-place upgrade, restart counts, canary size, the chosen pod gone, ...). Returns the process exit code:
-// 0 when every check passed.
+// The `./run demo` story (the dev binary cloneset-demo, tools/demo/main.cc): plays the seed 000 story against a
+// running cluster with kubectl, shows a live view of the pods while waiting, and checks every step (same pod names,
+// UIDs and PVCs after the in-place upgrade, restart counts, canary size, the chosen pod gone, ...). Returns the
+// process exit code: 0 when every check passed. Development tooling: it ships in no product binary.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "tools/clonesetctl/live.h"
+#include "clonesetctl/live.h"
 
-namespace cloneset::clonesetctl {
+namespace cloneset::demo {
+
+// The demo reads the cluster as clonesetctl status does and shows its view.
+using clonesetctl::LiveCloneSet;
+namespace pb = ::cloneset::planner::v1;
 
 struct DemoOptions {
   std::string kubeconfig;
@@ -48,4 +52,4 @@ std::vector<std::string> DemoPodsToDeleteArgs(int replicas, const std::string& p
 // `agents`, from a Prometheus text exposition. Leases and events are not counted.
 double WritesFrom(const std::string& metrics_text, const std::vector<std::string>& agents);
 
-}  // namespace cloneset::clonesetctl
+}  // namespace cloneset::demo

@@ -1,7 +1,8 @@
 // The planner client's waits (the back-off between attempts, the health probe's period) are on the injected clock,
-// and destroying the client ends the probe's wait at once. The planner is a loopback port that refuses
-// connections: every attempt fails UNAVAILABLE at once, so only the clock decides how long a call takes.
-#include "executor/planner_client.h"
+// destroying the client ends the probe's wait at once, a client without the probe starts no thread, and the
+// observer hears every outcome that says whether a planner can be reached. The planner is a loopback port that
+// refuses connections: every attempt fails UNAVAILABLE at once, so only the clock decides how long a call takes.
+#include "planner/client/grpc_planner_client.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,16 +10,18 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "base/testing/fake_clock.h"
 #include "gtest/gtest.h"
 #include "planapi/request.h"
-#include "planapi/request.h"
 
-namespace cloneset::executor {
+namespace cloneset::planner::client {
 namespace {
 
 using base::testing::FakeClock;
@@ -53,12 +56,33 @@ class RefusingPort {
   int port_ = 0;
 };
 
+// What an observer heard, in order: "reached" or "unreachable: why".
+class RecordingObserver final : public ContactObserver {
+ public:
+  void Reached() override {
+    absl::MutexLock l(&mu_);
+    heard_.push_back("reached");
+  }
+  void Unreachable(std::string_view why) override {
+    absl::MutexLock l(&mu_);
+    heard_.push_back("unreachable: " + std::string(why));
+  }
+  std::vector<std::string> Heard() const {
+    absl::MutexLock l(&mu_);
+    return heard_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::string> heard_ ABSL_GUARDED_BY(mu_);
+};
+
 // Two attempts with 200 ms between them: the second attempt waits for the clock to pass the back-off.
 TEST(GrpcPlannerClientTest, BackoffBetweenAttemptsIsOnTheClock) {
   RefusingPort port;
   FakeClock clock;
-  auto client = NewGrpcPlannerClient(
-      {.address = port.Address(), .max_attempts = 2, .backoff = absl::Milliseconds(200), .clock = &clock});
+  auto client = NewGrpcPlannerClient({.address = port.Address(), .max_attempts = 2,
+                                      .backoff = absl::Milliseconds(200), .health_probe = true, .clock = &clock});
   ASSERT_TRUE(client.ok()) << client.status();
   absl::StatusOr<pb::PlanResponse> got;
   absl::Notification done;
@@ -81,7 +105,7 @@ TEST(GrpcPlannerClientTest, BackoffBetweenAttemptsIsOnTheClock) {
 TEST(GrpcPlannerClientTest, DestructionEndsTheProbeWaitAtOnce) {
   RefusingPort port;
   FakeClock clock;
-  auto client = NewGrpcPlannerClient({.address = port.Address(), .clock = &clock});
+  auto client = NewGrpcPlannerClient({.address = port.Address(), .health_probe = true, .clock = &clock});
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE(clock.AwaitWaiters(1, kRealTimeBound));
   absl::Notification destroyed;
@@ -92,6 +116,49 @@ TEST(GrpcPlannerClientTest, DestructionEndsTheProbeWaitAtOnce) {
   EXPECT_TRUE(destroyed.WaitForNotificationWithTimeout(kRealTimeBound)) << "destruction waited for the clock";
   clock.Advance(absl::Hours(1));  // releases the probe if destruction did not, so the test ends
   destroyer.join();
+}
+
+// Without the health probe (a one-shot caller) the client starts no thread: the only wait on the clock is the
+// call's back-off, and the observer hears each attempt that found no planner.
+TEST(GrpcPlannerClientTest, WithoutTheProbeOnlyCallsWaitAndReport) {
+  RefusingPort port;
+  FakeClock clock;
+  RecordingObserver observer;
+  auto client = NewGrpcPlannerClient({.address = port.Address(), .max_attempts = 2,
+                                      .backoff = absl::Milliseconds(200), .observer = &observer, .clock = &clock});
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ(clock.waiters(), 0);
+  absl::StatusOr<pb::PlanResponse> got;
+  absl::Notification done;
+  std::thread call([&] {
+    got = (*client)->Plan(pb::PlanRequest());
+    done.Notify();
+  });
+  ASSERT_TRUE(clock.AwaitWaiters(1, kRealTimeBound)) << "the call does not wait on the injected clock";
+  EXPECT_EQ(clock.waiters(), 1) << "something besides the call waits: a probe thread?";
+  clock.Advance(absl::Milliseconds(200));
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(kRealTimeBound));
+  clock.Advance(absl::Hours(1));
+  call.join();
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable) << got.status();
+  const std::vector<std::string> heard = observer.Heard();
+  ASSERT_EQ(heard.size(), 2u) << "one report per attempt";
+  for (const std::string& h : heard) EXPECT_TRUE(h.starts_with("unreachable: ")) << h;
+}
+
+// The probe reports its failed health check to the observer, naming it.
+TEST(GrpcPlannerClientTest, TheProbeTellsTheObserverTheHealthCheckFailed) {
+  RefusingPort port;
+  FakeClock clock;
+  RecordingObserver observer;
+  auto client = NewGrpcPlannerClient(
+      {.address = port.Address(), .health_probe = true, .observer = &observer, .clock = &clock});
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE(clock.AwaitWaiters(1, kRealTimeBound));  // the probe checked once and waits for the next check
+  const std::vector<std::string> heard = observer.Heard();
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_TRUE(heard[0].starts_with("unreachable: health check: ")) << heard[0];
+  EXPECT_FALSE((*client)->Healthy());
 }
 
 // Without a kept table the pieces are the whole request, and an unreachable planner fails the call as Plan does.
@@ -105,4 +172,4 @@ TEST(GrpcPlannerClientTest, PlanBytesFailsAsPlanDoesWhenThePlannerIsDown) {
 }
 
 }  // namespace
-}  // namespace cloneset::executor
+}  // namespace cloneset::planner::client

@@ -8,9 +8,9 @@
 #include "nlohmann/json.hpp"
 #include "planapi/request.h"
 #include "planner/plan.h"
-#include "tools/clonesetctl/live.h"
-#include "tools/clonesetctl/rollout_io.h"
-#include "tools/clonesetctl/takeover.h"
+#include "clonesetctl/live.h"
+#include "clonesetctl/rollout_io.h"
+#include "clonesetctl/takeover.h"
 
 namespace cloneset::clonesetctl {
 namespace {
