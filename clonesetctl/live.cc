@@ -244,7 +244,7 @@ std::string RenderStatus(const LiveCloneSet& live, absl::Time now) {
   return out;
 }
 
-absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::PlanSnapshot snapshot,
+absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::RequestWithPods snapshot,
                                             absl::Duration deadline) {
   // One call: no health probe (no thread), and nothing tracks the planner's reachability.
   planner::client::GrpcPlannerOptions options;
@@ -262,7 +262,7 @@ absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi:
   return absl::Status(s.code(), absl::StrCat("planner at ", address, ": ", s.message()));
 }
 
-planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates) {
+planapi::RequestWithPods PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates) {
   // The executor's cache answers for the nodes it can read among those asked; here every node was listed.
   const planapi::NodeLookup nodes = [&live](const std::vector<std::string>& names) {
     std::vector<pb::Node> out;
@@ -273,7 +273,7 @@ planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, c
     }
     return out;
   };
-  planapi::PlanSnapshot snapshot = planapi::AssembleRequest(
+  planapi::RequestWithPods snapshot = planapi::AssembleRequest(
       live.clone_set, {live.pods, live.pvcs, live.revisions}, nodes, now, planapi::RequestOptions{.feature_gates = gates});
   planapi::SetStorageClasses(live.storage_classes, &snapshot.request);
   return snapshot;

@@ -45,14 +45,14 @@ absl::StatusOr<std::vector<LiveCloneSet>> FetchCloneSets(kube::RestClient& clien
 std::string RenderStatus(const LiveCloneSet& live, absl::Time now);
 
 // Asks the planner at `address` (gRPC target, e.g. 127.0.0.1:7070) for the next plan through the planner's client
-// (planner/client/, one call, no health probe), and reads the answer as the executor does (planapi::RequestPlan: in-place batches expanded). UNAVAILABLE
-// names the address when the planner cannot be reached.
-absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::PlanSnapshot snapshot,
+// (planner/client/, one call, no health probe), and reads the answer as the executor does (planapi::RequestPlan:
+// in-place batches expanded). UNAVAILABLE names the address when the planner cannot be reached.
+absl::StatusOr<pb::PlanResponse> AskPlanner(const std::string& address, planapi::RequestWithPods snapshot,
                                             absl::Duration deadline = absl::Seconds(5));
 // The request the executor would send for `live` at `now`: assembled by the same rules (planapi/request.h: seed of
 // the state, terminating PVCs left out, the pods' Nodes only for a topology spread, the pods as a pod table).
 // `gates` are the executor's (--feature-gates), as PlanRequest.feature_gates.
-planapi::PlanSnapshot PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates);
+planapi::RequestWithPods PlanRequestFor(const LiveCloneSet& live, absl::Time now, const pb::FeatureGates& gates);
 // One line saying what an action writes, e.g. "patch pod web-x (in-place-update): image app=nginx:2".
 std::string DescribeAction(const pb::Action& action);
 // One line per action, then the summary, status change, events and requeue.

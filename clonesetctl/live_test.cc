@@ -92,9 +92,9 @@ TEST_P(PlanRequestTest, IsTheExecutorsRequest) {
   const absl::StatusOr<planapi::FeatureGateSettings> gates = planapi::ParseFeatureGates(GetParam().feature_gates);
   ASSERT_TRUE(gates.ok()) << gates.status();
   executor::Reconciler reconciler({.cache = &cache, .clock = &clock, .feature_gates = gates->gates});
-  const executor::PlanSnapshot executor = reconciler.BuildRequest("ns/cs", live.clone_set, live.pods);
+  const executor::RequestWithPods executor = reconciler.BuildRequest("ns/cs", live.clone_set, live.pods);
 
-  const planapi::PlanSnapshot ours = PlanRequestFor(live, clock.Now(), gates->gates);
+  const planapi::RequestWithPods ours = PlanRequestFor(live, clock.Now(), gates->gates);
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ours.request.feature_gates(), gates->gates));
   EXPECT_EQ(ours.request.random_seed(), executor.request.random_seed());
   EXPECT_EQ(ours.request.pvcs_size(), 2) << "a terminating PVC is not sent";

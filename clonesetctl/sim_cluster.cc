@@ -98,7 +98,7 @@ absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) 
   return absl::OkStatus();
 }
 
-planapi::PlanSnapshot SimCluster::Snapshot(absl::Time now) const {
+planapi::RequestWithPods SimCluster::Snapshot(absl::Time now) const {
   planapi::OwnedObjects objects;
   for (const auto& [_, pod] : pods_) objects.pods.push_back(pod);
   for (const auto& [_, pvc] : pvcs_) objects.pvcs.push_back(pvc);

@@ -69,7 +69,7 @@ class SimCluster {
   const std::string& clone_set_json() const { return clone_set_json_; }
 
   // What the executor would send the planner for this cluster at `now`.
-  planapi::PlanSnapshot Snapshot(absl::Time now) const;
+  planapi::RequestWithPods Snapshot(absl::Time now) const;
   // Applies `plan` (in-place batches expanded) with the executor's plan applier.
   AppliedPlan Apply(const pb::PlanResponse& plan, absl::Time now);
 

@@ -101,8 +101,8 @@ TEST(SimSnapshotTest, IsTheExecutorsRequest) {
   SimCluster cluster(SimOptions{}, now);
   ASSERT_TRUE(cluster.ApplyCloneSet(kCloneSet, now).ok());
   cluster.Apply(Plan({CreatePod("web-b", 0), CreatePod("web-a", 0)}, 2), now);
-  const planapi::PlanSnapshot a = cluster.Snapshot(now);
-  const planapi::PlanSnapshot b = cluster.Snapshot(now);
+  const planapi::RequestWithPods a = cluster.Snapshot(now);
+  const planapi::RequestWithPods b = cluster.Snapshot(now);
   // The seed is the state's (the same state, the same instance ids), the pods go as a table, sorted by name, and
   // no Nodes without a topology spread.
   EXPECT_EQ(a.request.random_seed(), b.request.random_seed());

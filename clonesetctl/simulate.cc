@@ -88,7 +88,7 @@ absl::Status RunUntilSettled(SimCluster& cluster, RunState& st, absl::Time start
     }
     track_peaks();
     // Asked and read as the executor asks and reads (planapi/request.h), of the planner in this process.
-    planapi::PlanSnapshot snapshot = cluster.Snapshot(st.now);
+    planapi::RequestWithPods snapshot = cluster.Snapshot(st.now);
     auto plan = planapi::RequestPlan(snapshot, [](const pb::PlanRequest& request) { return planner::Plan(request); });
     if (!plan.ok()) return plan.status();
     st.last_summary = plan->summary();

@@ -50,7 +50,7 @@ int CheckKruiseTakeover(kube::RestClient& client, const std::string& server, con
   for (const LiveCloneSet& live : *sets) {
     const std::string name =
         absl::StrCat(live.clone_set.metadata().namespace_(), "/", live.clone_set.metadata().name());
-    planapi::PlanSnapshot snapshot = PlanRequestFor(live, now, gates);
+    planapi::RequestWithPods snapshot = PlanRequestFor(live, now, gates);
     auto plan = planapi::RequestPlan(snapshot, [](const pb::PlanRequest& r) { return planner::Plan(r); });
     if (!plan.ok()) {
       report.clone_sets.push_back(TakeoverCheck{name, {}, false, std::string(plan.status().message())});

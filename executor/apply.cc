@@ -26,7 +26,7 @@ struct Reconciler::ApplyState {
   const pb::CloneSet& cs;
   const pb::PlanRequest& req;
   const std::string& ns;
-  const PlanSnapshot& snapshot;
+  const RequestWithPods& snapshot;
   // The snapshot's pod `name` (null: not in it), found when a write first needs one: most plans need none, and a
   // rollout's status writes a few. When the pods are only in the request's table (the executor's cache keeps rows,
   // not pods), the pod is materialized from its row, and only that one.
@@ -159,7 +159,7 @@ void Reconciler::ReReadAfterConflict(const std::string& key, ObjectKind kind, co
   if (fresh.ok()) ExpectFromResponse(key, kind, name, Want::kAtLeastVersion, *fresh);
 }
 
-ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const PlanSnapshot& snapshot,
+ReconcileResult Reconciler::Apply(const std::string& key, const pb::CloneSet& cs, const RequestWithPods& snapshot,
                                   const pb::PlanResponse& plan) {
   ApplyState st{key, cs, snapshot.request, cs.metadata().namespace_(), snapshot};
   RestPlanWriter writer(*this, st);

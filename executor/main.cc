@@ -22,7 +22,7 @@
 #include "executor/expectations.h"
 #include "executor/informer_cache.h"
 #include "executor/metrics.h"
-#include "executor/readiness.h"
+#include "executor/readyz.h"
 #include "executor/reconciler.h"
 #include "executor/shards.h"
 #include "executor/retry_backoff.h"
@@ -164,7 +164,7 @@ absl::Status Run(const base::Daemon& daemon) {
   if (!http_client.ok()) {
     return base::StartupError("cannot create API client", http_client.status());
   }
-  // Every API request's outcome feeds /readyz (readiness.h): a lost API server makes the executor not ready.
+  // Every API request's outcome feeds /readyz (readyz.h): a lost API server makes the executor not ready.
   ContactTracker api_contact(&base::RealClock::Get());
   ContactTracker planner_contact(&base::RealClock::Get());
   absl::StatusOr<std::unique_ptr<kube::RestClient>> client =

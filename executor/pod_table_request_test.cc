@@ -175,7 +175,7 @@ TEST_F(PodTableRequestTest, SeedDoesNotDependOnTheEncoding) {
 }
 
 // The gates the executor was started with (--feature_gates, --cloneset_scaling_exclude_preparing_delete) are in
-// every request, in both encodings, and in the bytes the gRPC client sends (PlanSnapshot::Serialize).
+// every request, in both encodings, and in the bytes the gRPC client sends (RequestWithPods::Serialize).
 TEST_F(PodTableRequestTest, EveryRequestCarriesTheFeatureGates) {
   const absl::StatusOr<planapi::FeatureGateSettings> settings = planapi::ParseFeatureGates(
       "CloneSetShortHash=true,InPlaceUpdateEnvFromMetadata=false,PreparingUpdateAsUpdate=true", true);
@@ -200,7 +200,7 @@ TEST_F(PodTableRequestTest, EveryRequestCarriesTheFeatureGates) {
       EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(req.feature_gates(), settings->gates))
           << req.feature_gates().ShortDebugString();
     }
-    PlanSnapshot snapshot = r.BuildRequest(kKey, *cs_, pods);
+    RequestWithPods snapshot = r.BuildRequest(kKey, *cs_, pods);
     const planapi::RequestBytes bytes = snapshot.Serialize();
     pb::PlanRequest wire;
     ASSERT_TRUE(wire.ParseFromString(bytes.head + (bytes.table ? bytes.table->bytes() : "") + bytes.tail));
@@ -212,7 +212,7 @@ TEST_F(PodTableRequestTest, EveryRequestCarriesTheFeatureGates) {
     ::testing::Mock::VerifyAndClearExpectations(&planner_);
   }
   // Without the flag, upstream's defaults: the proto's zero values.
-  const PlanSnapshot plain = Make(true).BuildRequest(kKey, *cs_, pods);
+  const RequestWithPods plain = Make(true).BuildRequest(kKey, *cs_, pods);
   EXPECT_EQ(plain.request.feature_gates().ByteSizeLong(), 0u);
 }
 
@@ -221,7 +221,7 @@ TEST_F(PodTableRequestTest, SnapshotPodsAreTheSortedPodsInBothEncodings) {
   const std::vector<pb::Pod> pods = {FullPod("cs-b", 2), FullPod("cs-a", 1)};
   for (bool table : {true, false}) {
     SCOPED_TRACE(table ? "table" : "objects");
-    const PlanSnapshot snapshot = Make(table).BuildRequest(kKey, *cs_, pods);
+    const RequestWithPods snapshot = Make(table).BuildRequest(kKey, *cs_, pods);
     EXPECT_EQ(snapshot.table_pods.size(), table ? 2u : 0u);
     std::vector<std::string> names;
     for (const pb::Pod* p : snapshot.Pods()) names.push_back(p->metadata().name());

@@ -258,8 +258,8 @@ bool ParseRequest(const grpc::ByteBuffer& bytes, pb::PlanRequest* request) {
 }
 
 // The planner in this process, called as over the wire: the request's bytes made as the executor's gRPC client
-// sends them (planner/client/grpc_planner_client.cc: PlanSnapshot::Serialize, a kept pod table's bytes as they are, in a
-// grpc::ByteBuffer), parsed onto an arena as the service parses them, planned, and the response serialized and
+// sends them (planner/client/grpc_planner_client.cc: RequestWithPods::Serialize, a kept pod table's bytes as they
+// are, in a grpc::ByteBuffer), parsed onto an arena as the service parses them, planned, and the response serialized and
 // parsed back. The executor's side pays what it pays with the gRPC client except the transport, and the planner's
 // side what the service pays.
 class WirePlanner final : public PlannerClient {
@@ -421,7 +421,7 @@ void BM_ReconcileUntilFirstWrite(benchmark::State& state) {
 }
 
 // The request as a reconcile assembles it from the cache: the pods shared with it, their table from its rows.
-PlanSnapshot Snapshot(Scenario& s) {
+RequestWithPods Snapshot(Scenario& s) {
   const pb::CloneSet& cs = *s.cs;
   const std::string& ns = cs.metadata().namespace_();
   return s.reconciler->BuildRequest(s.key, cs,
@@ -431,7 +431,7 @@ PlanSnapshot Snapshot(Scenario& s) {
 void BM_Snapshot(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
   for (auto _ : state) {
-    PlanSnapshot snapshot = Snapshot(s);
+    RequestWithPods snapshot = Snapshot(s);
     benchmark::DoNotOptimize(snapshot);
   }
   state.counters["request_bytes"] = static_cast<double>(Snapshot(s).request.ByteSizeLong());
@@ -443,15 +443,15 @@ void BM_SnapshotFromScratch(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
   const pb::CloneSet& cs = *s.cs;
   for (auto _ : state) {
-    PlanSnapshot snapshot = s.reconciler->BuildRequest(
+    RequestWithPods snapshot = s.reconciler->BuildRequest(
         s.key, cs, s.cache->PodsOwnedBy(cs.metadata().namespace_(), cs.metadata().uid()));
     benchmark::DoNotOptimize(snapshot);
   }
-  const PlanSnapshot scratch =
+  const RequestWithPods scratch =
       s.reconciler->BuildRequest(s.key, cs, s.cache->PodsOwnedBy(cs.metadata().namespace_(), cs.metadata().uid()));
   // The pod tables and seeds, not the whole requests: protobuf maps (the revisions' labels, copied for each
   // request) serialize in an order that differs from copy to copy.
-  const PlanSnapshot rows = Snapshot(s);
+  const RequestWithPods rows = Snapshot(s);
   if (scratch.request.pod_table().SerializeAsString() != rows.request.pod_table().SerializeAsString() ||
       scratch.request.random_seed() != rows.request.random_seed()) {
     state.SkipWithError("the request from the cache's rows differs from the one encoded from scratch");
@@ -461,7 +461,7 @@ void BM_SnapshotFromScratch(benchmark::State& state) {
 // The request's bytes as the executor sends them: its fields around the kept table's bytes, in a grpc::ByteBuffer.
 void BM_Serialize(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
-  PlanSnapshot snapshot = Snapshot(s);
+  RequestWithPods snapshot = Snapshot(s);
   for (auto _ : state) {
     grpc::ByteBuffer bytes = PlanRequestBuffer(snapshot.Serialize());
     benchmark::DoNotOptimize(bytes);
@@ -471,7 +471,7 @@ void BM_Serialize(benchmark::State& state) {
 // The request serialized whole, table included (what the executor did before it sent the kept bytes).
 void BM_SerializeWhole(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
-  const PlanSnapshot snapshot = Snapshot(s);
+  const RequestWithPods snapshot = Snapshot(s);
   for (auto _ : state) {
     std::string bytes = snapshot.request.SerializeAsString();
     benchmark::DoNotOptimize(bytes);
@@ -480,7 +480,7 @@ void BM_SerializeWhole(benchmark::State& state) {
 
 void BM_PlanInProcess(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
-  const PlanSnapshot snapshot = Snapshot(s);
+  const RequestWithPods snapshot = Snapshot(s);
   for (auto _ : state) {
     google::protobuf::Arena arena(PlannerArenaOptions());
     auto* response = google::protobuf::Arena::CreateMessage<pb::PlanResponse>(&arena);
@@ -492,7 +492,7 @@ void BM_PlanInProcess(benchmark::State& state) {
 // The planner call as the reconcile makes it: serialize, parse onto an arena, plan, the response back.
 void BM_PlanWire(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
-  PlanSnapshot snapshot = Snapshot(s);
+  RequestWithPods snapshot = Snapshot(s);
   for (auto _ : state) {
     auto plan = s.planner.PlanBytes(snapshot.request, snapshot.Serialize());
     if (!plan.ok()) state.SkipWithError(plan.status().ToString().c_str());
@@ -503,7 +503,7 @@ void BM_PlanWire(benchmark::State& state) {
 // What the planner side pays before planning: parsing the request onto an arena.
 void BM_ParseRequest(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
-  PlanSnapshot snapshot = Snapshot(s);
+  RequestWithPods snapshot = Snapshot(s);
   const grpc::ByteBuffer bytes = PlanRequestBuffer(snapshot.Serialize());
   for (auto _ : state) {
     google::protobuf::Arena arena(PlannerArenaOptions());
@@ -518,7 +518,7 @@ void BM_ParseRequest(benchmark::State& state) {
 // first stage found over the batched plan and only the first action built. The plan is the one the planner
 // answers the reconcile's request with (batches accepted), copied per iteration in both cases.
 absl::StatusOr<pb::PlanResponse> MidRolloutPlan(Scenario& s) {
-  const PlanSnapshot snapshot = Snapshot(s);
+  const RequestWithPods snapshot = Snapshot(s);
   return planner::Plan(snapshot.request);
 }
 

@@ -34,21 +34,21 @@ pb::FeatureGates Reconciler::RequestGates() const {
   return gates;
 }
 
-PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
+RequestWithPods Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods) {
   planapi::SnapshotPods shared;
   shared.pods.reserve(pods.size());
   for (pb::Pod& p : pods) shared.pods.push_back(std::make_shared<const pb::Pod>(std::move(p)));
   return BuildRequest(key, cs, std::move(shared));
 }
 
-PlanSnapshot Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, planapi::SnapshotPods pods) {
+RequestWithPods Reconciler::BuildRequest(const std::string& key, const pb::CloneSet& cs, planapi::SnapshotPods pods) {
   const std::string& ns = cs.metadata().namespace_();
   const std::string& uid = cs.metadata().uid();
   const planapi::RequestOptions options{.pod_table = SendsPodTable(),
                                         .in_place_batches = d_.planner_in_place_batches,
                                         .feature_gates = RequestGates()};
   absl::Status table_error;
-  PlanSnapshot snapshot = planapi::AssembleRequest(
+  RequestWithPods snapshot = planapi::AssembleRequest(
       cs, std::move(pods), d_.cache->PvcsOwnedBy(ns, uid), d_.cache->RevisionsOwnedBy(ns, uid),
       [this](const std::vector<std::string>& names) { return d_.cache->NodesNamed(names); }, d_.clock->Now(),
       options, &table_error);
@@ -183,7 +183,7 @@ ReconcileResult Reconciler::ReconcileNow(const std::string& key) {
     return r;
   }
 
-  PlanSnapshot snapshot = BuildRequest(key, cs, std::move(pods));
+  RequestWithPods snapshot = BuildRequest(key, cs, std::move(pods));
   absl::Status table_unread;
   // In-place batches stay batches: the applier builds each action as it writes it, so the first write of a large
   // rollout does not wait for the whole plan to be expanded (planapi/applier.h).
@@ -205,7 +205,7 @@ ReconcileResult Reconciler::ReconcileNow(const std::string& key) {
   return Apply(key, cs, snapshot, *plan);
 }
 
-absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(PlanSnapshot& snapshot) {
+absl::StatusOr<pb::PlanResponse> Reconciler::CallPlanner(RequestWithPods& snapshot) {
   const absl::Time start = absl::Now();
   auto plan = d_.planner->PlanBytes(snapshot.request, snapshot.Serialize());
   if (d_.metrics) d_.metrics->PlannerCall(absl::ToDoubleSeconds(absl::Now() - start));

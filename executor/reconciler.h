@@ -124,7 +124,7 @@ struct ReconcilerDeps {
 
 // The request sent to the planner and the snapshot's pods that Apply checks its writes against; assembled by the
 // plan contract's rules (planapi/request.h).
-using planapi::PlanSnapshot;
+using planapi::RequestWithPods;
 
 class Reconciler {
  public:
@@ -135,9 +135,9 @@ class Reconciler {
 
   // The snapshot sent to the planner (exposed for tests): planapi::AssembleRequest over the cache's objects. `key`
   // names the CloneSet in the fallback report.
-  PlanSnapshot BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods);
+  RequestWithPods BuildRequest(const std::string& key, const pb::CloneSet& cs, std::vector<pb::Pod> pods);
   // The same from pods shared with the cache, with their table when the cache keeps it (ClusterCache::PodSnapshot).
-  PlanSnapshot BuildRequest(const std::string& key, const pb::CloneSet& cs, planapi::SnapshotPods pods);
+  RequestWithPods BuildRequest(const std::string& key, const pb::CloneSet& cs, planapi::SnapshotPods pods);
   // Whether the next request carries the pods as a table (the planner reads tables, as far as we know).
   bool SendsPodTable() const { return d_.planner_pod_table && !planner_lacks_pod_table_.load(); }
 
@@ -151,7 +151,7 @@ class Reconciler {
                                                const std::vector<std::shared_ptr<const pb::Pod>>& pods);
   // Plan, timed into the planner-call histogram.
   // Plans `snapshot`'s request as it is now, sent as its bytes (a kept pod table as it is kept).
-  absl::StatusOr<pb::PlanResponse> CallPlanner(PlanSnapshot& snapshot);
+  absl::StatusOr<pb::PlanResponse> CallPlanner(RequestWithPods& snapshot);
   ReconcileResult HandleInvalid(const std::string& key, const pb::CloneSet& cs, const std::string& message);
   absl::Status WriteInvalidCondition(const std::string& key, const pb::CloneSet& cs, const std::string* message);
   // Patches the CloneSet status (a merge patch of the whole status); records the expectation on the new version.
@@ -159,7 +159,7 @@ class Reconciler {
   // Patches the CloneSet status with `condition` of `type` set (non-null) or removed (null).
   absl::Status WriteOwnCondition(const std::string& key, const pb::CloneSet& cs, std::string_view type,
                                  const pb::Condition* condition);
-  ReconcileResult Apply(const std::string& key, const pb::CloneSet& cs, const PlanSnapshot& snapshot,
+  ReconcileResult Apply(const std::string& key, const pb::CloneSet& cs, const RequestWithPods& snapshot,
                         const pb::PlanResponse& plan);
   absl::Status ApplyAction(ApplyState& st, const pb::Action& action);
   absl::Status CreatePod(ApplyState& st, const pb::CreatePod& create);

@@ -43,14 +43,14 @@ const std::string& SharedPodTable::bytes() const {
   return k.bytes;
 }
 
-PlanSnapshot::~PlanSnapshot() { ReleaseSharedTable(); }
+RequestWithPods::~RequestWithPods() { ReleaseSharedTable(); }
 
-PlanSnapshot::PlanSnapshot(PlanSnapshot&& other) noexcept
+RequestWithPods::RequestWithPods(RequestWithPods&& other) noexcept
     : request(std::move(other.request)),  // same arena (none): the table pointer moves with the fields
       table_pods(std::move(other.table_pods)),
       shared_table_(std::exchange(other.shared_table_, std::nullopt)) {}
 
-PlanSnapshot& PlanSnapshot::operator=(PlanSnapshot&& other) noexcept {
+RequestWithPods& RequestWithPods::operator=(RequestWithPods&& other) noexcept {
   if (this == &other) return *this;
   ReleaseSharedTable();
   request = std::move(other.request);
@@ -59,9 +59,9 @@ PlanSnapshot& PlanSnapshot::operator=(PlanSnapshot&& other) noexcept {
   return *this;
 }
 
-PlanSnapshot::PlanSnapshot(const PlanSnapshot& other) : request(other.request), table_pods(other.table_pods) {}
+RequestWithPods::RequestWithPods(const RequestWithPods& other) : request(other.request), table_pods(other.table_pods) {}
 
-PlanSnapshot& PlanSnapshot::operator=(const PlanSnapshot& other) {
+RequestWithPods& RequestWithPods::operator=(const RequestWithPods& other) {
   if (this == &other) return *this;
   ReleaseSharedTable();
   request = other.request;
@@ -69,7 +69,7 @@ PlanSnapshot& PlanSnapshot::operator=(const PlanSnapshot& other) {
   return *this;
 }
 
-void PlanSnapshot::ReleaseSharedTable() {
+void RequestWithPods::ReleaseSharedTable() {
   if (!shared_table_.has_value()) return;
   // Not deleted: the table belongs to shared_table_.
   if (request.has_pod_table() && &request.pod_table() == &shared_table_->message()) {
@@ -78,14 +78,14 @@ void PlanSnapshot::ReleaseSharedTable() {
   shared_table_.reset();
 }
 
-void PlanSnapshot::SetPodTable(SharedPodTable table) {
+void RequestWithPods::SetPodTable(SharedPodTable table) {
   ReleaseSharedTable();
   shared_table_ = std::move(table);
   // The request reads the table in place; ReleaseSharedTable takes it out again before the request could delete it.
   request.unsafe_arena_set_allocated_pod_table(const_cast<pb::PodTable*>(&shared_table_->message()));
 }
 
-RequestBytes PlanSnapshot::Serialize() {
+RequestBytes RequestWithPods::Serialize() {
   RequestBytes out;
   const bool shared = shared_table_.has_value() && request.has_pod_table() &&
                       &request.pod_table() == &shared_table_->message();
@@ -119,7 +119,7 @@ RequestBytes PlanSnapshot::Serialize() {
   return out;
 }
 
-std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
+std::vector<const pb::Pod*> RequestWithPods::Pods() const {
   std::vector<const pb::Pod*> out;
   MaterializeTablePods(request, table_pods);
   if (request.pods_size() > 0) {
@@ -132,7 +132,7 @@ std::vector<const pb::Pod*> PlanSnapshot::Pods() const {
   return out;
 }
 
-void PlanSnapshot::SendPodsAsObjects() {
+void RequestWithPods::SendPodsAsObjects() {
   MaterializeTablePods(request, table_pods);
   ReleaseSharedTable();
   request.clear_pod_table();
@@ -211,7 +211,7 @@ uint64_t PlanSeed(const pb::CloneSet& cs, const std::vector<std::shared_ptr<cons
   return Seed(cs, pods);
 }
 
-PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
+RequestWithPods AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
                              const RequestOptions& options, absl::Status* table_error) {
   SnapshotPods pods;
   pods.pods.reserve(objects.pods.size());
@@ -220,10 +220,10 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const
                          options, table_error);
 }
 
-PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vector<pb::PersistentVolumeClaim> pvcs,
+RequestWithPods AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vector<pb::PersistentVolumeClaim> pvcs,
                              std::vector<pb::ControllerRevision> revisions, const NodeLookup& nodes, absl::Time now,
                              const RequestOptions& options, absl::Status* table_error) {
-  PlanSnapshot snapshot;
+  RequestWithPods snapshot;
   pb::PlanRequest& req = snapshot.request;
   *req.mutable_clone_set() = cs;
   // A table comes with its pods in name order already, and a cache's pods mostly are.
@@ -280,7 +280,7 @@ PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vec
   return snapshot;
 }
 
-absl::StatusOr<pb::PlanResponse> RequestPlan(PlanSnapshot& snapshot, const PlanCall& call,
+absl::StatusOr<pb::PlanResponse> RequestPlan(RequestWithPods& snapshot, const PlanCall& call,
                                              absl::Status* table_unread, Batches batches) {
   const auto ask = [&]() {
     absl::StatusOr<pb::PlanResponse> plan = call(snapshot.request);

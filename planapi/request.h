@@ -31,7 +31,7 @@ namespace pb = ::cloneset::planner::v1;
 
 // A pod table shared, not copied, by the cache that keeps it and every request that carries it, with its serialized
 // bytes, made once on first use and kept: a request carrying the table is sent as its other fields and these bytes
-// as they are (PlanSnapshot::Serialize, planner/client/grpc_planner_client.cc), so an idle reconcile of a large
+// as they are (RequestWithPods::Serialize, planner/client/grpc_planner_client.cc), so an idle reconcile of a large
 // CloneSet neither copies nor serializes its table again (docs/performance.md "The request as kept bytes").
 // Immutable; copies share it.
 class SharedPodTable {
@@ -61,14 +61,14 @@ struct RequestBytes {
 
 // The request sent to the planner and the snapshot's pods, sorted by name, that the plan's writes are checked
 // against.
-struct PlanSnapshot {
-  PlanSnapshot() = default;
-  ~PlanSnapshot();
-  PlanSnapshot(PlanSnapshot&& other) noexcept;
-  PlanSnapshot& operator=(PlanSnapshot&& other) noexcept;
+struct RequestWithPods {
+  RequestWithPods() = default;
+  ~RequestWithPods();
+  RequestWithPods(RequestWithPods&& other) noexcept;
+  RequestWithPods& operator=(RequestWithPods&& other) noexcept;
   // A copy owns a copy of the table (a copy of its message); rare, so not shared.
-  PlanSnapshot(const PlanSnapshot& other);
-  PlanSnapshot& operator=(const PlanSnapshot& other);
+  RequestWithPods(const RequestWithPods& other);
+  RequestWithPods& operator=(const RequestWithPods& other);
 
   // When the pods are in a shared table (SetPodTable), request.pod_table is that table's message, which the request
   // does not own: read it, never change request.pod_table through the request (SendPodsAsObjects drops it).
@@ -132,10 +132,10 @@ using NodeLookup = std::function<std::vector<pb::Node>(const std::vector<std::st
 // The request by the rules above. `nodes` is called only when the request needs nodes and some pod has one.
 // `table_error`, when not null, receives why the pods could not be encoded as a table (they are sent as objects
 // then); it is left as it is otherwise.
-PlanSnapshot AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
+RequestWithPods AssembleRequest(const pb::CloneSet& cs, OwnedObjects objects, const NodeLookup& nodes, absl::Time now,
                              const RequestOptions& options, absl::Status* table_error = nullptr);
 // The same from pods shared with a cache (no pod is copied) and, when the caller keeps it, their table.
-PlanSnapshot AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vector<pb::PersistentVolumeClaim> pvcs,
+RequestWithPods AssembleRequest(const pb::CloneSet& cs, SnapshotPods pods, std::vector<pb::PersistentVolumeClaim> pvcs,
                              std::vector<pb::ControllerRevision> revisions, const NodeLookup& nodes, absl::Time now,
                              const RequestOptions& options, absl::Status* table_error = nullptr);
 
@@ -165,7 +165,7 @@ enum class Batches { kExpand, kKeep };
 // PlanApplier). A planner that answers a pod-table request without reading its pods (PlanResponse.pods_read
 // differs: a planner older than the table saw no pods and would create every replica) gets the request again with
 // the pods as objects (`snapshot` is changed so); `table_unread` then receives why, when not null.
-absl::StatusOr<pb::PlanResponse> RequestPlan(PlanSnapshot& snapshot, const PlanCall& call,
+absl::StatusOr<pb::PlanResponse> RequestPlan(RequestWithPods& snapshot, const PlanCall& call,
                                              absl::Status* table_unread = nullptr,
                                              Batches batches = Batches::kExpand);
 

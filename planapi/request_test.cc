@@ -90,7 +90,7 @@ TEST_P(AssembleTest, FollowsTheContractRules) {
   };
   absl::Status table_error;
   const pb::CloneSet cs = CloneSet(tc.template_json);
-  PlanSnapshot s = AssembleRequest(cs, objects, nodes, kNow, tc.options, &table_error);
+  RequestWithPods s = AssembleRequest(cs, objects, nodes, kNow, tc.options, &table_error);
   EXPECT_TRUE(table_error.ok()) << table_error;
   const pb::PlanRequest& req = s.request;
   EXPECT_THAT(Names(s.Pods()), ElementsAre("cs-a", "cs-b", "cs-c", "cs-d"));
@@ -131,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(AssembleTest, UnreadableNodesAreLeftOut) {
   OwnedObjects objects;
   objects.pods = {Pod("cs-a", "1", "n3"), Pod("cs-b", "2", "n1")};
-  const PlanSnapshot s = AssembleRequest(
+  const RequestWithPods s = AssembleRequest(
       CloneSet(kSpreadTemplate), objects,
       [](const std::vector<std::string>& names) {
         std::vector<pb::Node> out;
@@ -150,14 +150,14 @@ TEST(AssembleTest, PodsTheTableCannotCarryGoAsObjects) {
   objects.pods = {Pod("cs-a", "1", "")};
   objects.pods[0].mutable_metadata()->mutable_creation_timestamp()->set_seconds(-20000000000);  // year 1336
   absl::Status table_error;
-  const PlanSnapshot s = AssembleRequest(CloneSet(""), objects, nullptr, kNow, {}, &table_error);
+  const RequestWithPods s = AssembleRequest(CloneSet(""), objects, nullptr, kNow, {}, &table_error);
   EXPECT_FALSE(table_error.ok());
   EXPECT_FALSE(s.request.has_pod_table());
   EXPECT_EQ(s.request.pods_size(), 1);
   EXPECT_TRUE(s.table_pods.empty());
 }
 
-// The request's bytes in pieces (PlanSnapshot::Serialize): concatenated, exactly request.SerializeAsString(), with
+// The request's bytes in pieces (RequestWithPods::Serialize): concatenated, exactly request.SerializeAsString(), with
 // the shared table's kept bytes as the middle piece, not serialized again.
 std::string Concatenated(const RequestBytes& b) {
   return b.head + (b.table.has_value() ? b.table->bytes() : std::string()) + b.tail;
@@ -186,7 +186,7 @@ TEST_P(SerializeTest, PiecesAreTheRequestsBytes) {
     for (const std::string& n : names) out.emplace_back().set_name(n);
     return out;
   };
-  PlanSnapshot s;
+  RequestWithPods s;
   if (tc.shared_table) {
     std::vector<const pb::Pod*> sorted = {&objects.pods[1], &objects.pods[2], &objects.pods[0]};
     SnapshotPods pods;
@@ -262,7 +262,7 @@ TEST(SetStorageClasses, TheClassesTheClaimsNameSortedByName) {
 TEST(SerializeTest, AnEmptyTableIsAPiece) {
   SnapshotPods pods;
   pods.table = SharedPodTable();
-  PlanSnapshot s = AssembleRequest(CloneSet(""), std::move(pods), {}, {}, nullptr, kNow, {});
+  RequestWithPods s = AssembleRequest(CloneSet(""), std::move(pods), {}, {}, nullptr, kNow, {});
   ASSERT_TRUE(s.request.has_pod_table());
   const RequestBytes got = s.Serialize();
   EXPECT_EQ(Concatenated(got), s.request.SerializeAsString());
@@ -281,17 +281,17 @@ TEST(SerializeTest, TheTableIsSharedNotCopied) {
     pods.table = table;
     return AssembleRequest(CloneSet(""), std::move(pods), {}, {}, nullptr, kNow, {});
   };
-  PlanSnapshot a = snapshot();
-  PlanSnapshot b = snapshot();
+  RequestWithPods a = snapshot();
+  RequestWithPods b = snapshot();
   EXPECT_EQ(&a.request.pod_table(), &table.message());
   EXPECT_EQ(&b.request.pod_table(), &table.message());
-  PlanSnapshot moved = std::move(a);
+  RequestWithPods moved = std::move(a);
   EXPECT_EQ(&moved.request.pod_table(), &table.message());
   EXPECT_EQ(moved.Serialize().table.has_value(), true);
-  PlanSnapshot assigned;
+  RequestWithPods assigned;
   assigned = std::move(moved);
   EXPECT_EQ(&assigned.request.pod_table(), &table.message());
-  const PlanSnapshot copy = assigned;
+  const RequestWithPods copy = assigned;
   EXPECT_NE(&copy.request.pod_table(), &table.message());
   EXPECT_EQ(copy.request.pod_table().SerializeAsString(), table.bytes());
   // Objects instead: the shared table leaves the request untouched.
@@ -305,7 +305,7 @@ TEST(SerializeTest, TheTableIsSharedNotCopied) {
 TEST(RequestPlanTest, ExpandsBatchesAndResendsObjectsToAPlannerThatDidNotReadTheTable) {
   OwnedObjects objects;
   objects.pods = {Pod("cs-a", "1", ""), Pod("cs-b", "2", "")};
-  PlanSnapshot s = AssembleRequest(CloneSet(""), objects, nullptr, kNow, {});
+  RequestWithPods s = AssembleRequest(CloneSet(""), objects, nullptr, kNow, {});
   ASSERT_TRUE(s.request.has_pod_table());
   std::vector<bool> tables;
   absl::Status unread;
@@ -334,7 +334,7 @@ TEST(RequestPlanTest, ExpandsBatchesAndResendsObjectsToAPlannerThatDidNotReadThe
 TEST(RequestPlanTest, APlannerThatReadTheTableIsAskedOnce) {
   OwnedObjects objects;
   objects.pods = {Pod("cs-a", "1", "")};
-  PlanSnapshot s = AssembleRequest(CloneSet(""), objects, nullptr, kNow, {});
+  RequestWithPods s = AssembleRequest(CloneSet(""), objects, nullptr, kNow, {});
   int calls = 0;
   absl::Status unread;
   auto plan = RequestPlan(
@@ -353,7 +353,7 @@ TEST(RequestPlanTest, APlannerThatReadTheTableIsAskedOnce) {
 }
 
 TEST(RequestPlanTest, AFailedCallIsReturned) {
-  PlanSnapshot s = AssembleRequest(CloneSet(""), {}, nullptr, kNow, {});
+  RequestWithPods s = AssembleRequest(CloneSet(""), {}, nullptr, kNow, {});
   auto plan = RequestPlan(s, [](const pb::PlanRequest&) -> absl::StatusOr<pb::PlanResponse> {
     return absl::UnavailableError("down");
   });

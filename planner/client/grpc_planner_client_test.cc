@@ -166,7 +166,7 @@ TEST(GrpcPlannerClientTest, PlanBytesFailsAsPlanDoesWhenThePlannerIsDown) {
   RefusingPort port;
   auto client = NewGrpcPlannerClient({.address = port.Address(), .max_attempts = 1});
   ASSERT_TRUE(client.ok()) << client.status();
-  planapi::PlanSnapshot snapshot;
+  planapi::RequestWithPods snapshot;
   absl::StatusOr<pb::PlanResponse> got = (*client)->PlanBytes(snapshot.request, snapshot.Serialize());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable) << got.status();
 }

@@ -1,5 +1,5 @@
 // The planner client (planner/client/, the executor's) against a real planner service: a request sent as its
-// pieces, with the kept pod table's bytes referenced instead of copied (planapi::PlanSnapshot::Serialize,
+// pieces, with the kept pod table's bytes referenced instead of copied (planapi::RequestWithPods::Serialize,
 // PlannerClient::PlanBytes), is the request the planner parses and plans. Under tests/ because it runs the client and
 // the planner's service together, end to end.
 #include <memory>
@@ -80,7 +80,7 @@ TEST(GrpcPlannerClientTest, APlanRequestSentAsKeptBytesIsAnswered) {
   ASSERT_TRUE(client.ok()) << client.status();
   for (const bool batches : {true, false}) {
     SCOPED_TRACE(batches ? "with in-place batches" : "without");
-    planapi::PlanSnapshot snapshot =
+    planapi::RequestWithPods snapshot =
         planapi::AssembleRequest(rollout->clone_set(), objects, nullptr, now, {.in_place_batches = batches});
     ASSERT_TRUE(snapshot.request.has_pod_table());
     planapi::RequestBytes bytes = snapshot.Serialize();

@@ -1,5 +1,5 @@
 // The /readyz decision (pure, time as an input) and the records that feed it.
-#include "executor/readiness.h"
+#include "executor/readyz.h"
 
 #include <string>
 #include <vector>

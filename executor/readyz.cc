@@ -1,4 +1,4 @@
-#include "executor/readiness.h"
+#include "executor/readyz.h"
 
 #include <utility>
 
