@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-from tree import checkout_files, cpp_lines_matching
+from tree import checkout_files, cpp_lines_matching, line_check_main
 
 CPP = re.compile(r'prometheus/exposer\.h|\bprometheus::Exposer\b')
 CMAKE = re.compile(r'\bprometheus-cpp::pull\b')
@@ -37,19 +37,12 @@ def check(root):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    problems = check(argv[1])
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"http_endpoints: {len(problems)} use(s) of prometheus-cpp's Exposer or its pull library; serve /metrics "
-              "with base::EndpointServer (base/endpoints.h) instead")
-        return 1
-    print("http_endpoints: /metrics is served by base::EndpointServer alone (no prometheus::Exposer, no "
-          "prometheus-cpp::pull)")
-    return 0
+    return line_check_main(
+        argv, __doc__, check,
+        lambda count: f"http_endpoints: {count} use(s) of prometheus-cpp's Exposer or its pull library; serve /metrics "
+                      "with base::EndpointServer (base/endpoints.h) instead",
+        "http_endpoints: /metrics is served by base::EndpointServer alone (no prometheus::Exposer, no "
+        "prometheus-cpp::pull)")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ Prints every such literal with its file and line; exit 1 if any.
 import re
 import sys
 
-from tree import cpp_lines_matching
+from tree import cpp_lines_matching, line_check_main
 
 LITERAL = re.compile(r'"apps\.kruise\.io/')
 EXCEPT = re.compile(r"(^kruise/|_test\.cc$|_bench\.cc$|(^|/)(tests|testing|bench)/|^tools/vectors/)")
@@ -25,18 +25,11 @@ def check(root):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    problems = check(argv[1])
-    for p in problems:
-        print(p)
-    if problems:
-        print(f'kruise_literals: {len(problems)} "apps.kruise.io/" literal(s) outside kruise/; name the constant of '
-              "kruise/keys.h instead (add it there if it is new)")
-        return 1
-    print('kruise_literals: no "apps.kruise.io/" literal outside kruise/')
-    return 0
+    return line_check_main(
+        argv, __doc__, check,
+        lambda count: f'kruise_literals: {count} "apps.kruise.io/" literal(s) outside kruise/; name the constant of '
+                      "kruise/keys.h instead (add it there if it is new)",
+        'kruise_literals: no "apps.kruise.io/" literal outside kruise/')
 
 
 if __name__ == "__main__":

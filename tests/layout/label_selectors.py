@@ -15,7 +15,7 @@ Prints every such literal with its file and line; exit 1 if any.
 import re
 import sys
 
-from tree import cpp_lines_matching
+from tree import cpp_lines_matching, line_check_main
 
 LITERAL = re.compile(r'"(NotIn|DoesNotExist)"|\bnotin\b')
 HOME = ("common/label_selector.h", "common/label_selector.cc")
@@ -27,18 +27,11 @@ def check(root):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    problems = check(argv[1])
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"label_selectors: {len(problems)} selector operator(s) outside common/label_selector.cc; parse, "
-              "match and print selectors with common::LabelSelector instead")
-        return 1
-    print("label_selectors: no selector operator outside common/label_selector.cc")
-    return 0
+    return line_check_main(
+        argv, __doc__, check,
+        lambda count: f"label_selectors: {count} selector operator(s) outside common/label_selector.cc; parse, "
+                      "match and print selectors with common::LabelSelector instead",
+        "label_selectors: no selector operator outside common/label_selector.cc")
 
 
 if __name__ == "__main__":

@@ -48,3 +48,20 @@ def cpp_lines_matching(root, check, pattern, skip):
                 if pattern.search(code_part(line)):
                     problems.append(f"{path}:{number}: {line.strip()}")
     return problems
+
+
+def line_check_main(argv, usage, check, refused, passed):
+    """The command line of a check that refuses lines: `argv` is [script, ROOT]; prints every line `check(ROOT)`
+    finds, then `refused(count)` and exits 1, or `passed` and exits 0 when it finds none (2 on a bad command line,
+    with `usage`)."""
+    if len(argv) != 2:
+        print(usage, file=sys.stderr)
+        return 2
+    problems = check(argv[1])
+    for p in problems:
+        print(p)
+    if problems:
+        print(refused(len(problems)))
+        return 1
+    print(passed)
+    return 0
