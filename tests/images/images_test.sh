@@ -101,7 +101,14 @@ running() {
 }
 devcluster_ready() { running "$dc"; curl -skf "$api/readyz" | grep -qx ok; }
 poll 60 "the devcluster's /readyz ($api)" devcluster_ready
-curl -skf "$api/metrics" | grep -q '^apiserver_request_total' || fail "the devcluster's /metrics has no apiserver_request_total"
+# apiserver_request_total has a sample once a request was counted: the first ones come from the node simulator
+# (--nodes=1), which may not have sent any yet when /readyz first answers, so this waits for one too.
+devcluster_counts() {
+  running "$dc"
+  local metrics
+  metrics=$(curl -skf "$api/metrics") && grep -q '^apiserver_request_total{' <<<"$metrics"
+}
+poll 60 "a counted request (apiserver_request_total) on the devcluster's /metrics" devcluster_counts
 
 # Its kubeconfig names the listen address (0.0.0.0); the certificate is for 127.0.0.1: inside the namespace the
 # API server is 127.0.0.1:6443, from here the published port.
@@ -126,7 +133,11 @@ ag=$(docker run -d "${joined[@]}" --volumes-from "$dc:ro" -v "$TMP/kubeconfig:/e
   --cri_socket=unix:///data/nodes/devcluster-node-0/cri.sock); CONTAINERS+=("$ag")
 
 # has PORT PATH PATTERN: GET http://127.0.0.1:<published PORT>PATH answers 200 with a line matching PATTERN.
-has() { running "$dc" "$pl" "$ex" "$ag"; curl -sf --max-time 5 "http://127.0.0.1:$(port "$1")$2" | grep -qE "$3"; }
+has() {
+  running "$dc" "$pl" "$ex" "$ag"
+  local body
+  body=$(curl -sf --max-time 5 "http://127.0.0.1:$(port "$1")$2") && grep -qE "$3" <<<"$body"
+}
 poll 60 "the planner's /metrics" has 9464 /metrics '^# TYPE cloneset_planner_plans_total counter'
 poll 60 "the executor's /healthz" has 8081 /healthz .
 poll 60 "the executor's /readyz (API server and planner reached, caches synced)" has 8081 /readyz .
