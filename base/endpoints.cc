@@ -29,6 +29,16 @@ std::string EndpointUrl(const std::string& host, int port) {
 
 namespace {
 
+// "host:port" with a port in [0, 65535], or InvalidArgument saying it is not.
+absl::StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  std::string host;
+  int port = 0;
+  if (!SplitHostPort(listen, &host, &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("address '", listen, "' is not host:port"));
+  }
+  return std::pair<std::string, int>(std::move(host), port);
+}
+
 // Worker threads per listener. Scrapes and probes are rare and short; a few threads keep a kept-alive scrape
 // connection (held for httplib's keep-alive timeout) from delaying a probe, without a thread per core.
 constexpr size_t kThreadsPerListener = 3;
@@ -90,12 +100,9 @@ absl::StatusOr<std::unique_ptr<EndpointServer>> EndpointServer::Start(EndpointOp
   if (options.listen.empty()) return absl::InvalidArgumentError("no address to serve the HTTP endpoints on");
   std::vector<std::pair<std::string, int>> addresses;
   for (const std::string& listen : options.listen) {
-    std::string host;
-    int port = 0;
-    if (!SplitHostPort(listen, &host, &port) || port < 0 || port > 65535) {
-      return absl::InvalidArgumentError(absl::StrCat("address '", listen, "' is not host:port"));
-    }
-    addresses.emplace_back(host, port);
+    absl::StatusOr<std::pair<std::string, int>> address = ParseListen(listen);
+    if (!address.ok()) return address.status();
+    addresses.push_back(*std::move(address));
   }
   // Each listener answers as soon as it is bound; when a later one cannot bind, the server's destructor stops the
   // ones before it (httplib closes a bound socket only in stop(), which counts only once its accept loop runs).
@@ -161,13 +168,14 @@ absl::StatusOr<std::unique_ptr<EndpointServer>> ServeDaemonEndpoints(const std::
   // One flag empty: the other's address stands for both.
   const std::string& metrics = metrics_listen.empty() ? health_listen : metrics_listen;
   const std::string& health = health_listen.empty() ? metrics_listen : health_listen;
-  // Checked one by one so that an error names its flag.
-  for (const auto& [flag, listen] : {std::pair{"--metrics_listen", &metrics}, std::pair{"--health_listen", &health}}) {
-    std::string host;
-    int port = 0;
-    if (!SplitHostPort(*listen, &host, &port) || port < 0 || port > 65535) {
-      return absl::InvalidArgumentError(absl::StrCat(flag, ": address '", *listen, "' is not host:port"));
-    }
+  // Checked one by one so that an error names its flag; the hosts are those of the announce lines.
+  absl::StatusOr<std::pair<std::string, int>> metrics_address = ParseListen(metrics);
+  if (!metrics_address.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--metrics_listen: ", metrics_address.status().message()));
+  }
+  absl::StatusOr<std::pair<std::string, int>> health_address = ParseListen(health);
+  if (!health_address.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--health_listen: ", health_address.status().message()));
   }
   auto server = EndpointServer::Start(
       {.listen = {metrics, health}, .registry = std::move(registry), .healthz = healthz, .readyz = readyz});
@@ -176,12 +184,8 @@ absl::StatusOr<std::unique_ptr<EndpointServer>> ServeDaemonEndpoints(const std::
                         absl::StrCat("cannot serve /metrics and the probes (--metrics_listen=", metrics_listen,
                                      " --health_listen=", health_listen, "): ", server.status().message()));
   }
-  std::string host;
-  int port = 0;
-  SplitHostPort(metrics, &host, &port);
-  std::cerr << "metrics on " << EndpointUrl(host, (*server)->port(0)) << std::endl;
-  SplitHostPort(health, &host, &port);
-  std::cerr << "listening on " << EndpointUrl(host, (*server)->port(1)) << std::endl;
+  std::cerr << "metrics on " << EndpointUrl(metrics_address->first, (*server)->port(0)) << std::endl;
+  std::cerr << "listening on " << EndpointUrl(health_address->first, (*server)->port(1)) << std::endl;
   return server;
 }
 
