@@ -56,21 +56,6 @@ absl::Status NamespaceTerminating(const std::string& ns) {
   return s;
 }
 
-
-std::string ConflictMessage(const ResourceType& t, std::string_view name) {
-  return absl::StrCat("Operation cannot be fulfilled on ", QualifiedName(t, name),
-                      ": the object has been modified; please apply your changes to the latest version "
-                      "and try again");
-}
-
-// The object `name` in `ns` (ignored for cluster-scoped types), or kube-apiserver's 404 for it.
-absl::StatusOr<std::map<std::string, ObjectPtr>::iterator> FindObject(TypeState& ts, std::string_view ns,
-                                                                      std::string_view name) {
-  auto it = ts.objects.find(Key(ts.type.namespaced ? ns : "", name));
-  if (it == ts.objects.end()) return absl::NotFoundError(absl::StrCat(QualifiedName(ts.type, name), " not found"));
-  return it;
-}
-
 bool HasOwnerReferences(const nlohmann::json& object) {
   const nlohmann::json* refs = OwnerReferencesJson(object);
   return refs && refs->is_array() && !refs->empty();

@@ -6,12 +6,31 @@
 #include <mutex>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "common/label_selector.h"
 #include "devcluster/object_meta.h"
 #include "devcluster/selectors.h"
 #include "devcluster/versions.h"
 
 namespace cloneset::devcluster {
+
+namespace store_internal {
+
+std::string ConflictMessage(const ResourceType& t, std::string_view name) {
+  return absl::StrCat("Operation cannot be fulfilled on ", QualifiedName(t, name),
+                      ": the object has been modified; please apply your changes to the latest version "
+                      "and try again");
+}
+
+// The object `name` in `ns` (ignored for cluster-scoped types), or kube-apiserver's 404 for it.
+absl::StatusOr<std::map<std::string, ObjectPtr>::iterator> FindObject(TypeState& ts, std::string_view ns,
+                                                                      std::string_view name) {
+  auto it = ts.objects.find(Key(ts.type.namespaced ? ns : "", name));
+  if (it == ts.objects.end()) return absl::NotFoundError(absl::StrCat(QualifiedName(ts.type, name), " not found"));
+  return it;
+}
+
+}  // namespace store_internal
 
 using store_internal::FindObject;
 using store_internal::Key;
