@@ -18,7 +18,7 @@
 # Usage: bench/executor_rollout.sh [--cluster embedded|real] [--controller ours|kruise] [N=1000]
 #   (BUILD_DIR=build-xx to pick binaries;
 # EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor; PERF_DIR=DIR to profile the
-#   rollout with perf, below)
+#   rollout with perf, below; PROFILE_DIR=DIR with --cluster real: Go CPU profiles of kube-apiserver and etcd)
 set -euo pipefail
 CLUSTER=embedded
 CONTROLLER=ours
@@ -53,7 +53,7 @@ case "$CLUSTER" in
     PLANNER_PID="${PIDS[-1]}"
     # shellcheck disable=SC2086  # word splitting intended: a list of flags
     start_executor ${EXECUTOR_FLAGS:-}
-    SERVER_PIDS="devcluster $DEVCLUSTER_PID" ;;
+    SERVER_PIDS="devcluster $DEVCLUSTER_PID" API_NAME=devcluster API_PID=$DEVCLUSTER_PID ETCD_PID="" ;;
   real)
     command -v jq >/dev/null || { echo "executor_rollout: jq is not installed (./run deps installs it)" >&2; exit 1; }
     [ -z "${EXECUTOR_FLAGS:-}" ] || { echo "executor_rollout: EXECUTOR_FLAGS is for --cluster embedded" >&2; exit 2; }
@@ -67,7 +67,9 @@ case "$CLUSTER" in
     [ "$CONTROLLER" = ours ] || ours+=(--executors 0 --planners 0)
     export KUBECONFIG
     # up's progress goes to its log; the kubeconfig's path is in $RUN_DIR/kubeconfig.path.
-    REAL_AUDIT_LOG=1 "$ROOT/run" up --cluster real --nodes $(( N / 100 + 2 )) "${ours[@]}" >"$RUN_DIR/up.out" ||
+    profiling=0; [ -z "${PROFILE_DIR:-}" ] || profiling=1
+    REAL_AUDIT_LOG=1 REAL_PROFILING=$profiling "$ROOT/run" up --cluster real --nodes $(( N / 100 + 2 )) "${ours[@]}" \
+      >"$RUN_DIR/up.out" ||
       { cat "$RUN_DIR/up.out"; echo "executor_rollout: ./run up --cluster real failed" >&2; exit 1; }
     KUBECONFIG="$(cat "$RUN_DIR/kubeconfig.path")"
     export KUBECACHEDIR="$RUN_DIR/kubecache"
@@ -90,10 +92,41 @@ header = \"Authorization: Bearer $(kubectl config view --raw -o jsonpath='{.user
     for c in kube-apiserver etcd kwok kube-controller-manager kube-scheduler; do
       SERVER_PIDS+="$c $(cat "$RUN_DIR/$c.pid") "
     done
+    API_NAME=kube-apiserver API_PID=$(cat "$RUN_DIR/kube-apiserver.pid") ETCD_PID=$(cat "$RUN_DIR/etcd.pid")
     # The executor's writes so far (audit log; leases are not logged).
     writes_by() { audit_writes | sum_counts "$1" '.'; } ;;
   *) echo "executor_rollout: --cluster must be embedded or real, got '$CLUSTER'" >&2; exit 2 ;;
 esac
+if [ -n "${PROFILE_DIR:-}" ]; then
+  [ "$CLUSTER" = real ] || { echo "executor_rollout: PROFILE_DIR is for --cluster real (PERF_DIR profiles ours)" >&2; exit 2; }
+  command -v go >/dev/null || { echo "executor_rollout: PROFILE_DIR needs Go on PATH for go tool pprof" >&2; exit 1; }
+  mkdir -p "$PROFILE_DIR"
+fi
+# go_profiles TAG SECONDS: in the background, SECONDS-long CPU profiles of kube-apiserver (its /debug/pprof, as the
+# admin) and etcd into PROFILE_DIR/{kube-apiserver,etcd}-TAG.pprof; their pids in GO_PROFILE_PIDS.
+GO_PROFILE_PIDS=()
+go_profiles() {
+  local tag="$1" secs="$2" etcd_port
+  etcd_port=$(sed -n 's/^ETCD_CLIENT=//p' "$RUN_DIR/real/ports")
+  kubectl get --raw "/debug/pprof/profile?seconds=$secs" >"$PROFILE_DIR/kube-apiserver-$tag.pprof" &
+  GO_PROFILE_PIDS+=($!)
+  curl -sf "http://127.0.0.1:$etcd_port/debug/pprof/profile?seconds=$secs" -o "$PROFILE_DIR/etcd-$tag.pprof" &
+  GO_PROFILE_PIDS+=($!)
+}
+# go_profiles_report TAG: waits for the profiles and writes PROFILE_DIR/<server>-TAG.txt: the CPU by part of the
+# server (bench/go_profile_parts.py), then pprof's flat and cumulative tops (Go profiles carry their symbols).
+go_profiles_report() {
+  local tag="$1" server
+  wait "${GO_PROFILE_PIDS[@]}" || echo "executor_rollout: a $tag profile failed" >&2
+  GO_PROFILE_PIDS=()
+  for server in kube-apiserver etcd; do
+    { "$ROOT/bench/go_profile_parts.py" "$PROFILE_DIR/$server-$tag.pprof"
+      go tool pprof -top -nodecount=45 "$PROFILE_DIR/$server-$tag.pprof"
+      go tool pprof -top -cum -nodecount=70 "$PROFILE_DIR/$server-$tag.pprof"; } \
+      >"$PROFILE_DIR/$server-$tag.txt" 2>&1 || echo "executor_rollout: go tool pprof failed on $server-$tag" >&2
+  done
+}
+
 
 manifest() {
   cat <<YAML
@@ -164,6 +197,7 @@ if [ -n "${PERF_DIR:-}" ]; then
   done
   sleep 1  # perf attaches before the first write
 fi
+[ -z "${PROFILE_DIR:-}" ] || go_profiles rollout "${PROFILE_SECONDS:-20}"
 t0=$(date +%s.%N)
 kubectl patch clonesets.apps.kruise.io big --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.local/big:v2"}]' >/dev/null
@@ -174,6 +208,7 @@ plans1="$(plans)"
 if [ ${#PERF_PIDS[@]} -gt 0 ]; then
   kill -INT "${PERF_PIDS[@]}"; wait "${PERF_PIDS[@]}" || true
 fi
+[ -z "${PROFILE_DIR:-}" ] || go_profiles_report rollout
 sleep 1
 w1=$(writes_by "$CLIENT")
 rv1=$(cluster_rv)
@@ -206,12 +241,15 @@ if [ -n "${PERF_DIR:-}" ] && [ -n "${DEVCLUSTER_PID:-}" ]; then
   PROBE_PERF_PID=$!
   sleep 1
 fi
-[ -z "${DEVCLUSTER_PID:-}" ] || probe_cpu0=$(cpu_s "$DEVCLUSTER_PID")
+[ -z "${PROFILE_DIR:-}" ] || go_profiles probe "${PROBE_PROFILE_SECONDS:-8}"
+probe_cpu0=$(cpu_s "$API_PID"); [ -z "$ETCD_PID" ] || probe_etcd0=$(cpu_s "$ETCD_PID")
 t0=$(date +%s.%N)
 curl -s --no-progress-meter --parallel --parallel-max 16 -K "$RUN_DIR/curl.cfg" >"$RUN_DIR/codes"
 probe_s=$(echo "$(date +%s.%N) - $t0" | bc)
 if [ -n "$PROBE_PERF_PID" ]; then kill -INT "$PROBE_PERF_PID"; wait "$PROBE_PERF_PID" || true; fi
-[ -z "${DEVCLUSTER_PID:-}" ] || probe_cpu=$(echo "$(cpu_s "$DEVCLUSTER_PID") - $probe_cpu0" | bc)
+probe_cpu=$(echo "$(cpu_s "$API_PID") - $probe_cpu0" | bc)
+[ -z "$ETCD_PID" ] || probe_etcd=$(echo "$(cpu_s "$ETCD_PID") - $probe_etcd0" | bc)
+[ -z "${PROFILE_DIR:-}" ] || go_profiles_report probe
 ok=$(grep -c '^200' "$RUN_DIR/codes" || true)
 [ "$ok" = "$probe" ] || { echo "probe: only $ok of $probe PATCHes answered 200" >&2; sort "$RUN_DIR/codes" | uniq -c >&2; }
 rate=$(echo "$probe / $probe_s" | bc -l)
@@ -228,20 +266,21 @@ awk -v w="$wall_s" 'NR == FNR { c0[$1] = $2; next } { out = out sprintf("%s%s %.
 # The cluster's CPU per write in the probe against the rollout's (the rollout also carries the simulated kubelet's
 # restarts and status writes, and the watch events of every write): the part of wall / ideal the executor cannot
 # remove.
-[ -z "${probe_cpu:-}" ] || echo "probe CPU: devcluster $probe_cpu s for $probe PATCHes"
+echo "probe CPU: $API_NAME $probe_cpu s${ETCD_PID:+, etcd $probe_etcd s} for $probe PATCHes"
 # The same per write, and their ratio: with the cluster CPU-bound, wall / ideal cannot go below it (docs/performance.md,
 # "The executor's requests and watch stream").
-[ -z "${probe_cpu:-}" ] || awk -v w="$writes" -v p="$probe" -v pc="$probe_cpu" 'NR == FNR { c0[$1] = $2; next }
-  $1 == "devcluster" && w > 0 && pc > 0 { r = ($2 - c0[$1]) / w; q = pc / p
-    printf "devcluster CPU per write: rollout %.0f us, probe %.0f us (%.2fx)\n", r * 1e6, q * 1e6, r / q }' \
+awk -v w="$writes" -v p="$probe" -v pc="$probe_cpu" -v api="$API_NAME" 'NR == FNR { c0[$1] = $2; next }
+  $1 == api && w > 0 && pc > 0 { r = ($2 - c0[$1]) / w; q = pc / p
+    printf "%s CPU per write: rollout %.0f us per executor write, probe %.0f us per PATCH (%.2fx)\n", api, r * 1e6, q * 1e6, r / q }' \
   <(echo "$cpu0") <(echo "$cpu1")
 # Like for like: the probe measures the rate of plain PATCHes, while a rollout write brings the simulated kubelet's
 # writes with it; every write the cluster committed in the rollout at the probe's rate is the ideal that counts them.
 awk -v cw="$cluster_writes" -v w="$writes" -v rate="$rate" -v wall="$wall_s" 'BEGIN {
   printf "like-for-like ideal (every write the cluster committed in the rollout at the probe rate): %d writes (executor %d, others %d) / %.0f/s = %.2f s; wall / like-for-like ideal %.2fx\n",
     cw, w, cw - w, rate, cw / rate, wall / (cw / rate) }'
-[ -z "${probe_cpu:-}" ] || awk -v cw="$cluster_writes" 'NR == FNR { c0[$1] = $2; next }
-  $1 == "devcluster" && cw > 0 { printf "devcluster CPU per committed write in the rollout: %.0f us\n", ($2 - c0[$1]) / cw * 1e6 }' \
+awk -v cw="$cluster_writes" -v api="$API_NAME" 'NR == FNR { c0[$1] = $2; next }
+  ($1 == api || $1 == "etcd") && cw > 0 {
+    printf "%s CPU per committed write in the rollout: %.0f us\n", $1, ($2 - c0[$1]) / cw * 1e6 }' \
   <(echo "$cpu0") <(echo "$cpu1")
 # How often the executor reconciled and planned during the rollout (a plan costs a snapshot of every pod).
 [ -z "$plans0" ] || echo "$plans0 $plans1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $3 - $1, $4 - $2 }'
@@ -256,3 +295,5 @@ if [ -n "${PERF_DIR:-}" ]; then
     "$ROOT/bench/perf_phases.py" >"$PERF_DIR/$CLIENT.phases.txt"
   echo "perf: $PERF_DIR/*.txt"
 fi
+[ -z "${PROFILE_DIR:-}" ] || echo "Go profiles (rollout, probe): $PROFILE_DIR/*.txt"
+exit 0

@@ -183,6 +183,12 @@ rules:
   verbs: [create, update, patch, delete, deletecollection]
 - level: None'
 
+# REAL_PROFILING=1 (environment of `./run up --cluster real`): kube-apiserver serves Go's /debug/pprof (with
+# --profiling=true; an authenticated admin reads it) and etcd serves it on its client URL (--enable-pprof), so a
+# benchmark can take CPU profiles of both (bench/executor_rollout.sh PROFILE_DIR). Off by default, as in production
+# hardening guides (kube-bench): a profile endpoint is a denial-of-service surface.
+_real_profiling() { [ "${REAL_PROFILING:-0}" = 1 ] && echo true || echo false; }
+
 # _real_ok_or_dead NAME COMMAND...: COMMAND succeeds, or NAME's process is gone (no point waiting longer).
 _real_ok_or_dead() { local name="$1"; shift; "$@" || ! _alive "$name"; }
 
@@ -299,7 +305,8 @@ real_component_start() {
       _start etcd "$bin" --name=real --data-dir="$real/etcd" \
         --listen-client-urls="http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls="http://127.0.0.1:$ETCD_CLIENT" \
         --listen-peer-urls="http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER" \
-        --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn
+        --initial-cluster="real=http://127.0.0.1:$ETCD_PEER" --unsafe-no-fsync --log-level=warn \
+        --enable-pprof="$(_real_profiling)"
       _real_wait 60 etcd "etcd" curl -sf "http://127.0.0.1:$ETCD_CLIENT/health" ;;
     kube-apiserver)
       local audit=()
@@ -321,7 +328,8 @@ real_component_start() {
         --service-account-issuer=https://kubernetes.default.svc.cluster.local \
         --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
         --service-cluster-ip-range="$REAL_SERVICE_CIDR" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT" \
-        --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true --profiling=false \
+        --etcd-compaction-interval=30s --endpoint-reconciler-type=none --allow-privileged=true \
+        --profiling="$(_real_profiling)" \
         --kubelet-preferred-address-types=InternalIP --kubelet-certificate-authority="$pki/ca.crt" \
         --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
         --kubelet-client-key="$pki/apiserver-kubelet-client.key" "${audit[@]}"
@@ -348,7 +356,7 @@ real_component_start() {
 
 # real_cluster_restart DIR NAME [SIGNAL]: restarts control-plane component NAME of DIR's running cluster in place:
 # stops it (SIGTERM and up to 15 s, or at once with SIGNAL KILL), then starts it again by real_component_start on
-# the same ports, data directory and flags (the audit log stays on when it was on), and waits as ./run up does.
+# the same ports, data directory and flags (the audit log and profiling stay on when they were on), and waits as ./run up does.
 # The other components keep running: what a component crash or an upgrade of one of them does to its clients.
 real_cluster_restart() {
   local dir="$1" name="$2" signal="${3:-TERM}" c known=0
@@ -357,10 +365,11 @@ real_cluster_restart() {
     { echo "restart: no component '$name' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, provisioner)" >&2; return 2; }
   [ -f "$dir/real/ports" ] && _alive "$name" ||
     { echo "restart: $name is not running in $dir (./run up --cluster real starts it)" >&2; return 1; }
-  local REAL_AUDIT_LOG="${REAL_AUDIT_LOG:-0}"
+  local REAL_AUDIT_LOG="${REAL_AUDIT_LOG:-0}" REAL_PROFILING="${REAL_PROFILING:-0}"
   if [ "$name" = kube-apiserver ] && grep -q -- '--audit-policy-file' "$dir/kube-apiserver.cmd" 2>/dev/null; then
     REAL_AUDIT_LOG=1
   fi
+  if grep -q -- '--profiling=true\|--enable-pprof=true' "$dir/$name.cmd" 2>/dev/null; then REAL_PROFILING=1; fi
   case "$signal" in
     TERM) _stop "$name" ;;
     KILL) local pid; pid=$(cat "$dir/$name.pid")
