@@ -147,7 +147,10 @@ RECONCILES='controller="(cloneset|cloneset-controller)"'
 measure() {
   CONTROLLER="$1"
   RUN_DIR="$(mktemp -d /tmp/side-by-side-XXXXXX)"; export RUN_DIR
-  NODES=$(( TOTAL / 100 + 2 ))
+  # kwok nodes take 110 pods each: room for every pod with 5 % to spare, and one node more. `./run up --cluster
+  # real` makes at most 100 nodes, i.e. about 10 400 pods.
+  NODES=$(( (TOTAL * 105 / 100 + 109) / 110 + 1 ))
+  [ "$NODES" -le 100 ] || { echo "side_by_side: $TOTAL pods need $NODES kwok nodes, more than the 100 ./run up makes" >&2; return 1; }
   echo "side_by_side: $CONTROLLER: control plane with $NODES kwok nodes (run dir $RUN_DIR)" >&2
   "$ROOT/run" up --cluster real --nodes "$NODES" --executors 0 --planners 0 --no-agents >"$RUN_DIR/up.out" 2>&1 ||
     { tail -n 20 "$RUN_DIR/up.out" >&2; echo "side_by_side: ./run up --cluster real failed" >&2; return 1; }

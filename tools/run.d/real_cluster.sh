@@ -189,6 +189,13 @@ rules:
 # hardening guides (kube-bench): a profile endpoint is a denial-of-service surface.
 _real_profiling() { [ "${REAL_PROFILING:-0}" = 1 ] && echo true || echo false; }
 
+# _real_nodes_ready KUBECONFIG N: the cluster's kwok nodes are N or more, all Ready.
+_real_nodes_ready() {
+  kubectl --kubeconfig "$1" get nodes -l type=kwok \
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null |
+    awk -v n="$2" '$1 == "True" { ready++ } $1 != "True" { other++ } END { exit !(ready >= n && other == 0) }'
+}
+
 # _real_ok_or_dead NAME COMMAND...: COMMAND succeeds, or NAME's process is gone (no point waiting longer).
 _real_ok_or_dead() { local name="$1"; shift; "$@" || ! _alive "$name"; }
 
@@ -420,7 +427,10 @@ real_cluster_up() {
   _real_nodes "$nodes" | "${kc[@]}" apply -f - >/dev/null || { echo "up: creating the kwok nodes failed" >&2; return 1; }
   printf '%s\n' "$_REAL_DEFAULT_CLASS" | "${kc[@]}" apply -f - >/dev/null ||
     { echo "up: creating the default StorageClass failed" >&2; return 1; }
-  _real_wait 120 kwok "$nodes kwok nodes Ready" "${kc[@]}" wait --for=condition=Ready node -l type=kwok --timeout=2s ||
+  # Counted from one list: `kubectl wait` checks the nodes one after the other within its one timeout, which
+  # 100 nodes do not fit in. kwok makes its nodes Ready a few a second (its client's rate limit), so the wait
+  # grows with the count.
+  _real_wait $((120 + 3 * nodes)) kwok "$nodes kwok nodes Ready" _real_nodes_ready "$kubeconfig" "$nodes" ||
     return 1
   # The service-account controller (kube-controller-manager) creates `default` in every namespace; pods are
   # refused until it exists, so this is also the controller manager's liveness check.
