@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "httplib.h"
 #include "kube/api_status.h"
+#include "kube/buffered_tls_client.h"
 #include "kube/kept_series.h"
 #include "kube/rest_client.h"
 #include "kube/token_bucket.h"
@@ -244,10 +245,10 @@ class HttpRestClient final : public RestClient {
     if (!ep_.tls) {
       cli = std::make_unique<httplib::ClientImpl>(ep_.host, ep_.port);
     } else {
+      // BufferedSslClient: httplib's TLS client without its one SSL_read per header byte (buffered_tls_client.h).
       std::unique_ptr<httplib::SSLClient> ssl =
-          client_cert_ ? std::make_unique<httplib::SSLClient>(name, ep_.port, client_cert_.get(),
-                                                              client_key_.get())
-                       : std::make_unique<httplib::SSLClient>(name, ep_.port);
+          client_cert_ ? std::make_unique<BufferedSslClient>(name, ep_.port, client_cert_.get(), client_key_.get())
+                       : std::make_unique<BufferedSslClient>(name, ep_.port);
       if (!cfg_.ca_pem.empty()) {
         X509_STORE* store = X509_STORE_new();  // owned by the SSL_CTX afterwards
         for (auto& c : ParseCerts(cfg_.ca_pem)) X509_STORE_add_cert(store, c.get());
