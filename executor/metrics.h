@@ -10,7 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "cloneset/planner/v1/planner.pb.h"
-#include "kube/kept_series.h"
+#include "kube/series_cache.h"
 #include "planapi/feature_gates.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -64,10 +64,10 @@ class ExecutorMetrics {
   // Series looked up in their families once and kept (a family's Add builds and hashes a label map per call, and
   // these are updated per reconcile and per write): result -> reconcile counter, "type\x1fresult" -> action
   // counter, "namespace/name" -> the CloneSet's gauges in kPerCloneSet order (metrics.cc).
-  kube::KeptSeries<prometheus::Counter*> reconciled_;
-  mutable kube::KeptSeries<prometheus::Counter*> action_series_;
+  kube::SeriesCache<prometheus::Counter*> reconciled_;
+  mutable kube::SeriesCache<prometheus::Counter*> action_series_;
   static constexpr size_t kCloneSetGauges = 9;
-  kube::KeptSeries<std::array<prometheus::Gauge*, kCloneSetGauges>> cloneset_series_;
+  kube::SeriesCache<std::array<prometheus::Gauge*, kCloneSetGauges>> cloneset_series_;
   prometheus::Counter& ActionCounter(std::string_view type, std::string_view result) const;
 };
 

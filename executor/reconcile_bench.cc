@@ -11,7 +11,7 @@
 //    rest of the plan is not applied (the executor checks the shard before every write).
 //  * the breakdown of one reconcile: BM_Snapshot (cache -> PlanRequest, the pod table assembled from the rows the
 //    cache keeps, executor/pod_rows.h; BM_SnapshotFromScratch copies and encodes every pod instead), BM_Serialize
-//    (the request's bytes as the gRPC client sends them: a kept table's bytes as they are; BM_SerializeWhole
+//    (the request's bytes as the gRPC client sends them: a cached table's bytes as they are; BM_SerializeWhole
 //    serializes the whole message instead), BM_ParseRequest (the planner side parsing them onto an arena), BM_PlanInProcess (the
 //    plan itself) and BM_PlanWire (the whole planner call: serialize, parse, plan, the response back). Apply's
 //    share until the first write is what BM_ReconcileUntilFirstWrite adds to BM_Snapshot and BM_PlanWire.
@@ -458,7 +458,7 @@ void BM_SnapshotFromScratch(benchmark::State& state) {
   }
 }
 
-// The request's bytes as the executor sends them: its fields around the kept table's bytes, in a grpc::ByteBuffer.
+// The request's bytes as the executor sends them: its fields around the cached table's bytes, in a grpc::ByteBuffer.
 void BM_Serialize(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
   RequestWithPods snapshot = Snapshot(s);
@@ -468,7 +468,7 @@ void BM_Serialize(benchmark::State& state) {
   }
 }
 
-// The request serialized whole, table included (what the executor did before it sent the kept bytes).
+// The request serialized whole, table included (what the executor did before it sent the cached bytes).
 void BM_SerializeWhole(benchmark::State& state) {
   Scenario& s = ScenarioFor(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
   const RequestWithPods snapshot = Snapshot(s);

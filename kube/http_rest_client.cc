@@ -16,7 +16,7 @@
 #include "httplib.h"
 #include "kube/api_status.h"
 #include "kube/buffered_tls_client.h"
-#include "kube/kept_series.h"
+#include "kube/series_cache.h"
 #include "kube/rest_client.h"
 #include "kube/token_bucket.h"
 #include "prometheus/counter.h"
@@ -359,8 +359,8 @@ class HttpRestClient final : public RestClient {
   prometheus::Family<prometheus::Histogram>* latency_ = nullptr;
   // Series of the families above (which own them and never remove them): "METHOD code" -> counter, and
   // method -> histogram.
-  KeptSeries<prometheus::Counter*> counters_;
-  KeptSeries<prometheus::Histogram*> histograms_;
+  SeriesCache<prometheus::Counter*> counters_;
+  SeriesCache<prometheus::Histogram*> histograms_;
   absl::Mutex pool_mu_;
   struct PooledClient {
     std::unique_ptr<httplib::ClientImpl> client;

@@ -27,18 +27,18 @@ void MaterializeTablePods(const pb::PlanRequest& request, std::vector<std::share
 
 }  // namespace
 
-struct SharedPodTable::Kept {
-  explicit Kept(pb::PodTable t) : message(std::move(t)) {}
+struct SharedPodTable::Cached {
+  explicit Cached(pb::PodTable t) : message(std::move(t)) {}
   const pb::PodTable message;
   absl::once_flag serialized;
   std::string bytes;
 };
 
 SharedPodTable::SharedPodTable() : SharedPodTable(pb::PodTable()) {}
-SharedPodTable::SharedPodTable(pb::PodTable table) : kept_(std::make_shared<Kept>(std::move(table))) {}
-const pb::PodTable& SharedPodTable::message() const { return kept_->message; }
+SharedPodTable::SharedPodTable(pb::PodTable table) : cached_(std::make_shared<Cached>(std::move(table))) {}
+const pb::PodTable& SharedPodTable::message() const { return cached_->message; }
 const std::string& SharedPodTable::bytes() const {
-  Kept& k = *kept_;
+  Cached& k = *cached_;
   absl::call_once(k.serialized, [&k] { k.bytes = k.message.SerializeAsString(); });
   return k.bytes;
 }

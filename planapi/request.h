@@ -30,9 +30,9 @@ namespace cloneset::planapi {
 namespace pb = ::cloneset::planner::v1;
 
 // A pod table shared, not copied, by the cache that keeps it and every request that carries it, with its serialized
-// bytes, made once on first use and kept: a request carrying the table is sent as its other fields and these bytes
+// bytes, made once on first use and cached: a request carrying the table is sent as its other fields and these bytes
 // as they are (RequestWithPods::Serialize, planner/client/grpc_planner_client.cc), so an idle reconcile of a large
-// CloneSet neither copies nor serializes its table again (docs/performance.md "The request as kept bytes").
+// CloneSet neither copies nor serializes its table again (docs/performance.md "The request as cached bytes").
 // Immutable; copies share it.
 class SharedPodTable {
  public:
@@ -40,15 +40,15 @@ class SharedPodTable {
   // Takes `table` over (implicit, so that a StatusOr<pb::PodTable> converts).
   SharedPodTable(pb::PodTable table);  // NOLINT(google-explicit-constructor)
   const pb::PodTable& message() const;
-  // message().SerializeAsString(), made on the first call (any thread) and kept.
+  // message().SerializeAsString(), made on the first call (any thread) and cached.
   const std::string& bytes() const;
 
  private:
-  struct Kept;
-  std::shared_ptr<Kept> kept_;
+  struct Cached;
+  std::shared_ptr<Cached> cached_;
 };
 
-// A request's serialization in pieces: `head`, then the shared table's kept bytes when `table` is set, then `tail`.
+// A request's serialization in pieces: `head`, then the shared table's cached bytes when `table` is set, then `tail`.
 // Concatenated they are the bytes request.SerializeAsString() gives.
 struct RequestBytes {
   // The fields before pod_table and, with a table, pod_table's tag and length.
@@ -85,7 +85,7 @@ struct RequestWithPods {
   void SendPodsAsObjects();
   // Makes `table` the request's pod_table, shared: request.pod_table is its message, not a copy.
   void SetPodTable(SharedPodTable table);
-  // The request's bytes, with a shared table's kept bytes as they are (not serialized again); the same bytes as
+  // The request's bytes, with a shared table's cached bytes as they are (not serialized again); the same bytes as
   // request.SerializeAsString(). Not const: the shared table leaves the request for the moment the other fields are
   // serialized.
   RequestBytes Serialize();

@@ -158,7 +158,7 @@ TEST(AssembleTest, PodsTheTableCannotCarryGoAsObjects) {
 }
 
 // The request's bytes in pieces (RequestWithPods::Serialize): concatenated, exactly request.SerializeAsString(), with
-// the shared table's kept bytes as the middle piece, not serialized again.
+// the shared table's cached bytes as the middle piece, not serialized again.
 std::string Concatenated(const RequestBytes& b) {
   return b.head + (b.table.has_value() ? b.table->bytes() : std::string()) + b.tail;
 }

@@ -18,7 +18,7 @@ class PlannerClient {
   virtual ~PlannerClient() = default;
   virtual absl::StatusOr<pb::PlanResponse> Plan(const pb::PlanRequest& request) = 0;
   // The same call with the request's bytes made already (planapi::RequestWithPods::Serialize: a shared pod table's
-  // kept bytes as they are): a client that sends bytes sends these instead of serializing `request`, which they
+  // cached bytes as they are): a client that sends bytes sends these instead of serializing `request`, which they
   // encode, again. By default Plan(request).
   virtual absl::StatusOr<pb::PlanResponse> PlanBytes(const pb::PlanRequest& request, planapi::RequestBytes bytes) {
     (void)bytes;

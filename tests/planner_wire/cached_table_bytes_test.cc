@@ -64,10 +64,10 @@ class LoopbackPlanner {
   pb::PlanRequest last_;
 };
 
-// A request sent as its pieces (the kept table's bytes referenced, not copied) reaches the planner whole, and the
+// A request sent as its pieces (the cached table's bytes referenced, not copied) reaches the planner whole, and the
 // planner answers it as it answers the request planned in process and the same request sent through the generated
 // stub.
-TEST(GrpcPlannerClientTest, APlanRequestSentAsKeptBytesIsAnswered) {
+TEST(GrpcPlannerClientTest, APlanRequestSentAsCachedBytesIsAnswered) {
   absl::StatusOr<pb::PlanRequest> rollout = planner::bench::MidRolloutRequest(300);
   ASSERT_TRUE(rollout.ok()) << rollout.status();
   planapi::OwnedObjects objects;
@@ -84,7 +84,7 @@ TEST(GrpcPlannerClientTest, APlanRequestSentAsKeptBytesIsAnswered) {
         planapi::AssembleRequest(rollout->clone_set(), objects, nullptr, now, {.in_place_batches = batches});
     ASSERT_TRUE(snapshot.request.has_pod_table());
     planapi::RequestBytes bytes = snapshot.Serialize();
-    ASSERT_TRUE(bytes.table.has_value()) << "the table is not sent as kept bytes";
+    ASSERT_TRUE(bytes.table.has_value()) << "the table is not sent as cached bytes";
     absl::StatusOr<pb::PlanResponse> got = (*client)->PlanBytes(snapshot.request, std::move(bytes));
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(server.last(), snapshot.request))
