@@ -7,9 +7,9 @@
 // rollout"). Queued, they are written while the next plan runs. client-go's event recorder is asynchronous in the
 // same way; unlike its broadcaster, this queue drops nothing: a full queue makes the caller wait (backpressure).
 //
-// What is kept: every event raised is written, in the order raised, through the same inner sink (the API server's
-// aggregating EventRecorder); Stop writes what is still queued before it returns, and an event raised after Stop is
-// written by the caller, as before.
+// What holds: every event raised reaches the inner sink, in the order raised (the API server's EventRecorder, which
+// aggregates repeats and, as client-go does, drops an object's events beyond its spam burst); Stop hands on what is
+// still queued before it returns, and an event raised after Stop goes to the inner sink from the caller.
 #pragma once
 
 #include <cstddef>

@@ -30,6 +30,11 @@ size_t EventRecorder::cache_size() const {
   return lru_.size();
 }
 
+int64_t EventRecorder::dropped() const {
+  absl::MutexLock l(&mu_);
+  return dropped_;
+}
+
 absl::Status EventRecorder::Event(const ObjectReference& object, std::string_view type,
                                   std::string_view reason, std::string_view message) {
   // Same grouping as client-go's EventCorrelator: source, object, type,
@@ -39,6 +44,28 @@ absl::Status EventRecorder::Event(const ObjectReference& object, std::string_vie
                                        std::string(reason), "\x1f", std::string(message));
   const absl::Time now = clock_.Now();
   absl::MutexLock l(&mu_);
+  if (opts_.spam_burst > 0) {
+    // client-go's spam key: the source and the involved object, not the reason or the message.
+    const std::string spam_key = absl::StrCat(opts_.component, "\x1f", opts_.host, "\x1f", object.kind, "\x1f",
+                                              object.namespace_, "\x1f", object.name, "\x1f", object.uid, "\x1f",
+                                              object.api_version);
+    auto sit = spam_index_.find(spam_key);
+    if (sit == spam_index_.end()) {
+      const double qps = 1.0 / std::max(absl::ToDoubleSeconds(opts_.spam_refill), 1e-9);
+      spam_lru_.push_front(SpamBucket{spam_key, std::make_unique<TokenBucket>(qps, opts_.spam_burst, now)});
+      sit = spam_index_.emplace(spam_key, spam_lru_.begin()).first;
+      while (spam_lru_.size() > std::max<size_t>(1, opts_.max_entries)) {
+        spam_index_.erase(spam_lru_.back().key);
+        spam_lru_.pop_back();
+      }
+    } else {
+      spam_lru_.splice(spam_lru_.begin(), spam_lru_, sit->second);
+    }
+    if (!sit->second->bucket->TryTake(now)) {
+      ++dropped_;
+      return absl::OkStatus();  // best-effort, as client-go: a dropped event is not an error
+    }
+  }
   auto it = index_.find(key);
   if (it != index_.end() && now - it->second->last < opts_.aggregation_window) {
     Entry& e = *it->second;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,7 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "kube/rest_client.h"
+#include "kube/token_bucket.h"
 
 namespace cloneset::kube {
 
@@ -29,6 +31,11 @@ struct EventRecorderOptions {
   std::string host;                               // source.host / reportingInstance
   size_t max_entries = 4096;                      // client-go's LRU size
   absl::Duration aggregation_window = absl::Minutes(10);
+  // client-go's spam filter (EventSourceObjectSpamFilter): per source and involved object, `spam_burst` events at
+  // once, then one per `spam_refill`; the rest are dropped. A 10 000-pod scale-up names its CloneSet in 10 000
+  // events; this keeps it to what a client-go controller such as kruise-manager writes. spam_burst 0: no filter.
+  int spam_burst = 25;
+  absl::Duration spam_refill = absl::Minutes(5);
   const base::Clock* clock = nullptr;  // RealClock when null
 };
 
@@ -37,7 +44,9 @@ struct EventRecorderOptions {
 // existing Event (count+1, lastTimestamp) instead of creating a new one,
 // so a hot loop costs one small patch per repeat, not a new object. The
 // memory of recent events is an LRU bounded by max_entries. If the
-// aggregated Event is gone (TTL), a new one is created.
+// aggregated Event is gone (TTL), a new one is created. Before any write,
+// client-go's spam filter: an object's events beyond its burst are dropped
+// (counted in dropped()) until its bucket refills.
 //
 // Calls are synchronous and serialised (events are rare next to pod writes);
 // thread-safe.
@@ -48,6 +57,7 @@ class EventRecorder {
   absl::Status Event(const ObjectReference& object, std::string_view type, std::string_view reason,
                      std::string_view message);
   size_t cache_size() const;
+  int64_t dropped() const;  // events the spam filter dropped so far
 
  private:
   struct Entry {
@@ -69,6 +79,14 @@ class EventRecorder {
   std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // front = most recent
   std::map<std::string, std::list<Entry>::iterator> index_ ABSL_GUARDED_BY(mu_);
   int64_t last_suffix_ ABSL_GUARDED_BY(mu_) = 0;
+  // The spam filter's buckets by source and object, an LRU bounded by max_entries as client-go's.
+  struct SpamBucket {
+    std::string key;
+    std::unique_ptr<TokenBucket> bucket;
+  };
+  std::list<SpamBucket> spam_lru_ ABSL_GUARDED_BY(mu_);  // front = most recent
+  std::map<std::string, std::list<SpamBucket>::iterator> spam_index_ ABSL_GUARDED_BY(mu_);
+  int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Event timestamps (metav1.Time): RFC3339 with seconds precision.

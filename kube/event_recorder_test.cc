@@ -1,5 +1,6 @@
 #include "kube/event_recorder.h"
 
+#include "absl/strings/str_cat.h"
 #include "base/testing/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -164,6 +165,54 @@ TEST(EventRecorderTest, AgainstFakeApiServer) {
   EXPECT_EQ(stored["count"], 2);
   EXPECT_EQ(stored["firstTimestamp"], "2023-11-14T22:13:20Z");
   EXPECT_EQ(stored["lastTimestamp"], "2023-11-14T22:13:50Z");
+}
+
+}  // namespace
+}  // namespace cloneset::kube
+
+namespace cloneset::kube {
+namespace {
+
+// client-go's spam filter: per source and object a burst of 25, then one event per 5 minutes; other objects have
+// buckets of their own; repeats (the count patches) are events too; spam_burst 0 turns it off.
+TEST(EventRecorderTest, SpamFilterDropsAnObjectsEventsBeyondItsBurstUntilItRefills) {
+  MockRestClient client;
+  FakeClock clock(T0);
+  EventRecorder rec(client, Opts(clock));
+  EXPECT_CALL(client, Create(_, _)).Times(25).WillRepeatedly(Return(std::string("{}")));
+  for (int i = 0; i < 25; ++i) {
+    ASSERT_TRUE(rec.Event(kCloneSet, "Normal", "SuccessfulCreate", absl::StrCat("pod ", i)).ok());
+  }
+  ::testing::Mock::VerifyAndClearExpectations(&client);
+
+  EXPECT_CALL(client, Create(_, _)).Times(0);
+  EXPECT_CALL(client, Patch(_, _, _)).Times(0);
+  EXPECT_TRUE(rec.Event(kCloneSet, "Normal", "SuccessfulCreate", "pod 25").ok());  // dropped, not an error
+  EXPECT_TRUE(rec.Event(kCloneSet, "Normal", "SuccessfulCreate", "pod 0").ok());   // a repeat is dropped too
+  EXPECT_TRUE(rec.Event(kCloneSet, "Warning", "FailedCreate", "quota").ok());
+  EXPECT_EQ(rec.dropped(), 3);
+  ::testing::Mock::VerifyAndClearExpectations(&client);
+
+  const ObjectReference other{"apps.kruise.io/v1alpha1", "CloneSet", "ns", "api", "uid-2", "3"};
+  EXPECT_CALL(client, Create(_, _)).WillOnce(Return(std::string("{}")));
+  EXPECT_TRUE(rec.Event(other, "Normal", "SuccessfulCreate", "pod 0").ok());
+  ::testing::Mock::VerifyAndClearExpectations(&client);
+
+  clock.Advance(absl::Minutes(5));  // one token back for kCloneSet
+  EXPECT_CALL(client, Create(_, _)).WillOnce(Return(std::string("{}")));
+  EXPECT_TRUE(rec.Event(kCloneSet, "Warning", "FailedCreate", "quota").ok());
+  EXPECT_TRUE(rec.Event(kCloneSet, "Warning", "FailedCreate", "quota").ok());
+  EXPECT_EQ(rec.dropped(), 4);
+  ::testing::Mock::VerifyAndClearExpectations(&client);
+
+  EventRecorderOptions unfiltered = Opts(clock);
+  unfiltered.spam_burst = 0;
+  EventRecorder all(client, unfiltered);
+  EXPECT_CALL(client, Create(_, _)).Times(40).WillRepeatedly(Return(std::string("{}")));
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(all.Event(kCloneSet, "Normal", "SuccessfulCreate", absl::StrCat("pod ", i)).ok());
+  }
+  EXPECT_EQ(all.dropped(), 0);
 }
 
 }  // namespace

@@ -16,9 +16,13 @@ class TokenBucket {
   TokenBucket(double qps, int burst, absl::Time now);
 
   absl::Duration Reserve(absl::Time now);
+  // Takes a token only if one is there at `now` (client-go's TryAccept): false leaves the bucket as it was.
+  bool TryTake(absl::Time now);
   bool unlimited() const { return qps_ <= 0; }
 
  private:
+  void Refill(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const double qps_;
   const double burst_;
   absl::Mutex mu_;
