@@ -52,7 +52,9 @@ case "$CLUSTER" in
     start_planner
     PLANNER_PID="${PIDS[-1]}"
     # shellcheck disable=SC2086  # word splitting intended: a list of flags
-    start_executor ${EXECUTOR_FLAGS:-}
+    # --api_write_qps=0: the executor's own write limit (200/s by default, burst 400) would be the bound here,
+    # not the executor or the cluster (13 s instead of 1.5 s for 1 000 pods); EXECUTOR_FLAGS can set it back.
+    start_executor --api_write_qps=0 ${EXECUTOR_FLAGS:-}
     SERVER_PIDS="devcluster $DEVCLUSTER_PID" API_NAME=devcluster API_PID=$DEVCLUSTER_PID ETCD_PID="" ;;
   real)
     command -v jq >/dev/null || { echo "executor_rollout: jq is not installed (./run deps installs it)" >&2; exit 1; }

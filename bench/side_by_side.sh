@@ -143,6 +143,12 @@ metric_sum() {
     index($0, m "{") == 1 && $0 ~ f { s += $NF } END { printf "%d\n", s }'
 }
 RECONCILES='controller="(cloneset|cloneset-controller)"'
+# requests_by_method: "METHOD count" per method of the controller's rest_client_requests_total.
+requests_by_method() {
+  curl -sf "http://$METRICS/metrics" | awk 'index($0, "rest_client_requests_total{") == 1 {
+    if (match($0, /method="[A-Z]+"/)) m[substr($0, RSTART + 8, RLENGTH - 9)] += $NF }
+    END { for (k in m) printf "%s %d\n", k, m[k] }' | sort
+}
 
 measure() {
   CONTROLLER="$1"
@@ -169,8 +175,13 @@ measure() {
 
   echo "side_by_side: $CONTROLLER: synced in ${sync} s; idle for $IDLE s" >&2
   idle_cpu0=$(cpu_total); req0=$(metric_sum rest_client_requests_total)
+  local methods0; methods0=$(requests_by_method)
   sleep "$IDLE"
   idle_cpu=$(echo "$(cpu_total) - $idle_cpu0" | bc)
+  # What the idle requests were, by method (a Lease renewal is a PUT, an event a POST).
+  echo "side_by_side: $CONTROLLER: requests in the idle window by method:" \
+    "$(awk 'NR == FNR { a[$1] = $2; next } { printf "%s%s %d", sep, $1, $2 - a[$1]; sep = ", " }' \
+      <(echo "$methods0") <(requests_by_method))" >&2
   req_rate=$(echo "scale=2; ($(metric_sum rest_client_requests_total) - $req0) / $IDLE" | bc)
   rss=$(mib_total rss_mib)
 
@@ -192,7 +203,7 @@ measure() {
   restart_req=$(metric_sum rest_client_requests_total)
   settled registry.local/app:v1 $((ROLL + 1)) "$CLONESETS" || { echo "side_by_side: $CONTROLLER: unsettled after restart" >&2; return 1; }
 
-  printf '%s\t%.1f s\t%.2f s\t%s/s\t%s MiB\t%.1f s\t%.1f s\t%s\t%s MiB\n' "$CONTROLLER" "$sync" "$idle_cpu" "$req_rate" \
+  printf '%s\t%.1f s\t%.2f s\t%.2f/s\t%s MiB\t%.1f s\t%.1f s\t%s\t%s MiB\n' "$CONTROLLER" "$sync" "$idle_cpu" "$req_rate" \
     "$rss" "$roll" "$restart_s" "$restart_req" "$peak" >>"$RESULTS"
   stop_benchmark_stack_quiet
 }
