@@ -4,8 +4,6 @@
 // body larger than the buffer, a read timeout, and a server that closes the connection.
 #include "kube/buffered_tls_client.h"
 
-#include <openssl/pem.h>
-
 #include <atomic>
 #include <memory>
 #include <set>
@@ -34,17 +32,7 @@ std::string Pattern(size_t n) {
 
 class TlsServer {
  public:
-  explicit TlsServer(const testing::TestPki& pki) {
-    BIO* cb = BIO_new_mem_buf(pki.server_cert_pem.data(), -1);
-    BIO* kb = BIO_new_mem_buf(pki.server_key_pem.data(), -1);
-    X509* cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
-    server_ = std::make_unique<httplib::SSLServer>(cert, key);
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    BIO_free(cb);
-    BIO_free(kb);
-  }
+  explicit TlsServer(const testing::TestPki& pki) : server_(testing::NewTlsServer(pki)) {}
   ~TlsServer() {
     server_->stop();
     if (thread_.joinable()) thread_.join();
@@ -107,13 +95,7 @@ class BufferedSslClientTest : public ::testing::Test {
 
   std::unique_ptr<BufferedSslClient> Client() {
     auto c = std::make_unique<BufferedSslClient>("127.0.0.1", port_);
-    X509_STORE* store = X509_STORE_new();
-    BIO* ab = BIO_new_mem_buf(pki_.ca_pem.data(), -1);
-    X509* ca = PEM_read_bio_X509(ab, nullptr, nullptr, nullptr);
-    X509_STORE_add_cert(store, ca);
-    X509_free(ca);
-    BIO_free(ab);
-    c->set_ca_cert_store(store);
+    c->set_ca_cert_store(testing::NewCaStore(pki_.ca_pem));
     c->enable_server_certificate_verification(true);
     c->set_keep_alive(true);
     return c;
@@ -182,13 +164,7 @@ TEST_F(BufferedSslClientTest, AReadTimeoutFailsTheRequest) {
 
 TEST_F(BufferedSslClientTest, ACertificateOfAnotherCaIsRefused) {
   auto c = std::make_unique<BufferedSslClient>("127.0.0.1", port_);
-  X509_STORE* store = X509_STORE_new();
-  BIO* ab = BIO_new_mem_buf(pki_.other_ca_pem.data(), -1);
-  X509* ca = PEM_read_bio_X509(ab, nullptr, nullptr, nullptr);
-  X509_STORE_add_cert(store, ca);
-  X509_free(ca);
-  BIO_free(ab);
-  c->set_ca_cert_store(store);
+  c->set_ca_cert_store(testing::NewCaStore(pki_.other_ca_pem));
   c->enable_server_certificate_verification(true);
   auto res = c->Get("/body/1");
   EXPECT_FALSE(res);

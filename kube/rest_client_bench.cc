@@ -11,8 +11,6 @@
 #include <string>
 #include <thread>
 
-#include <openssl/pem.h>
-
 #include "httplib.h"
 #include "kube/buffered_tls_client.h"
 #include "kube/rest_client.h"
@@ -191,16 +189,9 @@ BENCHMARK(BM_LoopbackWatch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseR
 class TlsServer {
  public:
   explicit TlsServer(const testing::TestPki& pki)
-      : pod_(PodJson()), watch_event_(R"({"type":"MODIFIED","object":)" + pod_ + "}\n") {
-    BIO* cb = BIO_new_mem_buf(pki.server_cert_pem.data(), -1);
-    BIO* kb = BIO_new_mem_buf(pki.server_key_pem.data(), -1);
-    X509* cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
-    server_ = std::make_unique<httplib::SSLServer>(cert, key);
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    BIO_free(cb);
-    BIO_free(kb);
+      : pod_(PodJson()),
+        watch_event_(R"({"type":"MODIFIED","object":)" + pod_ + "}\n"),
+        server_(testing::NewTlsServer(pki)) {
     server_->set_tcp_nodelay(true);
     server_->set_keep_alive_max_count(100000);
     server_->Get("/pod", [this](const httplib::Request&, httplib::Response& res) {
@@ -240,13 +231,7 @@ class TlsServer {
 template <typename TlsClient>
 std::unique_ptr<TlsClient> NewTlsClient(const testing::TestPki& pki, int port) {
   auto c = std::make_unique<TlsClient>("127.0.0.1", port);
-  X509_STORE* store = X509_STORE_new();
-  BIO* ab = BIO_new_mem_buf(pki.ca_pem.data(), -1);
-  X509* ca = PEM_read_bio_X509(ab, nullptr, nullptr, nullptr);
-  X509_STORE_add_cert(store, ca);
-  X509_free(ca);
-  BIO_free(ab);
-  c->set_ca_cert_store(store);
+  c->set_ca_cert_store(testing::NewCaStore(pki.ca_pem));
   c->enable_server_certificate_verification(true);
   c->set_keep_alive(true);
   c->set_tcp_nodelay(true);

@@ -6,8 +6,10 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <memory>
 #include <cstdlib>
+#include <memory>
+
+#include "httplib.h"
 
 namespace cloneset::kube::testing {
 namespace {
@@ -107,6 +109,30 @@ TestPki GenerateTestPki(const std::string& server_dns) {
   pki.client_cert_pem = CertPem(client.get());
   pki.client_key_pem = KeyPem(client_key.get());
   return pki;
+}
+
+X509_STORE* NewCaStore(const std::string& ca_pem) {
+  X509_STORE* store = X509_STORE_new();
+  BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
+  while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store, ca);
+    X509_free(ca);
+  }
+  BIO_free(bio);
+  return store;
+}
+
+std::unique_ptr<httplib::SSLServer> NewTlsServer(const TestPki& pki) {
+  BIO* cb = BIO_new_mem_buf(pki.server_cert_pem.data(), static_cast<int>(pki.server_cert_pem.size()));
+  BIO* kb = BIO_new_mem_buf(pki.server_key_pem.data(), static_cast<int>(pki.server_key_pem.size()));
+  X509* cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+  auto server = std::make_unique<httplib::SSLServer>(cert, key);
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  BIO_free(cb);
+  BIO_free(kb);
+  return server;
 }
 
 }  // namespace cloneset::kube::testing

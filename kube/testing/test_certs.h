@@ -1,7 +1,14 @@
 #ifndef CLONESET_KUBE_TESTING_TEST_CERTS_H_
 #define CLONESET_KUBE_TESTING_TEST_CERTS_H_
 
+#include <openssl/x509.h>
+
+#include <memory>
 #include <string>
+
+namespace httplib {
+class SSLServer;
+}
 
 namespace cloneset::kube::testing {
 
@@ -19,6 +26,12 @@ struct TestPki {
   std::string other_ca_pem;
 };
 TestPki GenerateTestPki(const std::string& server_dns = "");
+
+// A certificate store holding the PEM certificates of `ca_pem`, for httplib's set_ca_cert_store (which owns it).
+X509_STORE* NewCaStore(const std::string& ca_pem);
+
+// cpp-httplib's TLS server with the PKI's server certificate and key (no client certificates asked for).
+std::unique_ptr<httplib::SSLServer> NewTlsServer(const TestPki& pki);
 
 }  // namespace cloneset::kube::testing
 
