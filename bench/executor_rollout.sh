@@ -101,7 +101,8 @@ header = \"Authorization: Bearer $(kubectl config view --raw -o jsonpath='{.user
 esac
 if [ -n "${PROFILE_DIR:-}" ]; then
   [ "$CLUSTER" = real ] || { echo "executor_rollout: PROFILE_DIR is for --cluster real (PERF_DIR profiles ours)" >&2; exit 2; }
-  command -v go >/dev/null || { echo "executor_rollout: PROFILE_DIR needs Go on PATH for go tool pprof" >&2; exit 1; }
+  export PATH="$PATH:/usr/local/go/bin"  # where ./run's Go toolchain lives
+  command -v go >/dev/null || { echo "executor_rollout: PROFILE_DIR needs Go for go tool pprof" >&2; exit 1; }
   mkdir -p "$PROFILE_DIR"
 fi
 # go_profiles TAG SECONDS: in the background, SECONDS-long CPU profiles of kube-apiserver (its /debug/pprof, as the
@@ -128,7 +129,6 @@ go_profiles_report() {
       >"$PROFILE_DIR/$server-$tag.txt" 2>&1 || echo "executor_rollout: go tool pprof failed on $server-$tag" >&2
   done
 }
-
 
 manifest() {
   cat <<YAML
