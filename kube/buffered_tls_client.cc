@@ -95,8 +95,9 @@ ssize_t BufferedTlsStream::read(char* ptr, size_t size) {
   if (!Flush()) return -1;  // the request must be out before its response can come
   if (in_begin_ == in_end_) {
     in_begin_ = in_end_ = 0;
-    // A large read (a body) goes straight to the caller; the one-byte reads of lines come from the buffer.
-    if (size >= kBufferSize) return ReadRecord(ptr, size);
+    // A body read (httplib asks for 4 KiB at a time) goes straight to the caller, with no copy; only the short
+    // reads of lines (one byte at a time) are served from the buffer.
+    if (size >= kDirectRead) return ReadRecord(ptr, size);
     const ssize_t n = ReadRecord(in_.get(), kBufferSize);
     if (n <= 0) return n;
     in_end_ = static_cast<size_t>(n);

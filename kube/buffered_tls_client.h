@@ -3,16 +3,16 @@
 // cpp-httplib reads a response's status line, its headers and every chunk-size line of a chunked body (a watch)
 // one byte per read. On a plain socket its stream serves those reads from a 4 KiB buffer; on TLS
 // (httplib::SSLSocketStream, 0.11) each byte is an SSL_pending and an SSL_read call, and each read that finds
-// OpenSSL's buffer empty first polls the socket. Against kube-apiserver that was the largest single cost of the
-// executor's requests: ~500 header bytes per response, about a fifth of the executor's CPU in a 1 000-pod
-// rollout (docs/performance.md, "The executor on TLS"). It also writes a request's headers and its body as two
+// OpenSSL's buffer empty first polls the socket: ~500 calls for kube-apiserver's ~500 header bytes per response
+// (docs/performance.md, "The executor on TLS"). It also writes a request's headers and its body as two
 // TLS records, two system calls.
 //
 // BufferedSslClient is httplib::SSLClient (its connection set-up, certificate checks, keep-alive and pooling
-// unchanged) whose requests run over BufferedTlsStream: reads are served from a 16 KiB buffer filled by one
-// SSL_read, and writes are held until the next read or the end of the request, so the headers and a body of up
-// to 16 KiB leave as one record. HTTP/1.1 without pipelining gets no byte of the next response before the next
-// request, so nothing is left in the buffer when a request ends (as with httplib's own buffered plain stream).
+// unchanged) whose requests run over BufferedTlsStream: short reads are served from a 16 KiB buffer filled by one
+// SSL_read (body reads of 1 KiB or more go to the caller's buffer directly), and writes are held until the next
+// read or the end of the request, so the headers and a body of up to 16 KiB leave as one record. HTTP/1.1 without
+// pipelining gets no byte of the next response before the next request, so nothing is left in the buffer when a
+// request ends (as with httplib's own buffered plain stream).
 #pragma once
 
 #include <openssl/ssl.h>
@@ -31,6 +31,7 @@ namespace cloneset::kube {
 class BufferedTlsStream final : public httplib::Stream {
  public:
   static constexpr size_t kBufferSize = 16 * 1024;  // one TLS record's plaintext at most
+  static constexpr size_t kDirectRead = 1024;        // reads of this size or more bypass the buffer when it is empty
 
   BufferedTlsStream(int sock, SSL* ssl, time_t read_timeout_sec, time_t read_timeout_usec, time_t write_timeout_sec,
                     time_t write_timeout_usec);
