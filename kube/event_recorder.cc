@@ -23,11 +23,15 @@ std::string FormatEventTime(absl::Time t) {
 }
 
 EventRecorder::EventRecorder(RestClient& client, EventRecorderOptions options)
-    : client_(client), opts_(std::move(options)), clock_(opts_.clock ? *opts_.clock : base::RealClock::Get()) {}
+    : client_(client),
+      opts_(std::move(options)),
+      clock_(opts_.clock ? *opts_.clock : base::RealClock::Get()),
+      series_(opts_.max_entries),
+      spam_buckets_(opts_.max_entries) {}
 
 size_t EventRecorder::cache_size() const {
   absl::MutexLock l(&mu_);
-  return lru_.size();
+  return series_.size();
 }
 
 int64_t EventRecorder::dropped() const {
@@ -49,33 +53,25 @@ absl::Status EventRecorder::Event(const ObjectReference& object, std::string_vie
     const std::string spam_key = absl::StrCat(opts_.component, "\x1f", opts_.host, "\x1f", object.kind, "\x1f",
                                               object.namespace_, "\x1f", object.name, "\x1f", object.uid, "\x1f",
                                               object.api_version);
-    auto sit = spam_index_.find(spam_key);
-    if (sit == spam_index_.end()) {
+    std::unique_ptr<TokenBucket>* bucket = spam_buckets_.Find(spam_key);
+    if (bucket == nullptr) {
       const double qps = 1.0 / std::max(absl::ToDoubleSeconds(opts_.spam_refill), 1e-9);
-      spam_lru_.push_front(SpamBucket{spam_key, std::make_unique<TokenBucket>(qps, opts_.spam_burst, now)});
-      sit = spam_index_.emplace(spam_key, spam_lru_.begin()).first;
-      while (spam_lru_.size() > std::max<size_t>(1, opts_.max_entries)) {
-        spam_index_.erase(spam_lru_.back().key);
-        spam_lru_.pop_back();
-      }
-    } else {
-      spam_lru_.splice(spam_lru_.begin(), spam_lru_, sit->second);
+      bucket = &spam_buckets_.Insert(spam_key, std::make_unique<TokenBucket>(qps, opts_.spam_burst, now));
     }
-    if (!sit->second->bucket->TryTake(now)) {
+    if (!(*bucket)->TryTake(now)) {
       ++dropped_;
       return absl::OkStatus();  // best-effort, as client-go: a dropped event is not an error
     }
   }
-  auto it = index_.find(key);
-  if (it != index_.end() && now - it->second->last < opts_.aggregation_window) {
-    Entry& e = *it->second;
+  Series* series = series_.Find(key);
+  if (series != nullptr && now - series->last < opts_.aggregation_window) {
+    Series& e = *series;
     const nlohmann::json patch = {{"count", e.count + 1}, {"lastTimestamp", FormatEventTime(now)}};
     auto r = client_.Patch(absl::StrCat("/api/v1/namespaces/", e.event_namespace, "/events/", e.event_name),
                            PatchType::kMerge, Dump(patch));
     if (r.ok()) {
       e.count += 1;
       e.last = now;
-      lru_.splice(lru_.begin(), lru_, it->second);
       return absl::OkStatus();
     }
     if (!absl::IsNotFound(r.status())) return r.status();
@@ -114,16 +110,7 @@ absl::Status EventRecorder::Create(const ObjectReference& object, std::string_vi
   };
   auto r = client_.Create(absl::StrCat("/api/v1/namespaces/", ns, "/events"), Dump(event));
   if (!r.ok()) return r.status();
-  if (auto it = index_.find(key); it != index_.end()) {
-    lru_.erase(it->second);
-    index_.erase(it);
-  }
-  lru_.push_front(Entry{key, ns, name, 1, now, now});
-  index_[key] = lru_.begin();
-  while (lru_.size() > std::max<size_t>(1, opts_.max_entries)) {
-    index_.erase(lru_.back().key);
-    lru_.pop_back();
-  }
+  series_.Insert(key, Series{ns, name, 1, now, now});
   return absl::OkStatus();
 }
 

@@ -2,8 +2,6 @@
 #define CLONESET_KUBE_EVENT_RECORDER_H_
 
 #include <cstdint>
-#include <list>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
+#include "base/lru_map.h"
 #include "kube/rest_client.h"
 #include "kube/token_bucket.h"
 
@@ -60,8 +59,7 @@ class EventRecorder {
   int64_t dropped() const;  // events the spam filter dropped so far
 
  private:
-  struct Entry {
-    std::string key;
+  struct Series {  // one aggregated Event on the server
     std::string event_namespace;
     std::string event_name;
     int count = 0;
@@ -76,16 +74,11 @@ class EventRecorder {
   const EventRecorderOptions opts_;
   const base::Clock& clock_;
   mutable absl::Mutex mu_;
-  std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // front = most recent
-  std::map<std::string, std::list<Entry>::iterator> index_ ABSL_GUARDED_BY(mu_);
+  // By (source, object, type, reason, message), bounded by max_entries as client-go's.
+  base::LruMap<std::string, Series> series_ ABSL_GUARDED_BY(mu_);
   int64_t last_suffix_ ABSL_GUARDED_BY(mu_) = 0;
-  // The spam filter's buckets by source and object, an LRU bounded by max_entries as client-go's.
-  struct SpamBucket {
-    std::string key;
-    std::unique_ptr<TokenBucket> bucket;
-  };
-  std::list<SpamBucket> spam_lru_ ABSL_GUARDED_BY(mu_);  // front = most recent
-  std::map<std::string, std::list<SpamBucket>::iterator> spam_index_ ABSL_GUARDED_BY(mu_);
+  // The spam filter's buckets by source and object, bounded by max_entries as client-go's.
+  base::LruMap<std::string, std::unique_ptr<TokenBucket>> spam_buckets_ ABSL_GUARDED_BY(mu_);
   int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
