@@ -175,6 +175,14 @@ plans() {
   curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '/^controller_runtime_reconcile_total\{/ { r += $NF }
     /^cloneset_executor_planner_call_duration_seconds_count/ { p += $NF } END { printf "%d %d\n", r, p }'
 }
+# api_bytes: "sent received_in_responses received_in_watches" bytes of our executor's API bodies so far (its
+# rest_client_*_size_bytes and watch byte counters), empty for another controller.
+api_bytes() {
+  [ -n "$EXECUTOR_METRICS" ] || return 0
+  curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '/^rest_client_request_size_bytes_sum/ { s += $NF }
+    /^rest_client_response_size_bytes_sum/ { r += $NF } /^cloneset_rest_client_watch_received_bytes_total/ { w += $NF }
+    END { printf "%.0f %.0f %.0f\n", s, r, w }'
+}
 # cluster_rv: the cluster's resourceVersion now. It advances once per committed write, whoever wrote (the executor,
 # the simulated kubelet, its events; on the real backend every component): the cluster's own count of its writes.
 cluster_rv() {
@@ -182,6 +190,7 @@ cluster_rv() {
     python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
 }
 plans0="$(plans)"
+bytes0="$(api_bytes)"
 cpu0="$(cpus)"
 w0=$(writes_by "$CLIENT")
 rv0=$(cluster_rv)
@@ -207,6 +216,7 @@ wait_settled
 wall_s=$(echo "$(date +%s.%N) - $t0" | bc)
 cpu1="$(cpus)"
 plans1="$(plans)"
+bytes1="$(api_bytes)"
 if [ ${#PERF_PIDS[@]} -gt 0 ]; then
   kill -INT "${PERF_PIDS[@]}"; wait "${PERF_PIDS[@]}" || true
 fi
@@ -286,6 +296,11 @@ awk -v cw="$cluster_writes" -v api="$API_NAME" 'NR == FNR { c0[$1] = $2; next }
   <(echo "$cpu0") <(echo "$cpu1")
 # How often the executor reconciled and planned during the rollout (a plan costs a snapshot of every pod).
 [ -z "$plans0" ] || echo "$plans0 $plans1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $3 - $1, $4 - $2 }'
+# What the executor's CPU per pod works through: the API bodies it sent and read per pod (HTTP and TLS framing
+# not counted).
+[ -z "$bytes0" ] || echo "$bytes0 $bytes1" | awk -v n="$N" '{ s = $4 - $1; r = $5 - $2; w = $6 - $3
+  printf "executor API bytes per pod: sent %.1f KiB, received %.1f KiB (responses %.1f, watch events %.1f)\n",
+    s / n / 1024, (r + w) / n / 1024, r / n / 1024, w / n / 1024 }'
 if [ -n "${PERF_DIR:-}" ]; then
   for f in "$PERF_DIR"/*.data; do
     { perf report -i "$f" --no-children --percent-limit 0.5 --stdio -g none --sort symbol 2>/dev/null

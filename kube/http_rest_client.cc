@@ -101,6 +101,12 @@ const std::vector<double>& LatencyBuckets() {
   return b;
 }
 
+const std::vector<double>& SizeBuckets() {
+  // client-go's rest_client_request_size_bytes and rest_client_response_size_bytes buckets.
+  static const std::vector<double> b = {64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
+  return b;
+}
+
 bool IsRetriable(std::string_view method, int status, bool has_retry_after) {
   if (status == 429) return true;  // the request was not processed
   if (status < 500) return false;
@@ -130,8 +136,25 @@ class HttpRestClient final : public RestClient {
                       .Name("rest_client_request_duration_seconds")
                       .Help("Request latency in seconds. Broken down by verb, and host.")
                       .Register(*opts_.registry);
+      request_size_ = &prometheus::BuildHistogram()
+                           .Name("rest_client_request_size_bytes")
+                           .Help("Request size in bytes. Broken down by verb and host.")
+                           .Register(*opts_.registry);
+      response_size_ = &prometheus::BuildHistogram()
+                            .Name("rest_client_response_size_bytes")
+                            .Help("Response size in bytes. Broken down by verb and host.")
+                            .Register(*opts_.registry);
     }
     host_label_ = ep_.port == (ep_.tls ? 443 : 80) ? ep_.host : absl::StrCat(ep_.host, ":", ep_.port);
+    if (opts_.registry != nullptr) {
+      // Not a client-go metric: client-go does not count a watch stream's bytes, and they are most of what a
+      // controller reads (every change of every watched object).
+      watch_bytes_ = &prometheus::BuildCounter()
+                          .Name("cloneset_rest_client_watch_received_bytes_total")
+                          .Help("Bytes of watch response bodies received, by host.")
+                          .Register(*opts_.registry)
+                          .Add({{"host", host_label_}});
+    }
   }
 
   absl::Status Init() {
@@ -204,6 +227,7 @@ class HttpRestClient final : public RestClient {
         if (error_body.size() < 64 * 1024) error_body.append(data, n);
         return true;
       }
+      if (watch_bytes_ != nullptr) watch_bytes_->Increment(static_cast<double>(n));
       return on_data(std::string_view(data, n));
     };
     if (cancel && !cancel->OnCancel([c = cli.get()] { c->stop(); })) return absl::OkStatus();
@@ -309,6 +333,7 @@ class HttpRestClient final : public RestClient {
     httplib::Error err = httplib::Error::Success;
     const bool ok = cli->send(req, res, err);
     Record(method, ok ? res.status : 0, start);
+    if (ok) RecordSizes(method, req.body.size(), res.body.size());
     if (!ok) {
       return absl::UnavailableError(absl::StrCat(std::string(method), " ", cfg_.server, std::string(path), ": ",
                                                  httplib::to_string(err)));
@@ -346,6 +371,17 @@ class HttpRestClient final : public RestClient {
     histogram->Observe(absl::ToDoubleSeconds(clock_->Now() - *start));
   }
 
+  // Body sizes of an answered request (not of a watch: its bytes go to watch_bytes_ as they arrive).
+  void RecordSizes(std::string_view method, size_t request_bytes, size_t response_bytes) {
+    if (request_size_ == nullptr) return;
+    auto [request, response] = size_histograms_.Get(method, [&] {
+      const prometheus::Labels labels = {{"verb", std::string(method)}, {"host", host_label_}};
+      return std::pair{&request_size_->Add(labels, SizeBuckets()), &response_size_->Add(labels, SizeBuckets())};
+    });
+    request->Observe(static_cast<double>(request_bytes));
+    response->Observe(static_cast<double>(response_bytes));
+  }
+
   const Endpoint ep_;
   const ClientConfig cfg_;
   RestClientOptions opts_;
@@ -357,10 +393,14 @@ class HttpRestClient final : public RestClient {
   std::string host_label_;
   prometheus::Family<prometheus::Counter>* requests_ = nullptr;
   prometheus::Family<prometheus::Histogram>* latency_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* request_size_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* response_size_ = nullptr;
+  prometheus::Counter* watch_bytes_ = nullptr;
   // Series of the families above (which own them and never remove them): "METHOD code" -> counter, and
   // method -> histogram.
   SeriesCache<prometheus::Counter*> counters_;
   SeriesCache<prometheus::Histogram*> histograms_;
+  SeriesCache<std::pair<prometheus::Histogram*, prometheus::Histogram*>> size_histograms_;  // request, response
   absl::Mutex pool_mu_;
   struct PooledClient {
     std::unique_ptr<httplib::ClientImpl> client;

@@ -173,6 +173,40 @@ TEST(HttpRestClientTest, MetricsAccumulatePerSeriesAndWatchesAreNotTimed) {
   EXPECT_THAT(text, HasSubstr("rest_client_request_duration_seconds_count{host=\"" + host + "\",verb=\"GET\"} 2"));
 }
 
+// The body sizes client-go records (rest_client_request_size_bytes, rest_client_response_size_bytes) per verb,
+// and a watch stream's bytes as they arrive, as exactly what the caller was handed.
+TEST(HttpRestClientTest, MetricsCountBodyAndWatchBytes) {
+  Harness h;
+  prometheus::Registry registry;
+  auto c = h.Client({}, RestClientOptions{.registry = &registry});
+  const std::string pod = Pod("s");
+  auto created = c->Create(kPods, pod);
+  ASSERT_TRUE(created.ok());
+  auto got = c->Get(std::string(kPods) + "/s");
+  ASSERT_TRUE(got.ok());
+  size_t streamed = 0;
+  ASSERT_TRUE(c->Watch(std::string(kPods) + "?watch=1&timeoutSeconds=1&resourceVersion=0",
+                       [&](std::string_view data) {
+                         streamed += data.size();
+                         return true;
+                       },
+                       nullptr)
+                  .ok());
+  ASSERT_GT(streamed, 0u) << "the watch from resourceVersion 0 should replay the pod";
+  const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
+  const std::string host = h.server.url().substr(7);
+  const std::string post = "{host=\"" + host + "\",verb=\"POST\"}";
+  const std::string get = "{host=\"" + host + "\",verb=\"GET\"}";
+  EXPECT_THAT(text, HasSubstr("rest_client_request_size_bytes_sum" + post + " " + std::to_string(pod.size())));
+  EXPECT_THAT(text, HasSubstr("rest_client_response_size_bytes_sum" + post + " " +
+                              std::to_string(created->size())));
+  EXPECT_THAT(text, HasSubstr("rest_client_request_size_bytes_sum" + get + " 0"));
+  EXPECT_THAT(text, HasSubstr("rest_client_response_size_bytes_sum" + get + " " + std::to_string(got->size())));
+  EXPECT_THAT(text, HasSubstr("rest_client_response_size_bytes_count" + get + " 1"));  // the watch is not in it
+  EXPECT_THAT(text, HasSubstr("cloneset_rest_client_watch_received_bytes_total{host=\"" + host + "\"} " +
+                              std::to_string(streamed)));
+}
+
 TEST(HttpRestClientTest, TlsVerificationBearerAndClientCerts) {
   const testing::TestPki pki = testing::GenerateTestPki();
   Harness h(FakeApiServer::Options{.tls = true, .pki = &pki, .token = "s3cret"});
