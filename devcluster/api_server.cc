@@ -12,7 +12,6 @@
 #include "devcluster/discovery.h"
 #include "devcluster/events_v1.h"
 #include "devcluster/object_meta.h"
-#include "devcluster/patch.h"
 #include "devcluster/table.h"
 #include "devcluster/versions.h"
 

@@ -9,7 +9,7 @@
 #include "devcluster/codec.h"
 #include "devcluster/k8s_protobuf.h"
 #include "devcluster/object_meta.h"
-#include "devcluster/patch.h"
+#include "kube/object_patch.h"
 #include "devcluster/versions.h"
 
 namespace cloneset::devcluster {
@@ -239,9 +239,9 @@ ApiResponse ApiServer::Patch(const ApiRequest& req, const Route& route) {
   auto apply = [&](const json& target) -> absl::StatusOr<json> {
     switch (kind) {
       case Kind::kMerge:
-      case Kind::kApply: return ApplyMergePatch(target, *patch);
-      case Kind::kJson: return ApplyJsonPatch(target, *patch);
-      case Kind::kStrategic: return ApplyStrategicMergePatch(target, *patch, route.type.kind);
+      case Kind::kApply: return kube::ApplyMergePatch(target, *patch);
+      case Kind::kJson: return kube::ApplyJsonPatch(target, *patch);
+      case Kind::kStrategic: return kube::ApplyStrategicMergePatch(target, *patch, route.type.kind);
     }
     return absl::InternalError("unknown patch type");
   };

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/testing/fake_clock.h"
-#include "devcluster/patch.h"
+#include "kube/object_patch.h"
 #include "devcluster/store.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -46,7 +46,7 @@ class StatusPreconditionTest : public ::testing::Test {
     EXPECT_EQ(req.content_type, snapshot::kStrategicMergePatch);
     const json body = json::parse(req.body);
     return store_.Mutate(devcluster::kPods, "default", "cs-x", true, [&](json& o) -> absl::Status {
-      auto merged = devcluster::ApplyStrategicMergePatch(o, body);
+      auto merged = kube::ApplyStrategicMergePatch(o, body);
       if (!merged.ok()) return merged.status();
       o = *std::move(merged);
       return absl::OkStatus();

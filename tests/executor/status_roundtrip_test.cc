@@ -5,7 +5,7 @@
 // asked for the True condition again (11.5 writes per pod for an in-place update instead of 3).
 #include <string>
 
-#include "devcluster/patch.h"
+#include "kube/object_patch.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -71,7 +71,7 @@ TEST(StatusRoundTrip, ServerEndsWithExactlyThePlannedCondition) {
     auto req = snapshot::ActionToPatch(action, "ns", "cs", "apps.kruise.io/v1alpha1");
     ASSERT_TRUE(req.ok()) << req.status();
     ASSERT_EQ(req->content_type, snapshot::kStrategicMergePatch);
-    auto merged = devcluster::ApplyStrategicMergePatch(PodWithConditions(c.before), json::parse(req->body));
+    auto merged = kube::ApplyStrategicMergePatch(PodWithConditions(c.before), json::parse(req->body));
     ASSERT_TRUE(merged.ok()) << merged.status();
     auto pod = snapshot::PodFromJson(merged->dump());
     ASSERT_TRUE(pod.ok()) << pod.status();

@@ -1,4 +1,6 @@
-// The three PATCH flavours kube-apiserver accepts. Pure functions over nlohmann::json.
+// The three PATCH flavours kube-apiserver accepts, applied to an object's JSON. Pure functions over nlohmann::json,
+// with no store or HTTP: the embedded cluster serves PATCH with them, and `clonesetctl simulate` applies the
+// executor's own requests (snapshot/patch.h) with them, so the simulation stores what an API server would.
 #pragma once
 
 #include <string_view>
@@ -7,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace cloneset::devcluster {
+namespace cloneset::kube {
 
 // RFC 7386 JSON merge patch (null deletes). A non-object patch replaces the target.
 nlohmann::json ApplyMergePatch(const nlohmann::json& target, const nlohmann::json& patch);
@@ -27,4 +29,4 @@ absl::StatusOr<nlohmann::json> ApplyJsonPatch(const nlohmann::json& target, cons
 absl::StatusOr<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& target,
                                                         const nlohmann::json& patch, std::string_view kind = {});
 
-}  // namespace cloneset::devcluster
+}  // namespace cloneset::kube

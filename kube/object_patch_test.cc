@@ -1,8 +1,8 @@
-#include "devcluster/patch.h"
+#include "kube/object_patch.h"
 
 #include <gtest/gtest.h>
 
-namespace cloneset::devcluster {
+namespace cloneset::kube {
 namespace {
 
 using nlohmann::json;
@@ -133,4 +133,4 @@ TEST(StrategicMergePatchTest, MalformedPatches) {
 }
 
 }  // namespace
-}  // namespace cloneset::devcluster
+}  // namespace cloneset::kube

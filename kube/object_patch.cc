@@ -1,4 +1,4 @@
-#include "devcluster/patch.h"
+#include "kube/object_patch.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace cloneset::devcluster {
+namespace cloneset::kube {
 
 nlohmann::json ApplyMergePatch(const nlohmann::json& target, const nlohmann::json& patch) {
   nlohmann::json result = target;
@@ -236,4 +236,4 @@ absl::StatusOr<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& ta
   return r;
 }
 
-}  // namespace cloneset::devcluster
+}  // namespace cloneset::kube
