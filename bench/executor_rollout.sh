@@ -17,8 +17,10 @@
 #             instead of our planner and executor, same workload and measurements, plus its peak RSS.
 # Usage: bench/executor_rollout.sh [--cluster embedded|real] [--controller ours|kruise] [N=1000]
 #   (BUILD_DIR=build-xx to pick binaries;
-# EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor; PERF_DIR=DIR to profile the
-#   rollout with perf, below; PROFILE_DIR=DIR with --cluster real: Go CPU profiles of kube-apiserver and etcd)
+# EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor; DEVCLUSTER_TLS=1 to serve
+#   the embedded cluster over HTTPS (what TLS alone costs); POD_PAD_BYTES=B to make its pods B bytes larger (below);
+#   PERF_DIR=DIR to profile the rollout with perf, below;
+#   PROFILE_DIR=DIR with --cluster real: Go CPU profiles of kube-apiserver and etcd)
 set -euo pipefail
 CLUSTER=embedded
 CONTROLLER=ours
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --cluster=*) CLUSTER="${1#*=}"; shift ;;
     --controller) CONTROLLER="${2:-}"; shift 2 ;;
     --controller=*) CONTROLLER="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) N="$1"; shift ;;
   esac
 done
@@ -55,6 +57,9 @@ case "$CLUSTER" in
     # --api_write_qps=0: the executor's own write limit (200/s by default, burst 400) would be the bound here,
     # not the executor or the cluster (13 s instead of 1.5 s for 1 000 pods); EXECUTOR_FLAGS can set it back.
     start_executor --api_write_qps=0 ${EXECUTOR_FLAGS:-}
+    [ "${DEVCLUSTER_TLS:-0}" != 1 ] || CURL_CFG_EXTRA="cacert = \"$RUN_DIR/ca.crt\"
+header = \"Authorization: Bearer $TOKEN\"
+"
     SERVER_PIDS="devcluster $DEVCLUSTER_PID" API_NAME=devcluster API_PID=$DEVCLUSTER_PID ETCD_PID="" ;;
   real)
     command -v jq >/dev/null || { echo "executor_rollout: jq is not installed (./run deps installs it)" >&2; exit 1; }
@@ -130,6 +135,14 @@ go_profiles_report() {
   done
 }
 
+# POD_PAD_BYTES=B (embedded only): every pod carries B more bytes, in a field that neither the executor's decoder nor
+# the simulated kubelet reads (a liveness probe's command), as kube-apiserver's pods carry managedFields: what the
+# executor pays for larger objects alone, on the same server.
+PAD_PROBE=""
+if [ "${POD_PAD_BYTES:-0}" -gt 0 ]; then
+  [ "$CLUSTER" = embedded ] || { echo "executor_rollout: POD_PAD_BYTES is for --cluster embedded" >&2; exit 2; }
+  PAD_PROBE=", livenessProbe: {periodSeconds: 3600, exec: {command: [\"true\", \"$(head -c "$POD_PAD_BYTES" /dev/zero | tr '\0' x)\"]}}"
+fi
 manifest() {
   cat <<YAML
 apiVersion: apps.kruise.io/v1alpha1
@@ -142,7 +155,7 @@ spec:
   template:
     metadata: {labels: {app: big}}
     spec:
-      containers: [{name: main, image: "registry.local/big:$1"}]
+      containers: [{name: main, image: "registry.local/big:$1"$PAD_PROBE}]
 YAML
 }
 settled() {  # settled: status caught up with the spec and every pod updated and Ready

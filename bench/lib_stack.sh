@@ -24,13 +24,22 @@ wait_line() {  # wait_line FILE PREFIX: prints the address after "PREFIX " once 
   echo "no '$2' in $1:" >&2; tail -20 "$1" >&2; return 1
 }
 
+# DEVCLUSTER_TLS=1: serve HTTPS with the cluster's own CA (in the kubeconfig, and at $RUN_DIR/ca.crt for curl) and
+# the bearer token $TOKEN (kubectl asks for a password over HTTPS without one), for measuring what TLS alone costs
+# a client against the same server and objects; plain HTTP without authentication otherwise.
 start_devcluster() {  # start_devcluster EXTRA_FLAGS...
-  "$BIN/cloneset-devcluster" --listen=127.0.0.1:0 --insecure_http --no_auth \
+  local scheme=http transport=(--insecure_http --no_auth)
+  if [ "${DEVCLUSTER_TLS:-0}" = 1 ]; then scheme=https transport=(--token="$TOKEN"); fi
+  "$BIN/cloneset-devcluster" --listen=127.0.0.1:0 "${transport[@]}" \
     --kubeconfig="$RUN_DIR/kubeconfig" "$@" >"$RUN_DIR/devcluster.out" 2>"$RUN_DIR/devcluster.log" &
   PIDS+=($!)
   DEVCLUSTER_PID=$!
-  SERVER="http://$(wait_line "$RUN_DIR/devcluster.out" "listening on")"
+  SERVER="$scheme://$(wait_line "$RUN_DIR/devcluster.out" "listening on")"
   export KUBECONFIG="$RUN_DIR/kubeconfig" KUBECACHEDIR="$RUN_DIR/kubecache"
+  if [ "$scheme" = https ]; then
+    kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d \
+      >"$RUN_DIR/ca.crt"
+  fi
   kubectl apply -f "$ROOT/charts/cloneset/files/crds/clonesets.apps.kruise.io.yaml" >/dev/null
   printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cloneset-system\n' | kubectl apply -f - >/dev/null
   until kubectl get clonesets.apps.kruise.io >/dev/null 2>&1; do sleep 0.2; done
@@ -58,7 +67,9 @@ cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "
 
 # writes_by UA: write requests (create/update/patch/delete) so far from client UA, Lease renewals excluded.
 writes_by() {
-  curl -sf -H "Authorization: Bearer $TOKEN" "$SERVER/metrics" | awk -v ua="$1" '
+  local ca=()
+  [ ! -f "$RUN_DIR/ca.crt" ] || ca=(--cacert "$RUN_DIR/ca.crt")
+  curl -sf "${ca[@]}" -H "Authorization: Bearer $TOKEN" "$SERVER/metrics" | awk -v ua="$1" '
     /^apiserver_request_total\{/ && index($0, "user_agent=\"" ua "\"") && !/resource="leases/ &&
     /verb="(create|update|patch|delete|deletecollection)"/ { s += $NF }
     END { printf "%d\n", s }'
