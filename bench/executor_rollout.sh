@@ -19,7 +19,8 @@
 #   (BUILD_DIR=build-xx to pick binaries;
 # EXECUTOR_FLAGS="--apply_parallelism=1" to pass flags to the embedded backend's executor; DEVCLUSTER_TLS=1 to serve
 #   the embedded cluster over HTTPS (what TLS alone costs); POD_PAD_BYTES=B to make its pods B bytes larger (below);
-#   PERF_DIR=DIR to profile the rollout with perf, below;
+#   PIN_EXECUTOR=1 to give the controller a CPU of its own (below); PERF_DIR=DIR to profile the rollout with perf;
+#   CALLGRIND_DIR=DIR to count the executor's instructions in the rollout (below);
 #   PROFILE_DIR=DIR with --cluster real: Go CPU profiles of kube-apiserver and etcd)
 set -euo pipefail
 CLUSTER=embedded
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --cluster=*) CLUSTER="${1#*=}"; shift ;;
     --controller) CONTROLLER="${2:-}"; shift 2 ;;
     --controller=*) CONTROLLER="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) N="$1"; shift ;;
   esac
 done
@@ -43,6 +44,18 @@ case "$CONTROLLER" in
   *) echo "executor_rollout: --controller must be ours or kruise, got '$CONTROLLER'" >&2; exit 2 ;;
 esac
 RUN_DIR="$(mktemp -d /tmp/executor-rollout-XXXXXX)"
+# CALLGRIND_DIR=DIR: the executor runs under callgrind with instrumentation off, switched on for the rollout only;
+# its instructions per pod (DIR/executor.out*: the rollout's profile) count the executor's work whatever else the
+# machine runs, which CPU seconds do not.
+if [ -n "${CALLGRIND_DIR:-}" ]; then
+  command -v valgrind >/dev/null && command -v callgrind_control >/dev/null ||
+    { echo "executor_rollout: CALLGRIND_DIR needs valgrind (callgrind_control)" >&2; exit 1; }
+  [ "$CONTROLLER" = ours ] || { echo "executor_rollout: CALLGRIND_DIR is for our executor" >&2; exit 2; }
+  mkdir -p "$CALLGRIND_DIR"
+  CALLGRIND_DIR="$(cd "$CALLGRIND_DIR" && pwd)"
+  rm -f "$CALLGRIND_DIR"/executor.out*
+  export EXECUTOR_WRAPPER="valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$CALLGRIND_DIR/executor.out"
+fi
 source "$(dirname "${BASH_SOURCE[0]}")/lib_stack.sh"
 CURL_CFG_EXTRA=""
 case "$CLUSTER" in
@@ -202,6 +215,16 @@ cluster_rv() {
   kubectl get --raw '/api/v1/namespaces/default/configmaps?limit=1' |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
 }
+# PIN_EXECUTOR=1: the controller gets the last CPU to itself, the planner and the cluster's processes the others
+# (taskset, every thread): its CPU per pod without sharing a core, and its caches, with the control plane.
+if [ "${PIN_EXECUTOR:-0}" = 1 ]; then
+  command -v taskset >/dev/null || { echo "executor_rollout: PIN_EXECUTOR needs taskset (util-linux)" >&2; exit 1; }
+  last_cpu=$(( $(nproc) - 1 ))
+  [ "$last_cpu" -ge 1 ] || { echo "executor_rollout: PIN_EXECUTOR needs 2 CPUs or more" >&2; exit 1; }
+  taskset -a -cp "$last_cpu" "$EXECUTOR_PID" >/dev/null
+  set -- ${PLANNER_PID:-} $(echo "$SERVER_PIDS" | awk '{ for (i = 2; i <= NF; i += 2) print $i }')
+  for pid in "$@"; do taskset -a -cp "0-$((last_cpu - 1))" "$pid" >/dev/null; done
+fi
 plans0="$(plans)"
 bytes0="$(api_bytes)"
 cpu0="$(cpus)"
@@ -222,12 +245,17 @@ if [ -n "${PERF_DIR:-}" ]; then
   sleep 1  # perf attaches before the first write
 fi
 [ -z "${PROFILE_DIR:-}" ] || go_profiles rollout "${PROFILE_SECONDS:-20}"
+[ -z "${CALLGRIND_DIR:-}" ] || callgrind_control -i on "$EXECUTOR_PID" >/dev/null
 t0=$(date +%s.%N)
 kubectl patch clonesets.apps.kruise.io big --type=json \
   -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.local/big:v2"}]' >/dev/null
 wait_settled
 wall_s=$(echo "$(date +%s.%N) - $t0" | bc)
 cpu1="$(cpus)"
+if [ -n "${CALLGRIND_DIR:-}" ]; then
+  callgrind_control -d "$EXECUTOR_PID" >/dev/null
+  callgrind_control -i off "$EXECUTOR_PID" >/dev/null
+fi
 plans1="$(plans)"
 bytes1="$(api_bytes)"
 if [ ${#PERF_PIDS[@]} -gt 0 ]; then
@@ -314,6 +342,12 @@ awk -v cw="$cluster_writes" -v api="$API_NAME" 'NR == FNR { c0[$1] = $2; next }
 [ -z "$bytes0" ] || echo "$bytes0 $bytes1" | awk -v n="$N" '{ s = $4 - $1; r = $5 - $2; w = $6 - $3
   printf "executor API bytes per pod: sent %.1f KiB, received %.1f KiB (responses %.1f, watch events %.1f)\n",
     s / n / 1024, (r + w) / n / 1024, r / n / 1024, w / n / 1024 }'
+if [ -n "${CALLGRIND_DIR:-}" ]; then
+  # The dump of the rollout: the file callgrind_control -d wrote (executor.out.1; executor.out is the exit's).
+  ir=$(awk '/^summary:/ { print $2 }' "$CALLGRIND_DIR/executor.out.1" 2>/dev/null || true)
+  [ -n "$ir" ] || { echo "executor_rollout: no callgrind summary in $CALLGRIND_DIR/executor.out.1" >&2; exit 1; }
+  awk -v ir="$ir" -v n="$N" 'BEGIN { printf "executor instructions in the rollout: %.0f (%.2fM per pod); callgrind_annotate %s\n", ir, ir / n / 1e6, ENVIRON["CALLGRIND_DIR"] "/executor.out.1" }'
+fi
 if [ -n "${PERF_DIR:-}" ]; then
   for f in "$PERF_DIR"/*.data; do
     { perf report -i "$f" --no-children --percent-limit 0.5 --stdio -g none --sort symbol 2>/dev/null

@@ -52,7 +52,9 @@ start_planner() {
 }
 
 start_executor() {  # start_executor EXTRA_FLAGS...; sets EXECUTOR_PID, EXECUTOR_HEALTH, EXECUTOR_METRICS
-  "$BIN/cloneset-executor" --kubeconfig="$RUN_DIR/kubeconfig" --planner_address="ipv4:$PLANNER" \
+  # EXECUTOR_WRAPPER="CMD ARGS": run the executor under CMD (a profiler), as `./run up` does.
+  # shellcheck disable=SC2086  # word splitting intended: a command and its arguments
+  ${EXECUTOR_WRAPPER:-} "$BIN/cloneset-executor" --kubeconfig="$RUN_DIR/kubeconfig" --planner_address="ipv4:$PLANNER" \
     --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0 --identity=bench "$@" >"$RUN_DIR/executor.log" 2>&1 &
   EXECUTOR_PID=$!
   PIDS+=($EXECUTOR_PID)

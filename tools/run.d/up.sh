@@ -43,6 +43,7 @@ usage: ./run up [--nodes N] [--executors N] [--planners N] [--kubeconfig PATH] [
                    one agent each on the node's containerd (tools/run.d/real_node.sh)
   --executor-flag F  one more flag for every executor, e.g.
                    --executor-flag=--feature_gates=InPlaceWorkloadVerticalScaling=true (repeatable)
+  EXECUTOR_WRAPPER="CMD ARGS"  run every executor under CMD (a profiler, e.g. valgrind --tool=callgrind)
 USAGE
 }
 
@@ -197,7 +198,10 @@ run_up() {
   # CLONESET_PLANNER); ./run demo and ./run status hand this on.
   if [ "$planners" -gt 0 ]; then echo "$planner_target" >"$dir/planner.address"; else rm -f "$dir/planner.address"; fi
   for ((i = 0; i < executors; i++)); do
-    local exe=("$bin/cloneset-executor" --kubeconfig="$executor_kubeconfig" --planner_address="$planner_target"
+    local wrapper=()
+    # shellcheck disable=SC2206  # word splitting intended: a command and its arguments
+    [ -z "${EXECUTOR_WRAPPER:-}" ] || wrapper=($EXECUTOR_WRAPPER)
+    local exe=(${wrapper[@]+"${wrapper[@]}"} "$bin/cloneset-executor" --kubeconfig="$executor_kubeconfig" --planner_address="$planner_target"
       --shards="$executors" --identity="executor-$i" --metrics_listen=127.0.0.1:0 --health_listen=127.0.0.1:0
       ${executor_flags[@]+"${executor_flags[@]}"})
     START_SIG="$server ${exe[*]}" _start "executor-$i" "${exe[@]}"
