@@ -5,11 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/time_format.h"
+#include "clonesetctl/sim_objects.h"
 #include "kube/api_status.h"
-#include "nlohmann/json.hpp"
+#include "kube/object_patch.h"
 #include "planapi/applier.h"
 #include "planner/context.h"
 #include "planner/predicates.h"
+#include "snapshot/patch.h"
 #include "snapshot/snapshot.h"
 
 namespace cloneset::clonesetctl {
@@ -17,29 +19,16 @@ namespace {
 
 using Json = nlohmann::json;
 using planner::FindCondition;
-using planner::SetTimestamp;
 using planner::ToTime;
-
-std::string ImageId(const std::string& image) {
-  return absl::StrCat("sim://", image, "@sha256:", std::hash<std::string>{}(image));
-}
-
-// Sets condition `type` to `status`; the transition time only moves when the status changes (as the kubelet does).
-bool SetCondition(pb::Pod& pod, const std::string& type, bool value, absl::Time now) {
-  const std::string status = value ? "True" : "False";
-  for (pb::Condition& c : *pod.mutable_conditions()) {
-    if (c.type() != type) continue;
-    if (c.status() == status) return false;
-    c.set_status(status);
-    SetTimestamp(now, c.mutable_last_transition_time());
-    return true;
-  }
-  pb::Condition* c = pod.add_conditions();
-  c->set_type(type);
-  c->set_status(status);
-  SetTimestamp(now, c->mutable_last_transition_time());
-  return true;
-}
+using sim::ApplyRequest;
+using sim::CheckPreconditions;
+using sim::Decode;
+using sim::Failed;
+using sim::ParseObject;
+using sim::ResourcesJson;
+using sim::SetCondition;
+using sim::SimTime;
+using sim::StatusReport;
 
 // The API server's answer to a failed write, as the executor's REST client reads it (kube/api_status.h), so that
 // the plan applier treats the simulation's failures as the executor treats the API server's.
@@ -64,6 +53,11 @@ SimCluster::SimCluster(SimOptions options, absl::Time now) : options_(options), 
   if (options_.nodes < 1) options_.nodes = 1;
 }
 
+std::string SimCluster::pod_json(const std::string& name) const {
+  auto it = pods_.find(name);
+  return it == pods_.end() ? "" : it->second.doc.dump();
+}
+
 absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) {
   Json doc;
   try {
@@ -72,11 +66,15 @@ absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) 
     return absl::InvalidArgumentError(absl::StrCat("CloneSet: malformed JSON: ", e.what()));
   }
   if (!doc.is_object()) return absl::InvalidArgumentError("CloneSet: expected a JSON object");
-  const bool first = clone_set_json_.empty();
+  return ReplaceCloneSet(std::move(doc), now);
+}
+
+absl::Status SimCluster::ReplaceCloneSet(Json doc, absl::Time now) {
+  if (!doc.is_object()) return absl::InvalidArgumentError("CloneSet: expected a JSON object");
+  const bool first = clone_set_.doc.is_null();
   int64_t generation = 1;
-  Json status = Json::object();
   if (!first) {
-    const Json old = Json::parse(clone_set_json_);
+    const Json& old = clone_set_.doc;
     generation = old["metadata"].value("generation", int64_t{1});
     if (old.value("spec", Json()) != doc.value("spec", Json())) ++generation;
     doc["metadata"]["uid"] = old["metadata"]["uid"];
@@ -88,21 +86,21 @@ absl::Status SimCluster::ApplyCloneSet(const std::string& json, absl::Time now) 
   if (!doc["metadata"].contains("namespace")) doc["metadata"]["namespace"] = "default";
   doc["metadata"]["generation"] = generation;
   doc["metadata"]["resourceVersion"] = NextVersion();
+  // The status is the status subresource's: a write of the CloneSet itself leaves it as it is.
   doc.erase("status");
-  auto decoded = snapshot::CloneSetFromJson(doc.dump());
-  if (!decoded.ok()) return decoded.status();
-  const pb::CloneSetStatus kept = clone_set_.status();
-  clone_set_ = *std::move(decoded);
-  *clone_set_.mutable_status() = kept;
-  clone_set_json_ = doc.dump();
+  if (!first && clone_set_.doc.contains("status")) doc["status"] = clone_set_.doc["status"];
+  pb::CloneSet decoded;
+  if (absl::Status s = Decode(doc, &decoded); !s.ok()) return s;
+  if (status_as_written_) *decoded.mutable_status() = *status_as_written_;
+  clone_set_ = {std::move(doc), std::move(decoded)};
   return absl::OkStatus();
 }
 
 planapi::RequestWithPods SimCluster::Snapshot(absl::Time now) const {
   planapi::OwnedObjects objects;
-  for (const auto& [_, pod] : pods_) objects.pods.push_back(pod);
-  for (const auto& [_, pvc] : pvcs_) objects.pvcs.push_back(pvc);
-  for (const auto& [_, rev] : revisions_) objects.revisions.push_back(rev);
+  for (const auto& [_, pod] : pods_) objects.pods.push_back(pod.object);
+  for (const auto& [_, pvc] : pvcs_) objects.pvcs.push_back(pvc.object);
+  for (const auto& [_, rev] : revisions_) objects.revisions.push_back(rev.object);
   const int node_count = options_.nodes;
   const planapi::NodeLookup nodes = [node_count](const std::vector<std::string>& names) {
     std::vector<pb::Node> out;
@@ -113,7 +111,7 @@ planapi::RequestWithPods SimCluster::Snapshot(absl::Time now) const {
     }
     return out;
   };
-  return planapi::AssembleRequest(clone_set_, std::move(objects), nodes, now,
+  return planapi::AssembleRequest(clone_set_.object, std::move(objects), nodes, now,
                                   planapi::RequestOptions{.feature_gates = options_.feature_gates});
 }
 
@@ -125,9 +123,8 @@ class SimCluster::Writer final : public planapi::PlanWriter {
   absl::StatusOr<bool> CloneSetExists() override { return true; }
   absl::Status Write(const pb::Action& action) override { return cluster_.ApplyAction(action, now_, out_); }
   absl::Status WriteStatus(const pb::CloneSetStatus& status) override {
-    *cluster_.clone_set_.mutable_status() = status;
     ++out_.writes;
-    return absl::OkStatus();
+    return cluster_.WriteCloneSetStatus(status);
   }
   void Event(std::string_view type, std::string_view reason, std::string_view message) override {}
 
@@ -141,7 +138,7 @@ AppliedPlan SimCluster::Apply(const pb::PlanResponse& plan, absl::Time now) {
   AppliedPlan out;
   own_status_versions_.clear();
   Writer writer(*this, now, out);
-  const pb::CloneSet snapshot = clone_set_;  // the CloneSet the plan was made from (the executor's cached one)
+  const pb::CloneSet snapshot = clone_set_.object;  // the CloneSet the plan was made from (the executor's cached one)
   const planapi::ApplyResult applied = planapi::PlanApplier().Apply(snapshot, plan, writer, now);
   if (!applied.stopped.ok()) out.stopped = std::string(applied.stopped.message());
   return out;
@@ -150,75 +147,65 @@ AppliedPlan SimCluster::Apply(const pb::PlanResponse& plan, absl::Time now) {
 absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, AppliedPlan& out) {
   switch (action.kind_case()) {
     case pb::Action::kCreateRevision: {
-      auto rev = snapshot::RevisionFromJson(action.create_revision().revision_json());
+      // POST of the action's body.
+      const std::string& body = action.create_revision().revision_json();
+      auto rev = snapshot::RevisionFromJson(body);
       if (!rev.ok()) return rev.status();
       // AlreadyExists: seen by the next snapshot (the executor counts it as done).
       if (revisions_.contains(rev->metadata().name())) return absl::OkStatus();
-      rev->mutable_metadata()->set_uid(absl::StrCat("sim-rev-", ++uid_counter_));
-      rev->mutable_metadata()->set_resource_version(NextVersion());
-      SetTimestamp(now, rev->mutable_metadata()->mutable_creation_timestamp());
-      revisions_[rev->metadata().name()] = *rev;
+      auto doc = ParseObject(body, "revision_json");
+      if (!doc.ok()) return doc.status();
+      Json& meta = (*doc)["metadata"];
+      meta["uid"] = absl::StrCat("sim-rev-", ++uid_counter_);
+      meta["resourceVersion"] = NextVersion();
+      meta["creationTimestamp"] = SimTime(now);
+      Stored<pb::ControllerRevision> stored{*std::move(doc), {}};
+      if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
+      revisions_[rev->metadata().name()] = std::move(stored);
       ++out.writes;
       return absl::OkStatus();
     }
     case pb::Action::kUpdateRevision: {
-      const pb::UpdateRevision& u = action.update_revision();
-      auto it = revisions_.find(u.name());
-      if (it == revisions_.end()) return NotFound(u.name());
-      if (!u.resource_version().empty() && u.resource_version() != it->second.metadata().resource_version()) {
-        return Conflict(absl::StrCat("conflict on revision ", u.name()));
-      }
-      if (u.revision() != 0) it->second.set_revision(u.revision());
-      for (const auto& [k, v] : u.set_labels()) (*it->second.mutable_metadata()->mutable_labels())[k] = v;
-      for (const auto& [k, v] : u.set_annotations()) (*it->second.mutable_metadata()->mutable_annotations())[k] = v;
-      it->second.mutable_metadata()->set_resource_version(NextVersion());
-      ++out.writes;
-      return absl::OkStatus();
+      absl::Status s = UpdateRevision(action.update_revision());
+      if (s.ok()) ++out.writes;
+      return s;
     }
     case pb::Action::kDeleteRevision:
+      // DELETE with DeleteBody(""): no precondition, a revision that is gone is done.
       revisions_.erase(action.delete_revision().name());
       ++out.writes;
       return absl::OkStatus();
     case pb::Action::kCreatePod: return CreatePod(action.create_pod(), now, out);
     case pb::Action::kDeletePod: return DeletePod(action.delete_pod(), now, out);
-    case pb::Action::kPatchPod: return PatchPod(action.patch_pod(), now, out);
+    case pb::Action::kPatchPod: return PatchPod(action.patch_pod(), out);
     case pb::Action::kPatchPodStatus:
       ++out.writes;
-      return PatchPodStatus(action.patch_pod_status(), now);
+      return PatchPodStatus(action.patch_pod_status());
     case pb::Action::kResizePod:
       ++out.writes;
       return ResizePod(action.resize_pod());
-    case pb::Action::kDeletePvc:
-      pvcs_.erase(action.delete_pvc().name());
+    case pb::Action::kDeletePvc: {
+      const pb::DeletePvc& del = action.delete_pvc();
       ++out.writes;
-      return absl::OkStatus();
-    case pb::Action::kCreatePvc: {
-      auto pvc = snapshot::PvcFromJson(action.create_pvc().pvc_json());
-      if (!pvc.ok()) return pvc.status();
-      CreatePvc(*pvc, now, out);
+      auto it = pvcs_.find(del.name());
+      if (it == pvcs_.end()) return absl::OkStatus();  // gone already: a 404 on a delete is done
+      if (CheckPreconditions(Json::parse(snapshot::DeleteBody(del.uid())), "preconditions", it->second.doc) !=
+          Failed::kNone) {
+        return Conflict(absl::StrCat("pvc ", del.name(), ": uid precondition failed"));
+      }
+      pvcs_.erase(it);
       return absl::OkStatus();
     }
+    case pb::Action::kCreatePvc: return CreatePvc(action.create_pvc().pvc_json(), now, out);
     case pb::Action::kUpdatePvcOwner: {
-      const pb::UpdatePvcOwner& u = action.update_pvc_owner();
-      auto it = pvcs_.find(u.name());
-      if (it == pvcs_.end()) return NotFound(u.name());
-      auto* owners = it->second.mutable_metadata()->mutable_owner_references();
-      owners->erase(std::remove_if(owners->begin(), owners->end(),
-                                   [&](const pb::OwnerReference& o) { return o.uid() == u.remove_owner_uid(); }),
-                    owners->end());
-      if (u.has_add_owner()) *owners->Add() = u.add_owner();
-      it->second.mutable_metadata()->set_resource_version(NextVersion());
-      ++out.writes;
-      return absl::OkStatus();
+      absl::Status s = UpdatePvcOwner(action.update_pvc_owner());
+      if (s.ok()) ++out.writes;
+      return s;
     }
     case pb::Action::kExpandPvc: {
-      const pb::ExpandPvc& e = action.expand_pvc();
-      auto it = pvcs_.find(e.name());
-      if (it == pvcs_.end()) return NotFound(e.name());
-      it->second.set_storage_request(e.storage());
-      it->second.mutable_metadata()->set_resource_version(NextVersion());
-      ++out.writes;
-      return absl::OkStatus();
+      absl::Status s = ExpandPvc(action.expand_pvc());
+      if (s.ok()) ++out.writes;
+      return s;
     }
     case pb::Action::kPatchCloneSet:
       ++out.writes;
@@ -234,37 +221,69 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
   return absl::InvalidArgumentError("action without a kind");
 }
 
-void SimCluster::CreatePvc(const pb::PersistentVolumeClaim& pvc, absl::Time now, AppliedPlan& out) {
-  if (pvcs_.contains(pvc.metadata().name())) return;  // left over: reused, as the executor does
-  pb::PersistentVolumeClaim& stored = pvcs_[pvc.metadata().name()] = pvc;
-  stored.mutable_metadata()->set_uid(absl::StrCat("sim-pvc-", ++uid_counter_));
-  stored.mutable_metadata()->set_resource_version(NextVersion());
-  SetTimestamp(now, stored.mutable_metadata()->mutable_creation_timestamp());
-  stored.set_phase("Bound");
+template <typename T>
+absl::Status SimCluster::Write(Stored<T>& stored, const snapshot::ApiRequest& req, std::string_view kind,
+                               const std::function<absl::Status(Failed)>& refused) {
+  auto body = ParseObject(req.body, req.path);
+  if (!body.ok()) return body.status();
+  if (const Failed failed = CheckPreconditions(*body, "metadata", stored.doc); failed != Failed::kNone) {
+    return refused(failed);
+  }
+  auto patched = ApplyRequest(req, *body, stored.doc, kind);
+  if (!patched.ok()) return patched.status();
+  (*patched)["metadata"]["resourceVersion"] = NextVersion();
+  Stored<T> next{*std::move(patched), {}};
+  if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
+  stored = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::Status SimCluster::CreatePvc(const std::string& pvc_json, absl::Time now, AppliedPlan& out) {
+  auto pvc = snapshot::PvcFromJson(pvc_json);
+  if (!pvc.ok()) return pvc.status();
+  if (pvcs_.contains(pvc->metadata().name())) return absl::OkStatus();  // left over: reused, as the executor does
+  auto doc = ParseObject(pvc_json, "pvc_json");
+  if (!doc.ok()) return doc.status();
+  Json& meta = (*doc)["metadata"];
+  meta["uid"] = absl::StrCat("sim-pvc-", ++uid_counter_);
+  meta["resourceVersion"] = NextVersion();
+  meta["creationTimestamp"] = SimTime(now);
+  (*doc)["status"]["phase"] = "Bound";  // the simulated provisioner binds at once
+  Stored<pb::PersistentVolumeClaim> stored{*std::move(doc), {}};
+  if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
+  pvcs_[pvc->metadata().name()] = std::move(stored);
   ++out.writes;
+  return absl::OkStatus();
 }
 
 absl::Status SimCluster::CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out) {
   for (const std::string& pvc_json : create.pvc_jsons()) {
-    auto pvc = snapshot::PvcFromJson(pvc_json);
-    if (!pvc.ok()) return pvc.status();
-    CreatePvc(*pvc, now, out);
+    if (absl::Status s = CreatePvc(pvc_json, now, out); !s.ok()) return s;
   }
   auto pod = snapshot::PodFromJson(create.pod_json());
   if (!pod.ok()) return pod.status();
   const std::string name = pod->metadata().name();
   if (pods_.contains(name)) return absl::OkStatus();  // left over from an earlier attempt: reused, as the executor does
-  pb::ObjectMeta* meta = pod->mutable_metadata();
-  meta->set_uid(absl::StrCat("sim-pod-uid-", ++uid_counter_));
-  meta->set_resource_version(NextVersion());
-  SetTimestamp(now, meta->mutable_creation_timestamp());
-  // The scheduler binds at once, round-robin over the simulated nodes.
-  pod->set_node_name(absl::StrCat("sim-node-", next_node_++ % options_.nodes + 1));
-  pod->set_phase("Pending");
-  SetCondition(*pod, "PodScheduled", true, now);
+  auto doc = ParseObject(create.pod_json(), "pod_json");
+  if (!doc.ok()) return doc.status();
+  Json& meta = (*doc)["metadata"];
+  meta["uid"] = absl::StrCat("sim-pod-uid-", ++uid_counter_);
+  meta["resourceVersion"] = NextVersion();
+  meta["creationTimestamp"] = SimTime(now);
+  // The scheduler binds at once, round-robin over the simulated nodes, in the same write.
+  (*doc)["spec"]["nodeName"] = absl::StrCat("sim-node-", next_node_++ % options_.nodes + 1);
+  pb::Pod before;
+  if (absl::Status s = Decode(*doc, &before); !s.ok()) return s;
+  pb::Pod scheduled = before;
+  scheduled.set_phase("Pending");
+  SetCondition(scheduled, "PodScheduled", true, now);
+  auto bound = kube::ApplyStrategicMergePatch(*doc, StatusReport(before, scheduled), "Pod");
+  if (!bound.ok()) return bound.status();
+  Stored<pb::Pod> stored{*std::move(bound), {}};
+  if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
   Kubelet& k = kubelets_[name];
-  StartContainers(*pod, k, now);
-  pods_[name] = *std::move(pod);
+  StartContainers(stored.object, k, now);
+  pods_[name] = std::move(stored);
   out.created.push_back(name);
   ++out.writes;
   return absl::OkStatus();
@@ -278,227 +297,197 @@ void SimCluster::StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now)
   k.failing = options_.fail_rate > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < options_.fail_rate;
 }
 
-absl::Status SimCluster::PatchPod(const pb::PatchPod& patch, absl::Time now, AppliedPlan& out) {
-  auto it = pods_.find(patch.name());
-  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", patch.name(), " not found"));
-  pb::Pod& pod = it->second;
-  pb::ObjectMeta* meta = pod.mutable_metadata();
-  if (!patch.uid().empty() && patch.uid() != meta->uid()) {
-    return Conflict(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
+absl::Status SimCluster::PatchPod(const pb::PatchPod& action, AppliedPlan& out) {
+  auto it = pods_.find(action.name());
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", action.name(), " not found"));
+  pb::PatchPod patch = action;
+  if (auto own = own_status_versions_.find(patch.name());
+      own != own_status_versions_.end() && !patch.resource_version().empty()) {
+    patch.set_resource_version(own->second);
   }
-  if (!patch.resource_version().empty() && patch.resource_version() != meta->resource_version()) {
-    auto own = own_status_versions_.find(patch.name());
-    if (own == own_status_versions_.end() || own->second != meta->resource_version()) {
-      return Conflict(absl::StrCat("pod ", patch.name(), ": the object has been modified"));
-    }
-  }
-  const std::string old_revision(planner::Label(*meta, planner::kRevisionLabel));
-  const std::string old_state(planner::Label(*meta, planner::kLifecycleStateLabel));
-  for (const auto& [k, v] : patch.set_labels()) (*meta->mutable_labels())[k] = v;
-  for (const std::string& k : patch.remove_labels()) meta->mutable_labels()->erase(k);
-  for (const auto& [k, v] : patch.set_annotations()) (*meta->mutable_annotations())[k] = v;
-  for (const std::string& k : patch.remove_annotations()) meta->mutable_annotations()->erase(k);
-  for (const std::string& f : patch.add_finalizers()) {
-    if (std::find(meta->finalizers().begin(), meta->finalizers().end(), f) == meta->finalizers().end()) {
-      meta->add_finalizers(f);
-    }
-  }
-  for (const std::string& f : patch.remove_finalizers()) {
-    auto* fs = meta->mutable_finalizers();
-    fs->erase(std::remove(fs->begin(), fs->end(), f), fs->end());
-  }
-  for (pb::Container& c : *pod.mutable_containers()) {
-    auto image = patch.container_images().find(c.name());
-    if (image != patch.container_images().end()) c.set_image(image->second);
-  }
-  for (const std::string& uid : patch.remove_owner_uids()) {
-    auto* owners = meta->mutable_owner_references();
-    owners->erase(std::remove_if(owners->begin(), owners->end(),
-                                 [&](const pb::OwnerReference& o) { return o.uid() == uid; }),
-                  owners->end());
-  }
-  meta->set_resource_version(NextVersion());
+  const pb::ObjectMeta was = it->second.object.metadata();
+  absl::Status s = Write(it->second, snapshot::PodPatchRequest(Namespace(), patch), "Pod", [&](Failed) {
+    return Conflict(absl::StrCat("pod ", patch.name(), ": the object has been modified"));
+  });
+  if (!s.ok()) return s;
+  const std::string old_revision(planner::Label(was, planner::kRevisionLabel));
+  const std::string old_state(planner::Label(was, planner::kLifecycleStateLabel));
   ++out.writes;
-  const std::string new_revision(planner::Label(*meta, planner::kRevisionLabel));
+  const pb::ObjectMeta& meta = it->second.object.metadata();
+  const std::string new_revision(planner::Label(meta, planner::kRevisionLabel));
   if (!old_revision.empty() && new_revision != old_revision) out.updated_in_place.push_back(patch.name());
-  const std::string new_state(planner::Label(*meta, planner::kLifecycleStateLabel));
+  const std::string new_state(planner::Label(meta, planner::kLifecycleStateLabel));
   if (new_state != old_state) {
     out.lifecycle.push_back(absl::StrCat(patch.name(), ": ", old_state.empty() ? "-" : old_state, " -> ",
                                          new_state.empty() ? "-" : new_state));
   }
-  (void)now;
   return absl::OkStatus();
 }
 
-absl::Status SimCluster::ResizePod(const pb::ResizePod& resize) {
-  auto it = pods_.find(resize.name());
-  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", resize.name(), " not found"));
-  pb::Pod& pod = it->second;
-  if (!resize.uid().empty() && resize.uid() != pod.metadata().uid()) {
-    return Conflict(absl::StrCat("pod ", resize.name(), ": uid precondition failed"));
+absl::Status SimCluster::ResizePod(const pb::ResizePod& action) {
+  auto it = pods_.find(action.name());
+  if (it == pods_.end()) return NotFound(absl::StrCat("pod ", action.name(), " not found"));
+  pb::ResizePod resize = action;
+  if (auto own = own_status_versions_.find(resize.name());
+      own != own_status_versions_.end() && !resize.resource_version().empty()) {
+    resize.set_resource_version(own->second);
   }
-  if (!resize.resource_version().empty() && resize.resource_version() != pod.metadata().resource_version()) {
-    auto own = own_status_versions_.find(resize.name());
-    if (own == own_status_versions_.end() || own->second != pod.metadata().resource_version()) {
-      return Conflict(absl::StrCat("pod ", resize.name(), ": the object has been modified"));
-    }
+  const snapshot::ApiRequest req = snapshot::PodResizeRequest(Namespace(), resize);
+  auto body = ParseObject(req.body, req.path);
+  if (!body.ok()) return body.status();
+  if (CheckPreconditions(*body, "metadata", it->second.doc) != Failed::kNone) {
+    return Conflict(absl::StrCat("pod ", resize.name(), ": the object has been modified"));
   }
-  // The simulated kubelet resizes at once: the spec and the containers' status resources together.
+  auto resized = ApplyRequest(req, *body, it->second.doc, "Pod");
+  if (!resized.ok()) return resized.status();
+  // The simulated kubelet resizes at once and reports the containers' new resources in the same write.
+  pb::Pod spec;
+  if (absl::Status s = Decode(*resized, &spec); !s.ok()) return s;
+  Json statuses = Json::array();
   for (const pb::ResizePod::ContainerResources& want : resize.containers()) {
-    for (pb::Container& c : *pod.mutable_containers()) {
+    for (const pb::Container& c : spec.containers()) {
       if (c.name() != want.name()) continue;
-      for (const auto& [k, v] : want.requests()) (*c.mutable_resource_requests())[k] = v;
-      for (const auto& [k, v] : want.limits()) (*c.mutable_resource_limits())[k] = v;
-      for (pb::ContainerStatus& status : *pod.mutable_container_statuses()) {
+      for (const pb::ContainerStatus& status : spec.container_statuses()) {
         if (status.name() != c.name()) continue;
-        *status.mutable_resource_requests() = c.resource_requests();
-        *status.mutable_resource_limits() = c.resource_limits();
+        Json resources = ResourcesJson(c);
+        resources["$patch"] = "replace";  // what the container runs with now, as a whole
+        statuses.push_back({{"name", c.name()}, {"resources", std::move(resources)}});
       }
     }
   }
-  pod.mutable_metadata()->set_resource_version(NextVersion());
-  own_status_versions_[resize.name()] = pod.metadata().resource_version();
+  if (!statuses.empty()) {
+    resized = kube::ApplyStrategicMergePatch(*resized, {{"status", {{"containerStatuses", statuses}}}}, "Pod");
+    if (!resized.ok()) return resized.status();
+  }
+  (*resized)["metadata"]["resourceVersion"] = NextVersion();
+  Stored<pb::Pod> next{*std::move(resized), {}};
+  if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
+  it->second = std::move(next);
+  own_status_versions_[resize.name()] = it->second.object.metadata().resource_version();
   return absl::OkStatus();
 }
 
-absl::Status SimCluster::PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now) {
+absl::Status SimCluster::PatchPodStatus(const pb::PatchPodStatus& patch) {
   auto it = pods_.find(patch.name());
   if (it == pods_.end()) return NotFound(absl::StrCat("pod ", patch.name(), " not found"));
-  pb::Pod& pod = it->second;
-  if (!patch.uid().empty() && patch.uid() != pod.metadata().uid()) {
-    return Conflict(absl::StrCat("pod ", patch.name(), ": uid precondition failed"));
-  }
-  if (!patch.resource_version().empty() && patch.resource_version() != pod.metadata().resource_version()) {
-    return Conflict(absl::StrCat("pod ", patch.name(), " status: the object has been modified"));
-  }
-  for (const pb::Condition& set : patch.set_conditions()) {
-    bool found = false;
-    for (pb::Condition& c : *pod.mutable_conditions()) {
-      if (c.type() == set.type()) {
-        c = set;
-        found = true;
-      }
-    }
-    if (!found) *pod.add_conditions() = set;
-  }
-  pod.mutable_metadata()->set_resource_version(NextVersion());
-  own_status_versions_[patch.name()] = pod.metadata().resource_version();
-  (void)now;
+  absl::Status s = Write(it->second, snapshot::PodStatusPatchRequest(Namespace(), patch), "Pod", [&](Failed f) {
+    return Conflict(f == Failed::kUid ? absl::StrCat("pod ", patch.name(), ": uid precondition failed")
+                                      : absl::StrCat("pod ", patch.name(), " status: the object has been modified"));
+  });
+  if (!s.ok()) return s;
+  own_status_versions_[patch.name()] = it->second.object.metadata().resource_version();
   return absl::OkStatus();
 }
 
 absl::Status SimCluster::DeletePod(const pb::DeletePod& del, absl::Time now, AppliedPlan& out) {
+  // The pod's claims go with DeleteBody(""): no precondition, a claim that is gone is done.
+  const auto delete_claims = [&] {
+    for (const std::string& pvc : del.pvc_names()) {
+      if (pvcs_.erase(pvc) > 0) ++out.writes;
+    }
+  };
   auto it = pods_.find(del.name());
   if (it == pods_.end()) {
     // Gone already: the executor counts a 404 on a delete as done, and deletes the pod's claims all the same.
     ++out.writes;
-    for (const std::string& pvc : del.pvc_names()) {
-      if (pvcs_.erase(pvc) > 0) ++out.writes;
-    }
+    delete_claims();
     return absl::OkStatus();
   }
-  if (!del.uid().empty() && del.uid() != it->second.metadata().uid()) {
+  if (CheckPreconditions(Json::parse(snapshot::DeleteBody(del.uid())), "preconditions", it->second.doc) !=
+      Failed::kNone) {
     return Conflict(absl::StrCat("pod ", del.name(), ": uid precondition failed"));
   }
   ++out.writes;
   out.deleted.push_back(del.name());
-  if (!planner::IsSet(it->second.metadata().deletion_timestamp())) {
-    SetTimestamp(now, it->second.mutable_metadata()->mutable_deletion_timestamp());
-    it->second.mutable_metadata()->set_resource_version(NextVersion());
+  if (!planner::IsSet(it->second.object.metadata().deletion_timestamp())) {
+    Json doc = it->second.doc;
+    doc["metadata"]["deletionTimestamp"] = SimTime(now);
+    doc["metadata"]["resourceVersion"] = NextVersion();
+    Stored<pb::Pod> next{std::move(doc), {}};
+    if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
+    it->second = std::move(next);
     deleting_since_[del.name()] = now;
   }
-  if (it->second.metadata().finalizers().empty() && options_.terminate_after <= absl::ZeroDuration()) {
+  if (it->second.object.metadata().finalizers().empty() && options_.terminate_after <= absl::ZeroDuration()) {
     pods_.erase(it);
     kubelets_.erase(del.name());
     deleting_since_.erase(del.name());
   }
-  for (const std::string& pvc : del.pvc_names()) {
-    if (pvcs_.erase(pvc) > 0) ++out.writes;
-  }
+  delete_claims();
   return absl::OkStatus();
 }
 
+absl::Status SimCluster::UpdatePvcOwner(const pb::UpdatePvcOwner& update) {
+  auto it = pvcs_.find(update.name());
+  if (it == pvcs_.end()) return NotFound(update.name());
+  // The executor builds the owner list from its snapshot's claim: the stored one, while the version matches.
+  return Write(it->second, snapshot::PvcOwnerPatchRequest(Namespace(), it->second.object, update),
+               "PersistentVolumeClaim", [&](Failed) {
+                 return Conflict(absl::StrCat("pvc ", update.name(), ": the object has been modified"));
+               });
+}
+
+absl::Status SimCluster::ExpandPvc(const pb::ExpandPvc& expand) {
+  auto it = pvcs_.find(expand.name());
+  if (it == pvcs_.end()) return NotFound(expand.name());
+  return Write(it->second, snapshot::PvcExpandRequest(Namespace(), expand), "PersistentVolumeClaim", [&](Failed) {
+    return Conflict(absl::StrCat("pvc ", expand.name(), ": the object has been modified"));
+  });
+}
+
+absl::Status SimCluster::UpdateRevision(const pb::UpdateRevision& update) {
+  auto it = revisions_.find(update.name());
+  if (it == revisions_.end()) return NotFound(update.name());
+  return Write(it->second, snapshot::RevisionPatchRequest(Namespace(), update), "ControllerRevision", [&](Failed) {
+    return Conflict(absl::StrCat("conflict on revision ", update.name()));
+  });
+}
+
 absl::Status SimCluster::PatchCloneSet(const pb::PatchCloneSet& patch, absl::Time now) {
-  Json doc = Json::parse(clone_set_json_);
-  try {
-    doc.merge_patch(Json::parse(patch.merge_patch_json()));
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("patch_clone_set: ", e.what()));
+  const pb::CloneSet& cs = clone_set_.object;
+  auto req = snapshot::CloneSetPatchRequest(Namespace(), cs.metadata().name(), cs.api_version(), patch);
+  if (!req.ok()) return req.status();
+  auto body = ParseObject(req->body, req->path);
+  if (!body.ok()) return body.status();
+  if (CheckPreconditions(*body, "metadata", clone_set_.doc) != Failed::kNone) {
+    return Conflict(absl::StrCat("CloneSet ", cs.metadata().name(), ": the object has been modified"));
   }
-  return ApplyCloneSet(doc.dump(), now);
+  auto patched = ApplyRequest(*req, *body, clone_set_.doc, "CloneSet");
+  if (!patched.ok()) return patched.status();
+  return ReplaceCloneSet(*std::move(patched), now);
 }
 
-bool SimCluster::StepPod(pb::Pod& pod, Kubelet& k, absl::Time now) {
-  bool changed = false;
-  // A spec image that differs from what the kubelet runs restarts that container in place.
-  bool restart = false;
-  for (const pb::Container& c : pod.containers()) {
-    if (k.images[c.name()] != c.image()) restart = true;
-  }
-  if (restart && now >= k.running_at) {
-    for (pb::ContainerStatus& cs : *pod.mutable_container_statuses()) {
-      for (const pb::Container& c : pod.containers()) {
-        if (c.name() == cs.name() && k.images[c.name()] != c.image()) {
-          cs.set_restart_count(cs.restart_count() + 1);
-          cs.set_ready(false);
-        }
-      }
-    }
-    StartContainers(pod, k, now);
-    changed = true;
-  }
-  if (now >= k.running_at) {
-    if (pod.phase() != "Running") {
-      pod.set_phase("Running");
-      changed = true;
-    }
-    for (const pb::Container& c : pod.containers()) {
-      pb::ContainerStatus* status = nullptr;
-      for (pb::ContainerStatus& cs : *pod.mutable_container_statuses()) {
-        if (cs.name() == c.name()) status = &cs;
-      }
-      if (status == nullptr) {
-        status = pod.add_container_statuses();
-        status->set_name(c.name());
-        // A started container reports the resources it runs with (a resize updates them, ResizePod).
-        *status->mutable_resource_requests() = c.resource_requests();
-        *status->mutable_resource_limits() = c.resource_limits();
-        changed = true;
-      }
-      const std::string& image = k.images[c.name()];
-      if (status->image() != image) {
-        status->set_image(image);
-        status->set_image_id(ImageId(image));
-        status->set_container_id(absl::StrCat("sim://", pod.metadata().uid(), "/", c.name(), "/",
-                                              status->restart_count()));
-        changed = true;
-      }
-      const bool ready = now >= k.ready_at && !k.failing;
-      if (status->ready() != ready) {
-        status->set_ready(ready);
-        changed = true;
-      }
-    }
-  }
-  bool containers_ready = pod.container_statuses_size() == pod.containers_size() && now >= k.running_at;
-  for (const pb::ContainerStatus& cs : pod.container_statuses()) containers_ready = containers_ready && cs.ready();
-  changed |= SetCondition(pod, "ContainersReady", containers_ready, now);
-  bool ready = containers_ready;
-  for (const std::string& gate : pod.readiness_gates()) {
-    const pb::Condition* c = FindCondition(pod, gate);
-    ready = ready && c != nullptr && c->status() == "True";
-  }
-  changed |= SetCondition(pod, "Ready", ready, now);
-  if (changed) pod.mutable_metadata()->set_resource_version(NextVersion());
-  return changed;
+absl::Status SimCluster::WriteCloneSetStatus(const pb::CloneSetStatus& status) {
+  const pb::CloneSet& cs = clone_set_.object;
+  const snapshot::ApiRequest req =
+      snapshot::CloneSetStatusRequest(Namespace(), cs.metadata().name(), cs.api_version(), status);
+  auto body = ParseObject(req.body, req.path);
+  if (!body.ok()) return body.status();
+  auto patched = ApplyRequest(req, *body, clone_set_.doc, "CloneSet");
+  if (!patched.ok()) return patched.status();
+  // The status subresource takes only the status; the version stays (see the top of sim_cluster.h).
+  Json doc = clone_set_.doc;
+  doc["status"] = (*patched)["status"];
+  pb::CloneSet decoded;
+  if (absl::Status s = Decode(doc, &decoded); !s.ok()) return s;
+  status_as_written_ = status;
+  *decoded.mutable_status() = status;
+  clone_set_ = {std::move(doc), std::move(decoded)};
+  return absl::OkStatus();
 }
 
-bool SimCluster::Advance(absl::Time now) {
+Json SimCluster::SyncPod(const pb::Pod& seen, Kubelet& k, absl::Time now) {
+  pb::Pod pod = seen;  // the kubelet's view of the pod, moved on by this sync
+  if (!sim::SyncPod(pod, k, now, [&](const pb::Pod& p) { StartContainers(p, k, now); })) return nullptr;
+  return StatusReport(seen, pod);
+}
+
+absl::StatusOr<bool> SimCluster::Advance(absl::Time now) {
   bool changed = false;
   for (auto it = pods_.begin(); it != pods_.end();) {
     const std::string name = it->first;
     auto del = deleting_since_.find(name);
-    if (del != deleting_since_.end() && it->second.metadata().finalizers().empty() &&
+    if (del != deleting_since_.end() && it->second.object.metadata().finalizers().empty() &&
         now >= del->second + options_.terminate_after) {
       kubelets_.erase(name);
       deleting_since_.erase(del);
@@ -506,7 +495,17 @@ bool SimCluster::Advance(absl::Time now) {
       changed = true;
       continue;
     }
-    changed |= StepPod(it->second, kubelets_[name], now);
+    const Json report = SyncPod(it->second.object, kubelets_[name], now);
+    if (!report.is_null()) {
+      // The kubelet's status write: a strategic merge patch of pods/<name>/status.
+      auto patched = kube::ApplyStrategicMergePatch(it->second.doc, report, "Pod");
+      if (!patched.ok()) return patched.status();
+      (*patched)["metadata"]["resourceVersion"] = NextVersion();
+      Stored<pb::Pod> next{*std::move(patched), {}};
+      if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
+      it->second = std::move(next);
+      changed = true;
+    }
     ++it;
   }
   return changed;
@@ -517,8 +516,9 @@ std::optional<absl::Time> SimCluster::NextTransition(absl::Time now) const {
   auto consider = [&](absl::Time t) {
     if (t > now && (!next || t < *next)) next = t;
   };
-  const int min_ready = clone_set_.spec().min_ready_seconds();
-  for (const auto& [name, pod] : pods_) {
+  const int min_ready = clone_set_.object.spec().min_ready_seconds();
+  for (const auto& [name, stored] : pods_) {
+    const pb::Pod& pod = stored.object;
     auto del = deleting_since_.find(name);
     if (del != deleting_since_.end()) {
       if (pod.metadata().finalizers().empty()) consider(del->second + options_.terminate_after);
@@ -538,14 +538,16 @@ std::optional<absl::Time> SimCluster::NextTransition(absl::Time now) const {
 }
 
 PodCounts SimCluster::Counts(absl::Time now) const {
+  const pb::CloneSet& cs = clone_set_.object;
   PodCounts c;
-  c.desired = clone_set_.spec().has_replicas() ? clone_set_.spec().replicas() : 1;
-  const std::string& update_revision = clone_set_.status().update_revision();
-  for (const auto& [_, pod] : pods_) {
-    if (!planner::IsActive(pod) || !HasOwner(pod.metadata(), clone_set_.metadata().uid())) continue;
+  c.desired = cs.spec().has_replicas() ? cs.spec().replicas() : 1;
+  const std::string& update_revision = cs.status().update_revision();
+  for (const auto& [_, stored] : pods_) {
+    const pb::Pod& pod = stored.object;
+    if (!planner::IsActive(pod) || !HasOwner(pod.metadata(), cs.metadata().uid())) continue;
     ++c.pods;
     if (planner::IsK8sReady(pod)) ++c.ready;
-    if (planner::IsAvailable(pod, clone_set_.spec().min_ready_seconds(), now)) ++c.available;
+    if (planner::IsAvailable(pod, cs.spec().min_ready_seconds(), now)) ++c.available;
     if (!update_revision.empty() && planner::RevisionMatches(pod, update_revision)) ++c.updated;
   }
   c.unavailable = std::max(c.desired - c.available, 0);

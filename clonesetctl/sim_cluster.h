@@ -1,19 +1,40 @@
 // A tiny in-memory cluster for `clonesetctl simulate`: one CloneSet, its pods, PVCs and ControllerRevisions, a
 // simulated kubelet, and the executor's way with plans: the request is assembled by the executor's rules
 // (planapi/request.h) and plans are applied by the executor's plan applier (planapi/applier.h: stages, slow-start
-// batch stop, stop on a conflict, status write last) over a writer that changes this state and answers as the API
-// server would (409 for a failed precondition, AlreadyExists and a delete of what is gone count as done). Time is
-// an input: every call takes `now`, nothing reads a clock, and randomness (start failures) comes from the seed.
+// batch stop, stop on a conflict, status write last). Time is an input: every call takes `now`, nothing reads a
+// clock, and randomness (start failures) comes from the seed.
+//
+// One write path with the executor. The cluster stores what an API server stores, each object's JSON document,
+// and every action of a plan becomes exactly the request the executor sends for it (snapshot/patch.h: the pod,
+// status, resize, revision, PVC and CloneSet patches, the creations' JSON bodies, DeleteOptions with the uid
+// precondition), applied to that JSON by its content type with the API server's patch code (kube/object_patch.h)
+// after the body's preconditions are checked (metadata.uid, metadata.resourceVersion: 409 Conflict, and 404 for a
+// missing object, read by the applier as the executor reads the API server's answers). AlreadyExists on a create
+// and a delete of what is gone count as done, as for the executor. The planner's snapshot is decoded from that
+// JSON with the executor's own decoders (snapshot/snapshot.h), so a request or decoder that loses a field shows in
+// the simulation as it would in a cluster.
+//
+// What the simulation keeps of its own, because the planner's seed (planapi/request.h PlanSeed) hashes the
+// resourceVersions and the clients' example fleets mirror this cluster's version sequence step by step: one
+// counter numbers every change of a pod, PVC, revision or CloneSet spec; the CloneSet's status writes leave its
+// version as it is; the timestamps the simulation writes itself keep the simulated clock's fraction of a second
+// (metav1.Time has whole seconds, the decoders read either); and the planner reads the CloneSet's status back as
+// the applier wrote it. The status request is applied to the stored JSON all the same, but it keeps whole seconds
+// of the conditions' times (snapshot::StatusToJson), so the progress deadline counted from the decoded time
+// would fire up to a second before the simulated clock says, and the timeline would move.
 //
 // Kubelet model, per pod: created -> scheduled at once (round-robin over the nodes) -> container running after
 // `start_delay` -> container ready `ready_after` later -> pod Ready when every container is ready and every
 // readiness gate's condition is True. A spec image change restarts the container in place (restartCount + 1, new
 // imageID) with the same delays. With `fail_rate`, each container start fails with that probability: the
 // container runs but never becomes ready. Deleted pods disappear `terminate_after` after the delete once their
-// finalizers are gone.
+// finalizers are gone. The kubelet reads the pod as decoded from its JSON and reports what changed as a strategic
+// merge patch of the pod's status (phase, conditions by type, container statuses by name), as a kubelet does; a
+// resize is reported in the same write as the resize itself.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -23,7 +44,10 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cloneset/planner/v1/planner.pb.h"
+#include "nlohmann/json.hpp"
+#include "clonesetctl/sim_objects.h"
 #include "planapi/request.h"
+#include "snapshot/patch.h"
 
 namespace cloneset::clonesetctl {
 
@@ -63,10 +87,14 @@ class SimCluster {
  public:
   SimCluster(SimOptions options, absl::Time now);
 
-  // Creates the CloneSet from a JSON object, or replaces its spec (generation + 1 when the spec changed).
+  // Creates the CloneSet from a JSON object, or replaces it as `kubectl apply` would (generation + 1 when the spec
+  // changed; the status is the status subresource's and stays).
   absl::Status ApplyCloneSet(const std::string& json, absl::Time now);
-  const pb::CloneSet& clone_set() const { return clone_set_; }
-  const std::string& clone_set_json() const { return clone_set_json_; }
+  // The CloneSet as the executor's decoder reads the stored document.
+  const pb::CloneSet& clone_set() const { return clone_set_.object; }
+  std::string clone_set_json() const { return clone_set_.doc.dump(); }
+  // The stored document of pod `name` ("" when there is none).
+  std::string pod_json(const std::string& name) const;
 
   // What the executor would send the planner for this cluster at `now`.
   planapi::RequestWithPods Snapshot(absl::Time now) const;
@@ -74,13 +102,11 @@ class SimCluster {
   AppliedPlan Apply(const pb::PlanResponse& plan, absl::Time now);
 
   // Runs the kubelets up to `now`; true when any pod changed.
-  bool Advance(absl::Time now);
+  absl::StatusOr<bool> Advance(absl::Time now);
   // The earliest future moment a pod will change by itself.
   std::optional<absl::Time> NextTransition(absl::Time now) const;
 
   PodCounts Counts(absl::Time now) const;
-  const std::map<std::string, pb::Pod>& pods() const { return pods_; }
-  const std::map<std::string, pb::PersistentVolumeClaim>& pvcs() const { return pvcs_; }
   void set_fail_rate(double rate) { options_.fail_rate = rate; }
   // Pods whose container start failed (never ready).
   int failed_starts() const;
@@ -88,40 +114,56 @@ class SimCluster {
  private:
   class Writer;  // the plan applier's writer to this cluster
 
-  struct Kubelet {  // per-pod progress of the simulated kubelet
-    std::map<std::string, std::string> images;  // container -> image the current attempt runs
-    absl::Time running_at = absl::InfinitePast();
-    absl::Time ready_at = absl::InfinitePast();
-    bool failing = false;
-    bool started = false;
+  using Kubelet = sim::Kubelet;  // per-pod progress of the simulated kubelet
+
+  // An object as the API server stores it, and as the executor's decoder reads that document.
+  template <typename T>
+  struct Stored {
+    nlohmann::json doc;
+    T object;
   };
 
   std::string NextVersion() { return std::to_string(++resource_version_); }
+  std::string Namespace() const { return clone_set_.object.metadata().namespace_(); }
   void StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now);
-  bool StepPod(pb::Pod& pod, Kubelet& k, absl::Time now);
+  // One kubelet sync: the status patch the kubelet reports for `pod` (null: nothing changed).
+  nlohmann::json SyncPod(const pb::Pod& pod, Kubelet& k, absl::Time now);
   // A PVC POSTed by a CreatePod or CreatePvc action; one that exists already is left as it is (AlreadyExists).
-  void CreatePvc(const pb::PersistentVolumeClaim& pvc, absl::Time now, AppliedPlan& out);
+  absl::Status CreatePvc(const std::string& pvc_json, absl::Time now, AppliedPlan& out);
   absl::Status CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out);
-  absl::Status PatchPod(const pb::PatchPod& patch, absl::Time now, AppliedPlan& out);
-  absl::Status PatchPodStatus(const pb::PatchPodStatus& patch, absl::Time now);
+  absl::Status PatchPod(const pb::PatchPod& patch, AppliedPlan& out);
+  absl::Status PatchPodStatus(const pb::PatchPodStatus& patch);
   absl::Status ResizePod(const pb::ResizePod& resize);
   absl::Status DeletePod(const pb::DeletePod& del, absl::Time now, AppliedPlan& out);
+  absl::Status UpdatePvcOwner(const pb::UpdatePvcOwner& update);
+  absl::Status ExpandPvc(const pb::ExpandPvc& expand);
+  absl::Status UpdateRevision(const pb::UpdateRevision& update);
   absl::Status PatchCloneSet(const pb::PatchCloneSet& patch, absl::Time now);
+  absl::Status WriteCloneSetStatus(const pb::CloneSetStatus& status);
+  // Stores `doc` as the CloneSet, the metadata a write of the object itself keeps or sets, at a new version.
+  absl::Status ReplaceCloneSet(nlohmann::json doc, absl::Time now);
   absl::Status ApplyAction(const pb::Action& action, absl::Time now, AppliedPlan& out);
+  // Applies `req` to `stored` as the API server would: the body's preconditions (a failure is `refused`'s answer),
+  // the body by its content type, a new version, then the executor's decoder over the new document.
+  template <typename T>
+  absl::Status Write(Stored<T>& stored, const snapshot::ApiRequest& req, std::string_view kind,
+                     const std::function<absl::Status(sim::Failed)>& refused);
 
   SimOptions options_;
   std::mt19937_64 rng_;
   int64_t resource_version_ = 100;
   int64_t uid_counter_ = 0;
   int next_node_ = 0;
-  std::string clone_set_json_;
-  pb::CloneSet clone_set_;
-  std::map<std::string, pb::Pod> pods_;
+  Stored<pb::CloneSet> clone_set_;  // doc is null until ApplyCloneSet
+  // The last status the plan applier wrote, which the planner reads back as written (see the top of this file).
+  std::optional<pb::CloneSetStatus> status_as_written_;
+  std::map<std::string, Stored<pb::Pod>> pods_;
   std::map<std::string, Kubelet> kubelets_;
   std::map<std::string, absl::Time> deleting_since_;
-  std::map<std::string, pb::PersistentVolumeClaim> pvcs_;
-  std::map<std::string, pb::ControllerRevision> revisions_;
-  // Versions our own status writes produced in the current plan (see PatchPod in planner.proto).
+  std::map<std::string, Stored<pb::PersistentVolumeClaim>> pvcs_;
+  std::map<std::string, Stored<pb::ControllerRevision>> revisions_;
+  // Versions our own status writes and resizes produced in the current plan: a later metadata/spec write of the
+  // pod in the same plan is guarded by that version instead of the snapshot's (see PatchPod in planner.proto).
   std::map<std::string, std::string> own_status_versions_;
 };
 

@@ -2,17 +2,24 @@
 // order of writes, the same stop rules, the same reading of "already there" and "already gone".
 #include "clonesetctl/sim_cluster.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "kube/object_patch.h"
+#include "nlohmann/json.hpp"
+#include "snapshot/patch.h"
+#include "snapshot/snapshot.h"
 
 namespace cloneset::clonesetctl {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using Json = nlohmann::json;
 
 constexpr char kCloneSet[] = R"({"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet",
   "metadata":{"name":"web","namespace":"default"},
@@ -94,6 +101,157 @@ TEST_F(SimApplyTest, DeletingAPodThatIsGoneIsDone) {
   const AppliedPlan applied = cluster_.Apply(Plan({del}, 3), kNow);
   EXPECT_EQ(applied.stopped, "");
   EXPECT_EQ(cluster_.clone_set().status().replicas(), 3);
+}
+
+// The sim writes what the executor writes: each action is the executor's request (snapshot/patch.h) applied to
+// the stored JSON by the API server's patch code (kube/object_patch.h), under the request's preconditions.
+constexpr char kOwnedPod[] = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-o","namespace":"default",
+  "labels":{"app":"web","keep":"1","drop":"1"},"annotations":{"note":"x"},
+  "finalizers":["example.com/a","example.com/b"],
+  "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"old","uid":"owner-old","controller":false},
+                     {"apiVersion":"v1","kind":"ConfigMap","name":"cm","uid":"owner-cm"}]},
+  "spec":{"containers":[{"name":"main","image":"nginx:1"},{"name":"side","image":"busybox:1"}]}})";
+
+Json Doc(const std::string& text) { return Json::parse(text); }
+std::string VersionOf(const Json& doc) { return doc["metadata"]["resourceVersion"].get<std::string>(); }
+
+struct PodPatchCase {
+  std::string name;
+  std::function<void(pb::PatchPod&)> edit;
+  bool stale = false;  // the snapshot's version is out of date: 409, nothing written
+};
+
+TEST_F(SimApplyTest, APodPatchStoresWhatTheExecutorsStrategicMergeGives) {
+  const std::vector<PodPatchCase> cases = {
+      {"labels set and removed", [](pb::PatchPod& p) {
+         (*p.mutable_set_labels())["new"] = "2";
+         p.add_remove_labels("drop");
+       }},
+      {"finalizer removed and annotation removed", [](pb::PatchPod& p) {
+         p.add_remove_finalizers("example.com/a");
+         p.add_remove_annotations("note");
+       }},
+      {"owner reference removed", [](pb::PatchPod& p) { p.add_remove_owner_uids("owner-old"); }},
+      {"image changed", [](pb::PatchPod& p) { (*p.mutable_container_images())["side"] = "busybox:2"; }},
+      {"everything at once", [](pb::PatchPod& p) {
+         p.add_remove_labels("drop");
+         p.add_remove_finalizers("example.com/b");
+         p.add_add_finalizers("example.com/c");
+         p.add_remove_owner_uids("owner-cm");
+         (*p.mutable_container_images())["main"] = "nginx:2";
+       }},
+      {"stale version", [](pb::PatchPod& p) { (*p.mutable_set_labels())["new"] = "2"; }, true},
+  };
+  for (const PodPatchCase& c : cases) {
+    SimCluster cluster(SimOptions{}, kNow);
+    ASSERT_TRUE(cluster.ApplyCloneSet(kCloneSet, kNow).ok());
+    pb::Action create;
+    create.mutable_create_pod()->set_pod_json(kOwnedPod);
+    ASSERT_THAT(cluster.Apply(Plan({create}, 1), kNow).created, ElementsAre("web-o")) << c.name;
+    const Json before = Doc(cluster.pod_json("web-o"));
+
+    pb::Action action;
+    pb::PatchPod& patch = *action.mutable_patch_pod();
+    patch.set_name("web-o");
+    patch.set_resource_version(c.stale ? "1" : VersionOf(before));
+    c.edit(patch);
+    const AppliedPlan applied = cluster.Apply(Plan({action}, 1), kNow);
+    const Json after = Doc(cluster.pod_json("web-o"));
+    if (c.stale) {
+      EXPECT_THAT(applied.stopped, ::testing::HasSubstr("modified")) << c.name;
+      EXPECT_EQ(after, before) << c.name;
+      continue;
+    }
+    EXPECT_EQ(applied.stopped, "") << c.name;
+    const snapshot::ApiRequest req = snapshot::PodPatchRequest("default", patch);
+    ASSERT_EQ(req.content_type, snapshot::kStrategicMergePatch);
+    auto want = kube::ApplyStrategicMergePatch(before, Doc(req.body), "Pod");
+    ASSERT_TRUE(want.ok()) << want.status();
+    // The one change the server adds: a new version (the cluster's one counter, so not necessarily the next).
+    EXPECT_GT(std::stoll(VersionOf(after)), std::stoll(VersionOf(before))) << c.name;
+    (*want)["metadata"]["resourceVersion"] = VersionOf(after);
+    EXPECT_EQ(after, *want) << c.name << "\n" << after.dump() << "\n" << want->dump();
+    // The planner's next snapshot is that JSON through the executor's decoder.
+    auto decoded = snapshot::PodFromJson(after.dump());
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    const planapi::RequestWithPods next = cluster.Snapshot(kNow);
+    bool found = false;
+    for (const pb::Pod* p : next.Pods()) {
+      if (p->metadata().name() != "web-o") continue;
+      found = true;
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(p->metadata(), decoded->metadata())) << c.name;
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*p, *decoded)) << c.name;
+    }
+    EXPECT_TRUE(found) << c.name;
+  }
+}
+
+// The executor guards a write of its own conditions (InPlaceUpdateReady) by the pod's uid only, so a metadata write
+// of the same pod earlier in the plan does not refuse it. Writing the condition straight into the pod, the sim
+// used to check the snapshot's resourceVersion too and stopped such a plan with a 409 no API server sends.
+TEST_F(SimApplyTest, AnOwnConditionWriteIsGuardedByTheUidAsTheExecutorSendsIt) {
+  const Json pod = Doc(cluster_.pod_json("web-a"));
+  const std::string uid = pod["metadata"]["uid"];
+  const std::string rv = VersionOf(pod);
+  pb::Action label = SetLifecycle("web-a", "Updating", rv);
+  pb::Action ready;
+  pb::PatchPodStatus& status = *ready.mutable_patch_pod_status();
+  status.set_name("web-a");
+  status.set_uid(uid);
+  status.set_resource_version(rv);
+  pb::Condition& c = *status.add_set_conditions();
+  c.set_type(snapshot::kInPlaceUpdateReadyCondition);
+  c.set_status("True");
+  c.mutable_last_transition_time()->set_seconds(absl::ToUnixSeconds(kNow));
+  const AppliedPlan applied = cluster_.Apply(Plan({label, ready}, 1), kNow);
+  EXPECT_EQ(applied.stopped, "");
+  const Json after = Doc(cluster_.pod_json("web-a"));
+  ASSERT_TRUE(after["status"]["conditions"].is_array());
+  bool in_place_ready = false;
+  for (const Json& cond : after["status"]["conditions"]) {
+    in_place_ready |= cond["type"] == snapshot::kInPlaceUpdateReadyCondition && cond["status"] == "True";
+  }
+  EXPECT_TRUE(in_place_ready) << after.dump();
+
+  // Another pod under that name (another uid) is refused.
+  status.set_uid("someone-else");
+  EXPECT_THAT(cluster_.Apply(Plan({ready}, 1), kNow).stopped, ::testing::HasSubstr("uid precondition"));
+}
+
+TEST_F(SimApplyTest, ACloneSetPatchIsTheExecutorsMergePatchUnderItsVersion) {
+  const Json before = Doc(cluster_.clone_set_json());
+  pb::Action action;
+  pb::PatchCloneSet& patch = *action.mutable_patch_clone_set();
+  patch.set_merge_patch_json(R"({"spec":{"replicas":3,"scaleStrategy":{"podsToDelete":null}}})");
+  patch.set_resource_version(VersionOf(before));
+  EXPECT_EQ(cluster_.Apply(Plan({action}, 1), kNow).stopped, "");
+  const Json after = Doc(cluster_.clone_set_json());
+  auto req = snapshot::CloneSetPatchRequest("default", "web", "", patch);
+  ASSERT_TRUE(req.ok()) << req.status();
+  Json want = kube::ApplyMergePatch(before, Doc(req->body));
+  EXPECT_GT(std::stoll(VersionOf(after)), std::stoll(VersionOf(before)));
+  want["metadata"]["resourceVersion"] = VersionOf(after);
+  want["metadata"]["generation"] = 2;  // the spec changed
+  want["status"] = after["status"];    // the plan's status write, after the patch
+  EXPECT_EQ(after, want) << after.dump() << "\n" << want.dump();
+  EXPECT_EQ(cluster_.clone_set().spec().replicas(), 3);
+
+  patch.set_resource_version(VersionOf(before));  // stale now
+  EXPECT_THAT(cluster_.Apply(Plan({action}, 1), kNow).stopped, ::testing::HasSubstr("modified"));
+}
+
+TEST_F(SimApplyTest, TheStatusWriteIsTheExecutorsStatusRequest) {
+  const Json before = Doc(cluster_.clone_set_json());
+  pb::PlanResponse plan = Plan({}, 4);
+  plan.mutable_status()->set_update_revision("web-abc");
+  plan.mutable_status()->set_observed_generation(1);
+  cluster_.Apply(plan, kNow);
+  const Json after = Doc(cluster_.clone_set_json());
+  const snapshot::ApiRequest req = snapshot::CloneSetStatusRequest("default", "web", "", plan.status());
+  EXPECT_EQ(req.content_type, snapshot::kMergePatch);
+  EXPECT_EQ(after, kube::ApplyMergePatch(before, Doc(req.body)));
+  EXPECT_EQ(cluster_.clone_set().status().replicas(), 4);
+  EXPECT_EQ(cluster_.clone_set().status().update_revision(), "web-abc");
 }
 
 TEST(SimSnapshotTest, IsTheExecutorsRequest) {

@@ -82,7 +82,9 @@ absl::Status RunUntilSettled(SimCluster& cluster, RunState& st, absl::Time start
     result->peak_surge = std::max(result->peak_surge, c.surge);
   };
   while (true) {
-    if (cluster.Advance(st.now)) {
+    absl::StatusOr<bool> advanced = cluster.Advance(st.now);
+    if (!advanced.ok()) return advanced.status();
+    if (*advanced) {
       last_change = st.now;
       idle_wakeups = 0;
     }
