@@ -91,7 +91,6 @@ absl::Status SimCluster::ReplaceCloneSet(Json doc, absl::Time now) {
   if (!first && clone_set_.doc.contains("status")) doc["status"] = clone_set_.doc["status"];
   pb::CloneSet decoded;
   if (absl::Status s = Decode(doc, &decoded); !s.ok()) return s;
-  if (status_as_written_) *decoded.mutable_status() = *status_as_written_;
   clone_set_ = {std::move(doc), std::move(decoded)};
   return absl::OkStatus();
 }
@@ -470,8 +469,6 @@ absl::Status SimCluster::WriteCloneSetStatus(const pb::CloneSetStatus& status) {
   doc["status"] = (*patched)["status"];
   pb::CloneSet decoded;
   if (absl::Status s = Decode(doc, &decoded); !s.ok()) return s;
-  status_as_written_ = status;
-  *decoded.mutable_status() = status;
   clone_set_ = {std::move(doc), std::move(decoded)};
   return absl::OkStatus();
 }

@@ -18,10 +18,10 @@
 // resourceVersions and the clients' example fleets mirror this cluster's version sequence step by step: one
 // counter numbers every change of a pod, PVC, revision or CloneSet spec; the CloneSet's status writes leave its
 // version as it is; the timestamps the simulation writes itself keep the simulated clock's fraction of a second
-// (metav1.Time has whole seconds, the decoders read either); and the planner reads the CloneSet's status back as
-// the applier wrote it. The status request is applied to the stored JSON all the same, but it keeps whole seconds
-// of the conditions' times (snapshot::StatusToJson), so the progress deadline counted from the decoded time
-// would fire up to a second before the simulated clock says, and the timeline would move.
+// (metav1.Time has whole seconds, the decoders read either). The CloneSet's status is read back from the stored
+// JSON as the executor reads it from its watch: its conditions' times in whole seconds (snapshot::StatusToJson),
+// so a progress deadline fires up to a second earlier than the simulated clock alone would say, as it does in a
+// cluster.
 //
 // Kubelet model, per pod: created -> scheduled at once (round-robin over the nodes) -> container running after
 // `start_delay` -> container ready `ready_after` later -> pod Ready when every container is ready and every
@@ -155,8 +155,6 @@ class SimCluster {
   int64_t uid_counter_ = 0;
   int next_node_ = 0;
   Stored<pb::CloneSet> clone_set_;  // doc is null until ApplyCloneSet
-  // The last status the plan applier wrote, which the planner reads back as written (see the top of this file).
-  std::optional<pb::CloneSetStatus> status_as_written_;
   std::map<std::string, Stored<pb::Pod>> pods_;
   std::map<std::string, Kubelet> kubelets_;
   std::map<std::string, absl::Time> deleting_since_;
