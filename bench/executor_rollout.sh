@@ -266,6 +266,7 @@ sleep 1
 w1=$(writes_by "$CLIENT")
 rv1=$(cluster_rv)
 controller_hwm="$(hwm_mib "$EXECUTOR_PID") MiB peak RSS"
+[ -z "$PLANNER_PID" ] || controller_hwm+="; planner $(hwm_mib "$PLANNER_PID") MiB peak RSS"
 # The embedded cluster's too (its allocator and store are on the rollout's path).
 [ "$CLUSTER" != embedded ] || controller_hwm+="; devcluster $(hwm_mib "$DEVCLUSTER_PID") MiB peak RSS"
 writes=$((w1 - w0))
