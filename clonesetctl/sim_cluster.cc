@@ -95,6 +95,13 @@ absl::Status SimCluster::ReplaceCloneSet(Json doc, absl::Time now) {
   return absl::OkStatus();
 }
 
+void SimCluster::StampCreated(Json& doc, const char* uid_prefix, absl::Time now) {
+  Json& meta = doc["metadata"];
+  meta["uid"] = absl::StrCat(uid_prefix, ++uid_counter_);
+  meta["resourceVersion"] = NextVersion();
+  meta["creationTimestamp"] = SimTime(now);
+}
+
 planapi::RequestWithPods SimCluster::Snapshot(absl::Time now) const {
   planapi::OwnedObjects objects;
   for (const auto& [_, pod] : pods_) objects.pods.push_back(pod.object);
@@ -154,10 +161,7 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
       if (revisions_.contains(rev->metadata().name())) return absl::OkStatus();
       auto doc = ParseObject(body, "revision_json");
       if (!doc.ok()) return doc.status();
-      Json& meta = (*doc)["metadata"];
-      meta["uid"] = absl::StrCat("sim-rev-", ++uid_counter_);
-      meta["resourceVersion"] = NextVersion();
-      meta["creationTimestamp"] = SimTime(now);
+      StampCreated(*doc, "sim-rev-", now);
       Stored<pb::ControllerRevision> stored{*std::move(doc), {}};
       if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
       revisions_[rev->metadata().name()] = std::move(stored);
@@ -243,10 +247,7 @@ absl::Status SimCluster::CreatePvc(const std::string& pvc_json, absl::Time now, 
   if (pvcs_.contains(pvc->metadata().name())) return absl::OkStatus();  // left over: reused, as the executor does
   auto doc = ParseObject(pvc_json, "pvc_json");
   if (!doc.ok()) return doc.status();
-  Json& meta = (*doc)["metadata"];
-  meta["uid"] = absl::StrCat("sim-pvc-", ++uid_counter_);
-  meta["resourceVersion"] = NextVersion();
-  meta["creationTimestamp"] = SimTime(now);
+  StampCreated(*doc, "sim-pvc-", now);
   (*doc)["status"]["phase"] = "Bound";  // the simulated provisioner binds at once
   Stored<pb::PersistentVolumeClaim> stored{*std::move(doc), {}};
   if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
@@ -265,10 +266,7 @@ absl::Status SimCluster::CreatePod(const pb::CreatePod& create, absl::Time now, 
   if (pods_.contains(name)) return absl::OkStatus();  // left over from an earlier attempt: reused, as the executor does
   auto doc = ParseObject(create.pod_json(), "pod_json");
   if (!doc.ok()) return doc.status();
-  Json& meta = (*doc)["metadata"];
-  meta["uid"] = absl::StrCat("sim-pod-uid-", ++uid_counter_);
-  meta["resourceVersion"] = NextVersion();
-  meta["creationTimestamp"] = SimTime(now);
+  StampCreated(*doc, "sim-pod-uid-", now);
   // The scheduler binds at once, round-robin over the simulated nodes, in the same write.
   (*doc)["spec"]["nodeName"] = absl::StrCat("sim-node-", next_node_++ % options_.nodes + 1);
   pb::Pod before;

@@ -124,6 +124,9 @@ class SimCluster {
   };
 
   std::string NextVersion() { return std::to_string(++resource_version_); }
+  // What the API server sets on a created object: a uid (`uid_prefix` and the next number), the next version and
+  // the creation time, in that order (the order the version counter sees them).
+  void StampCreated(nlohmann::json& doc, const char* uid_prefix, absl::Time now);
   std::string Namespace() const { return clone_set_.object.metadata().namespace_(); }
   void StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now);
   // One kubelet sync: the status patch the kubelet reports for `pod` (null: nothing changed).

@@ -97,30 +97,22 @@ absl::StatusOr<Json> ApplyRequest(const snapshot::ApiRequest& req, const Json& b
 }
 
 // The executor's decoders over a stored document.
-absl::Status Decode(const Json& doc, pb::Pod* out) {
-  auto r = snapshot::PodFromJson(doc.dump());
-  if (!r.ok()) return r.status();
-  *out = *std::move(r);
+namespace {
+template <typename Message>
+absl::Status Store(absl::StatusOr<Message> decoded, Message* out) {
+  if (!decoded.ok()) return decoded.status();
+  *out = *std::move(decoded);
   return absl::OkStatus();
 }
+}  // namespace
+absl::Status Decode(const Json& doc, pb::Pod* out) { return Store(snapshot::PodFromJson(doc.dump()), out); }
 absl::Status Decode(const Json& doc, pb::PersistentVolumeClaim* out) {
-  auto r = snapshot::PvcFromJson(doc.dump());
-  if (!r.ok()) return r.status();
-  *out = *std::move(r);
-  return absl::OkStatus();
+  return Store(snapshot::PvcFromJson(doc.dump()), out);
 }
 absl::Status Decode(const Json& doc, pb::ControllerRevision* out) {
-  auto r = snapshot::RevisionFromJson(doc.dump());
-  if (!r.ok()) return r.status();
-  *out = *std::move(r);
-  return absl::OkStatus();
+  return Store(snapshot::RevisionFromJson(doc.dump()), out);
 }
-absl::Status Decode(const Json& doc, pb::CloneSet* out) {
-  auto r = snapshot::CloneSetFromJson(doc.dump());
-  if (!r.ok()) return r.status();
-  *out = *std::move(r);
-  return absl::OkStatus();
-}
+absl::Status Decode(const Json& doc, pb::CloneSet* out) { return Store(snapshot::CloneSetFromJson(doc.dump()), out); }
 
 Json ResourcesJson(const pb::Container& c) {
   Json resources = Json::object();
