@@ -297,11 +297,7 @@ void SimCluster::StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now)
 absl::Status SimCluster::PatchPod(const pb::PatchPod& action, AppliedPlan& out) {
   auto it = pods_.find(action.name());
   if (it == pods_.end()) return NotFound(absl::StrCat("pod ", action.name(), " not found"));
-  pb::PatchPod patch = action;
-  if (auto own = own_status_versions_.find(patch.name());
-      own != own_status_versions_.end() && !patch.resource_version().empty()) {
-    patch.set_resource_version(own->second);
-  }
+  const pb::PatchPod patch = UnderOwnVersion(action);
   const pb::ObjectMeta was = it->second.object.metadata();
   absl::Status s = Write(it->second, snapshot::PodPatchRequest(Namespace(), patch), "Pod", [&](Failed) {
     return Conflict(absl::StrCat("pod ", patch.name(), ": the object has been modified"));
@@ -324,11 +320,7 @@ absl::Status SimCluster::PatchPod(const pb::PatchPod& action, AppliedPlan& out) 
 absl::Status SimCluster::ResizePod(const pb::ResizePod& action) {
   auto it = pods_.find(action.name());
   if (it == pods_.end()) return NotFound(absl::StrCat("pod ", action.name(), " not found"));
-  pb::ResizePod resize = action;
-  if (auto own = own_status_versions_.find(resize.name());
-      own != own_status_versions_.end() && !resize.resource_version().empty()) {
-    resize.set_resource_version(own->second);
-  }
+  const pb::ResizePod resize = UnderOwnVersion(action);
   const snapshot::ApiRequest req = snapshot::PodResizeRequest(Namespace(), resize);
   auto body = ParseObject(req.body, req.path);
   if (!body.ok()) return body.status();

@@ -166,6 +166,15 @@ class SimCluster {
   // Versions our own status writes and resizes produced in the current plan: a later metadata/spec write of the
   // pod in the same plan is guarded by that version instead of the snapshot's (see PatchPod in planner.proto).
   std::map<std::string, std::string> own_status_versions_;
+  // `action` (a PatchPod or ResizePod) under the version our own status or resize write of that pod produced in
+  // this plan, when there was one and the action has a version precondition.
+  template <typename PodAction>
+  PodAction UnderOwnVersion(const PodAction& action) const {
+    PodAction out = action;
+    auto own = own_status_versions_.find(out.name());
+    if (own != own_status_versions_.end() && !out.resource_version().empty()) out.set_resource_version(own->second);
+    return out;
+  }
 };
 
 }  // namespace cloneset::clonesetctl
