@@ -34,13 +34,15 @@ TEST(LruMap, InsertReplacesAndRefreshes) {
 
 TEST(LruMap, ValuesStayPutWhileOthersComeAndGo) {
   LruMap<int, std::string> lru(3);
-  std::string& kept = lru.Insert(1, "one");
+  const std::string* kept = &lru.Insert(1, "one");
   lru.Insert(2, "two");
   lru.Find(1);
   lru.Insert(3, "three");
   lru.Erase(2);
   lru.Insert(4, "four");
-  EXPECT_EQ(kept, "one");  // list nodes do not move: a reference survives reordering
+  // The same object, not an equal copy: a pointer from Find or Insert survives other entries' reordering.
+  EXPECT_EQ(lru.Find(1), kept);
+  EXPECT_EQ(*kept, "one");
   EXPECT_EQ(lru.size(), 3u);
 }
 

@@ -195,19 +195,16 @@ cpus() {
   set -- $SERVER_PIDS
   while [ $# -ge 2 ]; do echo "$1 $(cpu_s "$2")"; shift 2; done
 }
-# plans: "reconciles planner_calls" of our executor so far (its /metrics), empty for another controller.
-plans() {
+# executor_counts: "reconciles planner_calls bytes_sent bytes_in_responses bytes_in_watches" of our executor so far
+# (its /metrics, one scrape: controller_runtime_reconcile_total, the planner call histogram's count, the
+# rest_client_*_size_bytes sums and the watch byte counter), empty for another controller.
+executor_counts() {
   [ -n "$EXECUTOR_METRICS" ] || return 0
   curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '/^controller_runtime_reconcile_total\{/ { r += $NF }
-    /^cloneset_executor_planner_call_duration_seconds_count/ { p += $NF } END { printf "%d %d\n", r, p }'
-}
-# api_bytes: "sent received_in_responses received_in_watches" bytes of our executor's API bodies so far (its
-# rest_client_*_size_bytes and watch byte counters), empty for another controller.
-api_bytes() {
-  [ -n "$EXECUTOR_METRICS" ] || return 0
-  curl -sf "http://$EXECUTOR_METRICS/metrics" | awk '/^rest_client_request_size_bytes_sum/ { s += $NF }
-    /^rest_client_response_size_bytes_sum/ { r += $NF } /^cloneset_rest_client_watch_received_bytes_total/ { w += $NF }
-    END { printf "%.0f %.0f %.0f\n", s, r, w }'
+    /^cloneset_executor_planner_call_duration_seconds_count/ { p += $NF }
+    /^rest_client_request_size_bytes_sum/ { s += $NF } /^rest_client_response_size_bytes_sum/ { b += $NF }
+    /^cloneset_rest_client_watch_received_bytes_total/ { w += $NF }
+    END { printf "%d %d %.0f %.0f %.0f\n", r, p, s, b, w }'
 }
 # cluster_rv: the cluster's resourceVersion now. It advances once per committed write, whoever wrote (the executor,
 # the simulated kubelet, its events; on the real backend every component): the cluster's own count of its writes.
@@ -225,8 +222,7 @@ if [ "${PIN_EXECUTOR:-0}" = 1 ]; then
   set -- ${PLANNER_PID:-} $(echo "$SERVER_PIDS" | awk '{ for (i = 2; i <= NF; i += 2) print $i }')
   for pid in "$@"; do taskset -a -cp "0-$((last_cpu - 1))" "$pid" >/dev/null; done
 fi
-plans0="$(plans)"
-bytes0="$(api_bytes)"
+counts0="$(executor_counts)"
 cpu0="$(cpus)"
 w0=$(writes_by "$CLIENT")
 rv0=$(cluster_rv)
@@ -256,8 +252,7 @@ if [ -n "${CALLGRIND_DIR:-}" ]; then
   callgrind_control -d "$EXECUTOR_PID" >/dev/null
   callgrind_control -i off "$EXECUTOR_PID" >/dev/null
 fi
-plans1="$(plans)"
-bytes1="$(api_bytes)"
+counts1="$(executor_counts)"
 if [ ${#PERF_PIDS[@]} -gt 0 ]; then
   kill -INT "${PERF_PIDS[@]}"; wait "${PERF_PIDS[@]}" || true
 fi
@@ -337,10 +332,10 @@ awk -v cw="$cluster_writes" -v api="$API_NAME" 'NR == FNR { c0[$1] = $2; next }
     printf "%s CPU per committed write in the rollout: %.0f us\n", $1, ($2 - c0[$1]) / cw * 1e6 }' \
   <(echo "$cpu0") <(echo "$cpu1")
 # How often the executor reconciled and planned during the rollout (a plan costs a snapshot of every pod).
-[ -z "$plans0" ] || echo "$plans0 $plans1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $3 - $1, $4 - $2 }'
+[ -z "$counts0" ] || echo "$counts0 $counts1" | awk '{ printf "rollout reconciles: %d, planner calls: %d\n", $6 - $1, $7 - $2 }'
 # What the executor's CPU per pod works through: the API bodies it sent and read per pod (HTTP and TLS framing
 # not counted).
-[ -z "$bytes0" ] || echo "$bytes0 $bytes1" | awk -v n="$N" '{ s = $4 - $1; r = $5 - $2; w = $6 - $3
+[ -z "$counts0" ] || echo "$counts0 $counts1" | awk -v n="$N" '{ s = $8 - $3; r = $9 - $4; w = $10 - $5
   printf "executor API bytes per pod: sent %.1f KiB, received %.1f KiB (responses %.1f, watch events %.1f)\n",
     s / n / 1024, (r + w) / n / 1024, r / n / 1024, w / n / 1024 }'
 if [ -n "${CALLGRIND_DIR:-}" ]; then

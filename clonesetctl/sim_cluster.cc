@@ -89,9 +89,9 @@ absl::Status SimCluster::ReplaceCloneSet(Json doc, absl::Time now) {
   // The status is the status subresource's: a write of the CloneSet itself leaves it as it is.
   doc.erase("status");
   if (!first && clone_set_.doc.contains("status")) doc["status"] = clone_set_.doc["status"];
-  pb::CloneSet decoded;
-  if (absl::Status s = Decode(doc, &decoded); !s.ok()) return s;
-  clone_set_ = {std::move(doc), std::move(decoded)};
+  auto stored = Load<pb::CloneSet>(std::move(doc));
+  if (!stored.ok()) return stored.status();
+  clone_set_ = *std::move(stored);
   return absl::OkStatus();
 }
 
@@ -100,6 +100,13 @@ void SimCluster::StampCreated(Json& doc, const char* uid_prefix, absl::Time now)
   meta["uid"] = absl::StrCat(uid_prefix, ++uid_counter_);
   meta["resourceVersion"] = NextVersion();
   meta["creationTimestamp"] = SimTime(now);
+}
+
+template <typename T>
+absl::StatusOr<SimCluster::Stored<T>> SimCluster::Load(Json doc) {
+  Stored<T> stored{std::move(doc), {}};
+  if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
+  return stored;
 }
 
 planapi::RequestWithPods SimCluster::Snapshot(absl::Time now) const {
@@ -162,9 +169,9 @@ absl::Status SimCluster::ApplyAction(const pb::Action& action, absl::Time now, A
       auto doc = ParseObject(body, "revision_json");
       if (!doc.ok()) return doc.status();
       StampCreated(*doc, "sim-rev-", now);
-      Stored<pb::ControllerRevision> stored{*std::move(doc), {}};
-      if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
-      revisions_[rev->metadata().name()] = std::move(stored);
+      auto stored = Load<pb::ControllerRevision>(*std::move(doc));
+      if (!stored.ok()) return stored.status();
+      revisions_[rev->metadata().name()] = *std::move(stored);
       ++out.writes;
       return absl::OkStatus();
     }
@@ -235,9 +242,9 @@ absl::Status SimCluster::Write(Stored<T>& stored, const snapshot::ApiRequest& re
   auto patched = ApplyRequest(req, *body, stored.doc, kind);
   if (!patched.ok()) return patched.status();
   (*patched)["metadata"]["resourceVersion"] = NextVersion();
-  Stored<T> next{*std::move(patched), {}};
-  if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
-  stored = std::move(next);
+  auto next = Load<T>(*std::move(patched));
+  if (!next.ok()) return next.status();
+  stored = *std::move(next);
   return absl::OkStatus();
 }
 
@@ -249,9 +256,9 @@ absl::Status SimCluster::CreatePvc(const std::string& pvc_json, absl::Time now, 
   if (!doc.ok()) return doc.status();
   StampCreated(*doc, "sim-pvc-", now);
   (*doc)["status"]["phase"] = "Bound";  // the simulated provisioner binds at once
-  Stored<pb::PersistentVolumeClaim> stored{*std::move(doc), {}};
-  if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
-  pvcs_[pvc->metadata().name()] = std::move(stored);
+  auto stored = Load<pb::PersistentVolumeClaim>(*std::move(doc));
+  if (!stored.ok()) return stored.status();
+  pvcs_[pvc->metadata().name()] = *std::move(stored);
   ++out.writes;
   return absl::OkStatus();
 }
@@ -276,11 +283,11 @@ absl::Status SimCluster::CreatePod(const pb::CreatePod& create, absl::Time now, 
   SetCondition(scheduled, "PodScheduled", true, now);
   auto bound = kube::ApplyStrategicMergePatch(*doc, StatusReport(before, scheduled), "Pod");
   if (!bound.ok()) return bound.status();
-  Stored<pb::Pod> stored{*std::move(bound), {}};
-  if (absl::Status s = Decode(stored.doc, &stored.object); !s.ok()) return s;
+  auto stored = Load<pb::Pod>(*std::move(bound));
+  if (!stored.ok()) return stored.status();
   Kubelet& k = kubelets_[name];
-  StartContainers(stored.object, k, now);
-  pods_[name] = std::move(stored);
+  StartContainers(stored->object, k, now);
+  pods_[name] = *std::move(stored);
   out.created.push_back(name);
   ++out.writes;
   return absl::OkStatus();
@@ -349,9 +356,9 @@ absl::Status SimCluster::ResizePod(const pb::ResizePod& action) {
     if (!resized.ok()) return resized.status();
   }
   (*resized)["metadata"]["resourceVersion"] = NextVersion();
-  Stored<pb::Pod> next{*std::move(resized), {}};
-  if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
-  it->second = std::move(next);
+  auto next = Load<pb::Pod>(*std::move(resized));
+  if (!next.ok()) return next.status();
+  it->second = *std::move(next);
   own_status_versions_[resize.name()] = it->second.object.metadata().resource_version();
   return absl::OkStatus();
 }
@@ -392,9 +399,9 @@ absl::Status SimCluster::DeletePod(const pb::DeletePod& del, absl::Time now, App
     Json doc = it->second.doc;
     doc["metadata"]["deletionTimestamp"] = SimTime(now);
     doc["metadata"]["resourceVersion"] = NextVersion();
-    Stored<pb::Pod> next{std::move(doc), {}};
-    if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
-    it->second = std::move(next);
+    auto next = Load<pb::Pod>(std::move(doc));
+    if (!next.ok()) return next.status();
+    it->second = *std::move(next);
     deleting_since_[del.name()] = now;
   }
   if (it->second.object.metadata().finalizers().empty() && options_.terminate_after <= absl::ZeroDuration()) {
@@ -457,9 +464,9 @@ absl::Status SimCluster::WriteCloneSetStatus(const pb::CloneSetStatus& status) {
   // The status subresource takes only the status; the version stays (see the top of sim_cluster.h).
   Json doc = clone_set_.doc;
   doc["status"] = (*patched)["status"];
-  pb::CloneSet decoded;
-  if (absl::Status s = Decode(doc, &decoded); !s.ok()) return s;
-  clone_set_ = {std::move(doc), std::move(decoded)};
+  auto stored = Load<pb::CloneSet>(std::move(doc));
+  if (!stored.ok()) return stored.status();
+  clone_set_ = *std::move(stored);
   return absl::OkStatus();
 }
 
@@ -488,9 +495,9 @@ absl::StatusOr<bool> SimCluster::Advance(absl::Time now) {
       auto patched = kube::ApplyStrategicMergePatch(it->second.doc, report, "Pod");
       if (!patched.ok()) return patched.status();
       (*patched)["metadata"]["resourceVersion"] = NextVersion();
-      Stored<pb::Pod> next{*std::move(patched), {}};
-      if (absl::Status s = Decode(next.doc, &next.object); !s.ok()) return s;
-      it->second = std::move(next);
+      auto next = Load<pb::Pod>(*std::move(patched));
+      if (!next.ok()) return next.status();
+      it->second = *std::move(next);
       changed = true;
     }
     ++it;

@@ -122,6 +122,9 @@ class SimCluster {
     nlohmann::json doc;
     T object;
   };
+  // `doc` stored with the executor's decoding of it; the decoder's error when it does not decode.
+  template <typename T>
+  static absl::StatusOr<Stored<T>> Load(nlohmann::json doc);
 
   std::string NextVersion() { return std::to_string(++resource_version_); }
   // What the API server sets on a created object: a uid (`uid_prefix` and the next number), the next version and

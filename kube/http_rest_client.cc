@@ -127,6 +127,7 @@ class HttpRestClient final : public RestClient {
         tokens_(cfg_.token, cfg_.token_file),
         bucket_(opts_.qps, opts_.burst, clock_->Now()) {
     if (!opts_.sleep) opts_.sleep = [](absl::Duration d) { absl::SleepFor(d); };
+    host_label_ = ep_.port == (ep_.tls ? 443 : 80) ? ep_.host : absl::StrCat(ep_.host, ":", ep_.port);
     if (opts_.registry != nullptr) {
       requests_ = &prometheus::BuildCounter()
                        .Name("rest_client_requests_total")
@@ -144,9 +145,6 @@ class HttpRestClient final : public RestClient {
                             .Name("rest_client_response_size_bytes")
                             .Help("Response size in bytes. Broken down by verb and host.")
                             .Register(*opts_.registry);
-    }
-    host_label_ = ep_.port == (ep_.tls ? 443 : 80) ? ep_.host : absl::StrCat(ep_.host, ":", ep_.port);
-    if (opts_.registry != nullptr) {
       // Not a client-go metric: client-go does not count a watch stream's bytes, and they are most of what a
       // controller reads (every change of every watched object).
       watch_bytes_ = &prometheus::BuildCounter()
