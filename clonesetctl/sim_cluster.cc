@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/time_format.h"
 #include "clonesetctl/sim_objects.h"
+#include "devcluster/nodes/images.h"
+#include "devcluster/nodes/scheduler.h"
 #include "kube/api_status.h"
 #include "kube/object_patch.h"
 #include "planapi/applier.h"
@@ -25,10 +27,8 @@ using sim::CheckPreconditions;
 using sim::Decode;
 using sim::Failed;
 using sim::ParseObject;
-using sim::ResourcesJson;
-using sim::SetCondition;
 using sim::SimTime;
-using sim::StatusReport;
+namespace nodes = ::cloneset::devcluster::nodes;
 
 // The API server's answer to a failed write, as the executor's REST client reads it (kube/api_status.h), so that
 // the plan applier treats the simulation's failures as the executor treats the API server's.
@@ -275,30 +275,24 @@ absl::Status SimCluster::CreatePod(const pb::CreatePod& create, absl::Time now, 
   if (!doc.ok()) return doc.status();
   StampCreated(*doc, "sim-pod-uid-", now);
   // The scheduler binds at once, round-robin over the simulated nodes, in the same write.
-  (*doc)["spec"]["nodeName"] = absl::StrCat("sim-node-", next_node_++ % options_.nodes + 1);
-  pb::Pod before;
-  if (absl::Status s = Decode(*doc, &before); !s.ok()) return s;
-  pb::Pod scheduled = before;
-  scheduled.set_phase("Pending");
-  SetCondition(scheduled, "PodScheduled", true, now);
-  auto bound = kube::ApplyStrategicMergePatch(*doc, StatusReport(before, scheduled), "Pod");
-  if (!bound.ok()) return bound.status();
-  auto stored = Load<pb::Pod>(*std::move(bound));
+  const int node = next_node_++ % options_.nodes;
+  (*doc)["status"] = Json{{"phase", "Pending"}};
+  nodes::ApplyBinding(*doc, absl::StrCat("sim-node-", node + 1), SimTime(now));
+  auto stored = Load<pb::Pod>(*std::move(doc));
   if (!stored.ok()) return stored.status();
   Kubelet& k = kubelets_[name];
-  StartContainers(stored->object, k, now);
+  k = Kubelet();
+  k.node = node;
+  k.pod_ip = absl::StrCat("10.244.", node, ".", ++pod_ips_[node]);
+  k.first_start_fails = DrawStartFails();
   pods_[name] = *std::move(stored);
   out.created.push_back(name);
   ++out.writes;
   return absl::OkStatus();
 }
 
-void SimCluster::StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now) {
-  k.images.clear();
-  for (const pb::Container& c : pod.containers()) k.images[c.name()] = c.image();
-  k.running_at = now + options_.start_delay;
-  k.ready_at = k.running_at + options_.ready_after;
-  k.failing = options_.fail_rate > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < options_.fail_rate;
+bool SimCluster::DrawStartFails() {
+  return options_.fail_rate > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < options_.fail_rate;
 }
 
 absl::Status SimCluster::PatchPod(const pb::PatchPod& action, AppliedPlan& out) {
@@ -336,25 +330,7 @@ absl::Status SimCluster::ResizePod(const pb::ResizePod& action) {
   }
   auto resized = ApplyRequest(req, *body, it->second.doc, "Pod");
   if (!resized.ok()) return resized.status();
-  // The simulated kubelet resizes at once and reports the containers' new resources in the same write.
-  pb::Pod spec;
-  if (absl::Status s = Decode(*resized, &spec); !s.ok()) return s;
-  Json statuses = Json::array();
-  for (const pb::ResizePod::ContainerResources& want : resize.containers()) {
-    for (const pb::Container& c : spec.containers()) {
-      if (c.name() != want.name()) continue;
-      for (const pb::ContainerStatus& status : spec.container_statuses()) {
-        if (status.name() != c.name()) continue;
-        Json resources = ResourcesJson(c);
-        resources["$patch"] = "replace";  // what the container runs with now, as a whole
-        statuses.push_back({{"name", c.name()}, {"resources", std::move(resources)}});
-      }
-    }
-  }
-  if (!statuses.empty()) {
-    resized = kube::ApplyStrategicMergePatch(*resized, {{"status", {{"containerStatuses", statuses}}}}, "Pod");
-    if (!resized.ok()) return resized.status();
-  }
+  // The kubelet takes the resize up at its next sync (the model's resize: accepted, then applied).
   (*resized)["metadata"]["resourceVersion"] = NextVersion();
   auto next = Load<pb::Pod>(*std::move(resized));
   if (!next.ok()) return next.status();
@@ -402,12 +378,10 @@ absl::Status SimCluster::DeletePod(const pb::DeletePod& del, absl::Time now, App
     auto next = Load<pb::Pod>(std::move(doc));
     if (!next.ok()) return next.status();
     it->second = *std::move(next);
-    deleting_since_[del.name()] = now;
   }
   if (it->second.object.metadata().finalizers().empty() && options_.terminate_after <= absl::ZeroDuration()) {
     pods_.erase(it);
     kubelets_.erase(del.name());
-    deleting_since_.erase(del.name());
   }
   delete_claims();
   return absl::OkStatus();
@@ -470,37 +444,60 @@ absl::Status SimCluster::WriteCloneSetStatus(const pb::CloneSetStatus& status) {
   return absl::OkStatus();
 }
 
-Json SimCluster::SyncPod(const pb::Pod& seen, Kubelet& k, absl::Time now) {
-  pb::Pod pod = seen;  // the kubelet's view of the pod, moved on by this sync
-  if (!sim::SyncPod(pod, k, now, [&](const pb::Pod& p) { StartContainers(p, k, now); })) return nullptr;
-  return StatusReport(seen, pod);
+absl::StatusOr<bool> SimCluster::SyncPod(const std::string& name, absl::Time now, bool* changed) {
+  Stored<pb::Pod>& stored = pods_.at(name);
+  Kubelet& k = kubelets_[name];
+  nodes::KubeletTiming timing;
+  timing.start_delay = absl::ToChronoNanoseconds(options_.start_delay);
+  timing.ready_delay = absl::ToChronoNanoseconds(options_.ready_after);
+  timing.max_grace = absl::ToChronoNanoseconds(options_.terminate_after);
+  nodes::NodeContext node;  // its resize capacity unknown: every resize fits
+  node.name = absl::StrCat("sim-node-", k.node + 1);
+  node.host_ip = absl::StrCat("10.0.0.", k.node + 1);
+  // Every start in one decision is one start of the pod's containers: one draw (the creation's, at the first).
+  std::optional<bool> drawn;
+  const nodes::KubeletDecision d = nodes::DecidePod(
+      stored.doc, k.progress, node, k.pod_ip, timing, absl::ToChronoTime(now),
+      [](const std::string&) {
+        nodes::ImageView present;  // every image is on every node
+        present.present = true;
+        return present;
+      },
+      [&](const std::string&) {
+        if (!drawn) drawn = k.first_start_fails.has_value() ? *k.first_start_fails : DrawStartFails();
+        return *drawn;
+      });
+  if (drawn) {
+    k.never_ready = *drawn;
+    k.first_start_fails.reset();
+  }
+  if (!d.keep_progress) k.progress = {};
+  k.wake = d.wake_at ? std::optional<absl::Time>(absl::FromChrono(*d.wake_at)) : std::nullopt;
+  if (d.remove) {
+    if (!stored.object.metadata().finalizers().empty()) return true;  // the API server waits for them
+    pods_.erase(name);
+    kubelets_.erase(name);
+    *changed = true;
+    return false;
+  }
+  if (!d.status) return true;
+  // The kubelet's status write (pods/<name>/status): the status it decided, at a new version.
+  Json doc = stored.doc;
+  doc["status"] = *d.status;
+  doc["metadata"]["resourceVersion"] = NextVersion();
+  auto next = Load<pb::Pod>(std::move(doc));
+  if (!next.ok()) return next.status();
+  stored = *std::move(next);
+  *changed = true;
+  return true;
 }
 
 absl::StatusOr<bool> SimCluster::Advance(absl::Time now) {
   bool changed = false;
-  for (auto it = pods_.begin(); it != pods_.end();) {
-    const std::string name = it->first;
-    auto del = deleting_since_.find(name);
-    if (del != deleting_since_.end() && it->second.object.metadata().finalizers().empty() &&
-        now >= del->second + options_.terminate_after) {
-      kubelets_.erase(name);
-      deleting_since_.erase(del);
-      it = pods_.erase(it);
-      changed = true;
-      continue;
-    }
-    const Json report = SyncPod(it->second.object, kubelets_[name], now);
-    if (!report.is_null()) {
-      // The kubelet's status write: a strategic merge patch of pods/<name>/status.
-      auto patched = kube::ApplyStrategicMergePatch(it->second.doc, report, "Pod");
-      if (!patched.ok()) return patched.status();
-      (*patched)["metadata"]["resourceVersion"] = NextVersion();
-      auto next = Load<pb::Pod>(*std::move(patched));
-      if (!next.ok()) return next.status();
-      it->second = *std::move(next);
-      changed = true;
-    }
-    ++it;
+  std::vector<std::string> names;
+  for (const auto& [name, _] : pods_) names.push_back(name);
+  for (const std::string& name : names) {
+    if (absl::StatusOr<bool> kept = SyncPod(name, now, &changed); !kept.ok()) return kept.status();
   }
   return changed;
 }
@@ -513,15 +510,9 @@ std::optional<absl::Time> SimCluster::NextTransition(absl::Time now) const {
   const int min_ready = clone_set_.object.spec().min_ready_seconds();
   for (const auto& [name, stored] : pods_) {
     const pb::Pod& pod = stored.object;
-    auto del = deleting_since_.find(name);
-    if (del != deleting_since_.end()) {
-      if (pod.metadata().finalizers().empty()) consider(del->second + options_.terminate_after);
-      continue;
-    }
     auto k = kubelets_.find(name);
-    if (k == kubelets_.end()) continue;
-    consider(k->second.running_at);
-    if (!k->second.failing) consider(k->second.ready_at);
+    if (k != kubelets_.end() && k->second.wake) consider(*k->second.wake);
+    if (planner::IsSet(pod.metadata().deletion_timestamp())) continue;
     const pb::Condition* ready = FindCondition(pod, "Ready");
     if (min_ready > 0 && ready != nullptr && ready->status() == "True") {
       // avail() needs lastTransitionTime + minReadySeconds strictly before now.
@@ -551,7 +542,7 @@ PodCounts SimCluster::Counts(absl::Time now) const {
 
 int SimCluster::failed_starts() const {
   int n = 0;
-  for (const auto& [name, k] : kubelets_) n += (k.failing && pods_.contains(name)) ? 1 : 0;
+  for (const auto& [name, k] : kubelets_) n += (k.never_ready && pods_.contains(name)) ? 1 : 0;
   return n;
 }
 

@@ -23,14 +23,16 @@
 // so a progress deadline fires up to a second earlier than the simulated clock alone would say, as it does in a
 // cluster.
 //
-// Kubelet model, per pod: created -> scheduled at once (round-robin over the nodes) -> container running after
-// `start_delay` -> container ready `ready_after` later -> pod Ready when every container is ready and every
-// readiness gate's condition is True. A spec image change restarts the container in place (restartCount + 1, new
-// imageID) with the same delays. With `fail_rate`, each container start fails with that probability: the
-// container runs but never becomes ready. Deleted pods disappear `terminate_after` after the delete once their
-// finalizers are gone. The kubelet reads the pod as decoded from its JSON and reports what changed as a strategic
-// merge patch of the pod's status (phase, conditions by type, container statuses by name), as a kubelet does; a
-// resize is reported in the same write as the resize itself.
+// Kubelet model: the embedded cluster's (devcluster/nodes/kubelet.h DecidePod), so that a prediction and the
+// embedded cluster's pods move alike. Per pod: created and bound at once (round-robin over the nodes, in the
+// creation write) -> the kubelet's first sync at the same instant (Pending, ContainerCreating; images are present)
+// -> container running after `start_delay` -> ready `ready_after` later -> pod Ready when every container is ready
+// and every readiness gate's condition is True. A spec image change restarts that container in place
+// (restartCount + 1, new imageID) with the same delays; an in-place resize is accepted and applied as that model
+// says. With `fail_rate`, each start of a pod's containers (its first, and each restart) fails with that
+// probability: the containers run but never become ready. A deleted pod goes once its finalizers are gone, at once
+// with no `terminate_after`, else after its grace period capped at `terminate_after`. The kubelet's status write
+// replaces the pod's status (pods/<name>/status), as the embedded cluster's does.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,7 @@
 #include "cloneset/planner/v1/planner.pb.h"
 #include "nlohmann/json.hpp"
 #include "clonesetctl/sim_objects.h"
+#include "devcluster/nodes/kubelet.h"
 #include "planapi/request.h"
 #include "snapshot/patch.h"
 
@@ -114,7 +117,16 @@ class SimCluster {
  private:
   class Writer;  // the plan applier's writer to this cluster
 
-  using Kubelet = sim::Kubelet;  // per-pod progress of the simulated kubelet
+  // The simulated kubelet's memory of one pod.
+  struct Kubelet {
+    int node = 0;        // index of its node (sim-node-<node + 1>)
+    std::string pod_ip;  // allocated when it was created
+    devcluster::nodes::PodProgress progress;
+    std::optional<absl::Time> wake;  // when the last decision may change by itself
+    bool never_ready = false;        // the latest start of its containers was drawn to fail (--fail-rate)
+    // The draw for the first start, made when the pod was created, so that draws follow the plan's order.
+    std::optional<bool> first_start_fails;
+  };
 
   // An object as the API server stores it, and as the executor's decoder reads that document.
   template <typename T>
@@ -131,9 +143,10 @@ class SimCluster {
   // the creation time, in that order (the order the version counter sees them).
   void StampCreated(nlohmann::json& doc, const char* uid_prefix, absl::Time now);
   std::string Namespace() const { return clone_set_.object.metadata().namespace_(); }
-  void StartContainers(const pb::Pod& pod, Kubelet& k, absl::Time now);
-  // One kubelet sync: the status patch the kubelet reports for `pod` (null: nothing changed).
-  nlohmann::json SyncPod(const pb::Pod& pod, Kubelet& k, absl::Time now);
+  // Whether a start of containers fails (--fail-rate): one seeded draw; none at rate 0.
+  bool DrawStartFails();
+  // One kubelet sync of pod `name` at `now` (the model's decision, its status written). False: the pod is gone.
+  absl::StatusOr<bool> SyncPod(const std::string& name, absl::Time now, bool* changed);
   // A PVC POSTed by a CreatePod or CreatePvc action; one that exists already is left as it is (AlreadyExists).
   absl::Status CreatePvc(const std::string& pvc_json, absl::Time now, AppliedPlan& out);
   absl::Status CreatePod(const pb::CreatePod& create, absl::Time now, AppliedPlan& out);
@@ -160,10 +173,10 @@ class SimCluster {
   int64_t resource_version_ = 100;
   int64_t uid_counter_ = 0;
   int next_node_ = 0;
+  std::map<int, int> pod_ips_;  // node -> pod addresses handed out there
   Stored<pb::CloneSet> clone_set_;  // doc is null until ApplyCloneSet
   std::map<std::string, Stored<pb::Pod>> pods_;
   std::map<std::string, Kubelet> kubelets_;
-  std::map<std::string, absl::Time> deleting_since_;
   std::map<std::string, Stored<pb::PersistentVolumeClaim>> pvcs_;
   std::map<std::string, Stored<pb::ControllerRevision>> revisions_;
   // Versions our own status writes and resizes produced in the current plan: a later metadata/spec write of the

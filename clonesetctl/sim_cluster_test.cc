@@ -254,6 +254,93 @@ TEST_F(SimApplyTest, TheStatusWriteIsTheExecutorsStatusRequest) {
   EXPECT_EQ(cluster_.clone_set().status().update_revision(), "web-abc");
 }
 
+// The simulated pods move by the embedded cluster's kubelet model: bound in the creation write, Pending at the
+// kubelet's first sync, running after the start delay, ready after the ready delay; a start drawn to fail runs but
+// never becomes ready. Each status write is one new version, as the fleet models of the client examples count.
+TEST(SimKubeletTest, PodsMoveByTheEmbeddedClustersModel) {
+  struct Case {
+    double fail_rate;
+    bool ready_at_end;
+    int failed_starts;
+  };
+  for (const Case& c : std::vector<Case>{{0, true, 0}, {1, false, 1}}) {
+    SCOPED_TRACE(c.fail_rate);
+    constexpr absl::Time kT0 = absl::FromUnixSeconds(1767225600);
+    SimOptions options;
+    options.start_delay = absl::Seconds(1);
+    options.ready_after = absl::Seconds(2);
+    options.fail_rate = c.fail_rate;
+    SimCluster cluster(options, kT0);
+    ASSERT_TRUE(cluster.ApplyCloneSet(kCloneSet, kT0).ok());
+    ASSERT_THAT(cluster.Apply(Plan({CreatePod("web-a", 0)}, 1), kT0).created, ElementsAre("web-a"));
+    const Json created = Json::parse(cluster.pod_json("web-a"));
+    EXPECT_EQ(created["spec"]["nodeName"], "sim-node-1");
+    EXPECT_EQ(created["status"]["conditions"][0]["type"], "PodScheduled");
+    const auto phase_ready = [&] {
+      const Json pod = Json::parse(cluster.pod_json("web-a"));
+      std::string ready;
+      for (const Json& cond : pod["status"].value("conditions", Json::array())) {
+        if (cond["type"] == "Ready") ready = cond["status"];
+      }
+      return pod["status"].value("phase", "") + "/" + ready + "@" + pod["metadata"].value("resourceVersion", "");
+    };
+    const std::string v0 = created["metadata"]["resourceVersion"];
+    const auto at = [&](int bump) { return std::to_string(std::stoi(v0) + bump); };
+    ASSERT_TRUE(cluster.Advance(kT0).ok());
+    EXPECT_EQ(phase_ready(), "Pending/False@" + at(1));
+    EXPECT_EQ(cluster.NextTransition(kT0), kT0 + absl::Seconds(1));
+    ASSERT_TRUE(cluster.Advance(kT0 + absl::Seconds(1)).ok());
+    EXPECT_EQ(phase_ready(), "Running/False@" + at(2));
+    if (c.ready_at_end) {
+      EXPECT_EQ(cluster.NextTransition(kT0 + absl::Seconds(1)), kT0 + absl::Seconds(3));
+      ASSERT_TRUE(cluster.Advance(kT0 + absl::Seconds(3)).ok());
+      EXPECT_EQ(phase_ready(), "Running/True@" + at(3));
+    } else {
+      EXPECT_EQ(cluster.NextTransition(kT0 + absl::Seconds(1)), std::nullopt);
+      ASSERT_TRUE(cluster.Advance(kT0 + absl::Seconds(60)).ok());
+      EXPECT_EQ(phase_ready(), "Running/False@" + at(2));
+    }
+    EXPECT_EQ(cluster.failed_starts(), c.failed_starts);
+    const Json pod = Json::parse(cluster.pod_json("web-a"));
+    EXPECT_EQ(pod["status"]["podIP"], "10.244.0.1");
+    EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["running"]["startedAt"], "2026-01-01T00:00:01Z");
+  }
+}
+
+// A resize is the executor's pods/resize request; the model's kubelet then accepts it (PodResizeInProgress) and,
+// after its actuation delay, runs the container with the new resources.
+TEST(SimKubeletTest, AResizeIsTakenUpByTheModel) {
+  constexpr absl::Time kT0 = absl::FromUnixSeconds(1767225600);
+  SimOptions options;
+  options.start_delay = options.ready_after = absl::ZeroDuration();
+  SimCluster cluster(options, kT0);
+  ASSERT_TRUE(cluster.ApplyCloneSet(kCloneSet, kT0).ok());
+  pb::Action create = CreatePod("web-a", 0);
+  Json pod = Json::parse(create.create_pod().pod_json());
+  pod["spec"]["containers"][0]["resources"] = {{"requests", {{"cpu", "100m"}}}};
+  create.mutable_create_pod()->set_pod_json(pod.dump());
+  ASSERT_THAT(cluster.Apply(Plan({create}, 1), kT0).created, ElementsAre("web-a"));
+  ASSERT_TRUE(cluster.Advance(kT0).ok());
+  const auto status = [&] { return Json::parse(cluster.pod_json("web-a"))["status"]; };
+  ASSERT_EQ(status()["containerStatuses"][0]["resources"]["requests"]["cpu"], "100m");
+
+  pb::Action resize;
+  resize.mutable_resize_pod()->set_name("web-a");
+  pb::ResizePod::ContainerResources* want = resize.mutable_resize_pod()->add_containers();
+  want->set_name("main");
+  (*want->mutable_requests())["cpu"] = "200m";
+  const AppliedPlan applied = cluster.Apply(Plan({resize}, 1), kT0 + absl::Seconds(1));
+  EXPECT_EQ(applied.writes, 2);  // the resize and the status
+  EXPECT_EQ(Json::parse(cluster.pod_json("web-a"))["spec"]["containers"][0]["resources"]["requests"]["cpu"], "200m");
+  ASSERT_TRUE(cluster.Advance(kT0 + absl::Seconds(1)).ok());
+  EXPECT_EQ(status()["containerStatuses"][0]["allocatedResources"]["cpu"], "200m");
+  EXPECT_EQ(status()["containerStatuses"][0]["resources"]["requests"]["cpu"], "100m");
+  const std::optional<absl::Time> applied_at = cluster.NextTransition(kT0 + absl::Seconds(1));
+  ASSERT_TRUE(applied_at.has_value());
+  ASSERT_TRUE(cluster.Advance(*applied_at).ok());
+  EXPECT_EQ(status()["containerStatuses"][0]["resources"]["requests"]["cpu"], "200m");
+}
+
 TEST(SimSnapshotTest, IsTheExecutorsRequest) {
   const absl::Time now = absl::FromUnixSeconds(1767225600);
   SimCluster cluster(SimOptions{}, now);

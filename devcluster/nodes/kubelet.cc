@@ -70,6 +70,8 @@ PodFaults ParsePodFaults(const nlohmann::json& pod) {
       f.image_pull_failure = true;
     } else if (entry == "crash-loop") {
       f.crash_loop = true;
+    } else if (entry == "never-ready") {
+      f.never_ready = true;
     } else if (entry == "resize-deferred") {
       f.resize.outcome = "Deferred";
     } else if (entry == "resize-infeasible") {
@@ -90,7 +92,7 @@ PodFaults ParsePodFaults(const nlohmann::json& pod) {
 
 KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, const NodeContext& node,
                           const std::string& pod_ip, const KubeletTiming& timing, TimePoint now,
-                          const ImagePuller& pull) {
+                          const ImagePuller& pull, const NeverReadyDraw& never_ready) {
   KubeletDecision d;
   const std::string now_s = base::FormatTime(absl::FromChrono(now));
   const auto& meta = Field(pod, "metadata");
@@ -123,6 +125,11 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
   }
 
   const PodFaults faults = ParsePodFaults(pod);
+  // A new attempt of container `p`: whether it will ever be ready is settled now, then its image is pulled.
+  auto start = [&](ContainerProgress& p) {
+    p.never_ready = faults.never_ready || (never_ready && never_ready(p.name));
+    StartPull(p, faults, timing, now, pull);
+  };
   const nlohmann::json& containers = Field(spec, "containers").is_array() ? spec["containers"] : nlohmann::json::array();
   std::optional<TimePoint> wake;
   auto consider = [&](TimePoint t) {
@@ -167,7 +174,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
       }
       p->image = image;
       p->pull_attempts = 0;
-      StartPull(*p, faults, timing, now, pull);
+      start(*p);
     }
     bool old_running = old != nullptr && Field(*old, "state").contains("running");
     if (!p && old != nullptr && Str(*old, "image") == image && old_running && !faults.crash_loop) {
@@ -182,6 +189,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
       p->image_id = Str(*old, "imageID");
       p->pull_ready_at = p->running_at = now;
       p->ready_at = now + timing.ready_delay;
+      p->never_ready = faults.never_ready;
       const auto& rc = Field(*old, "restartCount");
       p->restarts = rc.is_number_integer() ? rc.get<int>() : 0;
       p->last_state = Field(*old, "lastState");
@@ -204,7 +212,7 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
           ++p->restarts;
         }
       }
-      StartPull(*p, faults, timing, now, pull);
+      start(*p);
     }
     if (!p->pull_error.empty() && now >= p->retry_at) StartPull(*p, faults, timing, now, pull);
 
@@ -269,9 +277,9 @@ KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, cons
       cs["containerID"] = ContainerId(pod, name, p->restarts);
       cs["state"] = {{"running", {{"startedAt", base::FormatTime(absl::FromChrono(started))}}}};
       cs["started"] = true;
-      ready = now >= ready_at;
+      ready = !p->never_ready && now >= ready_at;
       cs["ready"] = ready;
-      consider(ready_at);
+      if (!p->never_ready) consider(ready_at);
     }
     if (!ready) unready.push_back(name);
     if (!ready || faults.crash_loop || !p->pull_error.empty()) still_moving.push_back(*p);

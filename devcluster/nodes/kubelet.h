@@ -37,10 +37,12 @@ struct KubeletTiming {
 };
 
 // Faults from the pod annotation `devcluster.cloneset.io/fault`: comma-separated
-// "image-pull-failure", "crash-loop", "slow-start=<duration>", "resize-deferred", "resize-infeasible".
+// "image-pull-failure", "crash-loop", "never-ready", "slow-start=<duration>", "resize-deferred",
+// "resize-infeasible".
 struct PodFaults {
   bool image_pull_failure = false;
   bool crash_loop = false;
+  bool never_ready = false;  // every container started runs but never passes its readiness probe
   Duration slow_start{};
   ResizeFault resize{};  // an in-place resize is held back: "Deferred" or "Infeasible"
   std::string error;  // unparseable annotation entries (reported as a pod event-like message, ignored)
@@ -58,6 +60,7 @@ struct ContainerProgress {
   std::string pull_error;  // non-empty: pull failed; retried at retry_at
   TimePoint retry_at{};
   int pull_attempts = 0;
+  bool never_ready = false;  // this attempt runs but never becomes ready (decided when it started)
   nlohmann::json last_state;  // lastState after an in-place restart
   // The container an in-place restart replaces. Until the new one runs, its status still shows the old image and
   // imageID, as a real kubelet's does (the latest container of that name in the runtime is the old one); an
@@ -80,6 +83,10 @@ struct NodeContext {
 };
 
 using ImagePuller = std::function<ImageView(const std::string& image)>;
+// Asked once for each container the decision starts (a new pod's, or one an image change restarts): true when that
+// attempt is to run but never become ready, as a readiness probe that never passes. The pod's "never-ready" fault
+// answers true without asking.
+using NeverReadyDraw = std::function<bool(const std::string& container)>;
 
 struct KubeletDecision {
   std::optional<nlohmann::json> status;  // the new .status when it differs from the stored one
@@ -92,6 +99,6 @@ struct KubeletDecision {
 // `pod_ip`: the address the simulator allocated for this pod on the node.
 KubeletDecision DecidePod(const nlohmann::json& pod, PodProgress& progress, const NodeContext& node,
                           const std::string& pod_ip, const KubeletTiming& timing, TimePoint now,
-                          const ImagePuller& pull);
+                          const ImagePuller& pull, const NeverReadyDraw& never_ready = nullptr);
 
 }  // namespace cloneset::devcluster::nodes

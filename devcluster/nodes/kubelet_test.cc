@@ -32,16 +32,20 @@ struct Harness {
   std::map<std::string, TimePoint> pulls_done;  // image -> when its pull finishes
   PodProgress progress;
   json pod;
+  NeverReadyDraw never_ready;  // unset: no container start is drawn as never ready
 
   KubeletDecision Step(TimePoint now) {
-    auto d = DecidePod(pod, progress, node, "10.64.0.1", timing, now, [&](const std::string& image) {
-      ImageView v;
-      auto it = pulls_done.find(image);
-      TimePoint done = it == pulls_done.end() ? now : it->second;
-      v.present = done <= now;
-      v.ready_at = done;
-      return v;
-    });
+    auto d = DecidePod(
+        pod, progress, node, "10.64.0.1", timing, now,
+        [&](const std::string& image) {
+          ImageView v;
+          auto it = pulls_done.find(image);
+          TimePoint done = it == pulls_done.end() ? now : it->second;
+          v.present = done <= now;
+          v.ready_at = done;
+          return v;
+        },
+        never_ready);
     if (d.status) pod["status"] = *d.status;
     return d;
   }
@@ -202,6 +206,55 @@ TEST(Kubelet, FaultsTable) {
 
   EXPECT_EQ(ParsePodFaults({{"metadata", {{"annotations", {{kFaultAnnotation, "explode"}}}}}}).error,
             "unknown fault \"explode\"");
+}
+
+// A never-ready start, from the pod's fault or drawn per started container: it runs (the pod is Running) but its
+// readiness never passes, so no wake is set for it; a later restart is drawn again and may become ready.
+TEST(Kubelet, NeverReadyStartsRunButStayUnready) {
+  Harness a;
+  a.timing.start_delay = a.timing.ready_delay = seconds(1);
+  a.pod = Pod({{{"name", "c"}, {"image", "x"}}}, {{"metadata", {{"annotations", {{kFaultAnnotation, "never-ready"}}}}}});
+  a.Step(kT0);
+  auto d = a.Step(kT0 + seconds(1));
+  EXPECT_EQ(a.pod["status"]["phase"], "Running");
+  EXPECT_TRUE(a.pod["status"]["containerStatuses"][0]["state"].contains("running"));
+  EXPECT_FALSE(d.wake_at.has_value());
+  EXPECT_TRUE(d.keep_progress);
+  d = a.Step(kT0 + seconds(100));
+  EXPECT_EQ(Cond(a.pod["status"], "Ready"), "False");
+  EXPECT_EQ(a.pod["status"]["containerStatuses"][0]["ready"], false);
+
+  Harness h;
+  h.timing.start_delay = h.timing.ready_delay = seconds(1);
+  std::vector<std::string> asked;
+  std::vector<bool> answers = {false, false, true, false};  // a:1, b:1, then a:2 (never ready), then a:3
+  h.never_ready = [&](const std::string& container) {
+    asked.push_back(container);
+    bool answer = answers.front();
+    answers.erase(answers.begin());
+    return answer;
+  };
+  h.pod = Pod({{{"name", "a"}, {"image", "a:1"}}, {{"name", "b"}, {"image", "b:1"}}});
+  h.Step(kT0);
+  h.Step(kT0 + seconds(2));
+  ASSERT_EQ(Cond(h.pod["status"], "Ready"), "True");
+  EXPECT_EQ(asked, (std::vector<std::string>{"a", "b"}));
+  h.pod["spec"]["containers"][0]["image"] = "a:2";
+  h.Step(kT0 + seconds(10));
+  d = h.Step(kT0 + seconds(11));
+  EXPECT_EQ(asked, (std::vector<std::string>{"a", "b", "a"}));  // only the restarted container is asked
+  EXPECT_EQ(h.pod["status"]["containerStatuses"][0]["image"], "a:2");
+  EXPECT_EQ(h.pod["status"]["containerStatuses"][0]["ready"], false);
+  EXPECT_EQ(h.pod["status"]["containerStatuses"][1]["ready"], true);
+  EXPECT_EQ(Cond(h.pod["status"], "Ready"), "False");
+  EXPECT_FALSE(d.wake_at.has_value());
+  h.Step(kT0 + seconds(50));
+  EXPECT_EQ(Cond(h.pod["status"], "Ready"), "False");
+  h.pod["spec"]["containers"][0]["image"] = "a:3";
+  h.Step(kT0 + seconds(60));
+  h.Step(kT0 + seconds(62));
+  EXPECT_EQ(asked.size(), 4u);
+  EXPECT_EQ(Cond(h.pod["status"], "Ready"), "True");
 }
 
 TEST(Kubelet, NotReadyNodeOnlyMarksPodNotReady) {

@@ -24,7 +24,8 @@
 //   --pod-events=true               write Events like kubelet and the scheduler (see events.h)
 //   --max-events=20000              most Event objects kept (the oldest the simulator wrote go first)
 //   --default-storage-class=standard  the default StorageClass created at start when missing ("" = none)
-// Pod faults by annotation devcluster.cloneset.io/fault: image-pull-failure | crash-loop | slow-start=5s
+// Pod faults by annotation devcluster.cloneset.io/fault: image-pull-failure | crash-loop | never-ready |
+// slow-start=5s | resize-deferred | resize-infeasible
 // (comma-separated).
 #pragma once
 
