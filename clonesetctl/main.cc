@@ -46,7 +46,7 @@ ABSL_FLAG(std::vector<std::string>, set, {},
 ABSL_FLAG(absl::Duration, ready_after, absl::Seconds(5), "simulate: container running -> ready");
 ABSL_FLAG(absl::Duration, start_delay, absl::Seconds(1), "simulate: pod created or image changed -> running");
 ABSL_FLAG(absl::Duration, terminate_after, absl::ZeroDuration(), "simulate: graceful termination of a deleted pod");
-ABSL_FLAG(double, fail_rate, 0, "simulate: probability that a container start never becomes ready");
+ABSL_FLAG(double, fail_rate, 0, "simulate: probability that a start of a pod's containers runs but never becomes ready");
 ABSL_FLAG(uint64_t, seed, 1, "simulate: seed of the failures and of new instance ids");
 ABSL_FLAG(int32_t, nodes, 3, "simulate: simulated nodes");
 ABSL_FLAG(std::string, o, "table", "output format: table or json");
